@@ -1,0 +1,41 @@
+# The README's quick start: `make run` (set up, run the main job) and `make test`
+# (set up, run the whole test suite with ruff, mypy and the layer contracts).
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+PYTEST_WORKERS ?= 2
+
+.PHONY: run test lint typecheck layers unit bench clean setup
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/regroup assign examples/assign-cooperative-sticky.json
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+layers: $(STAMP)
+	$(BIN)/lint-imports
+
+unit: $(STAMP)
+	$(BIN)/pytest -n $(PYTEST_WORKERS)
+
+test: lint typecheck layers unit
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/assignors.py
+
+clean:
+	rm -rf $(VENV) build src/*.egg-info .mypy_cache .ruff_cache .hypothesis

@@ -1,0 +1,47 @@
+"""TopicPartition text form and order."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from regroup.model import TopicPartition, sorted_partitions
+
+topic_names = st.text(
+    alphabet=st.characters(whitelist_categories=("Ll", "Lu", "Nd"), whitelist_characters="-._"),
+    min_size=1,
+    max_size=20,
+)
+
+
+def test_prints_like_kafka() -> None:
+    assert str(TopicPartition("orders", 3)) == "orders-3"
+
+
+def test_parse_splits_at_the_last_dash() -> None:
+    assert TopicPartition.parse("my-topic-12") == TopicPartition("my-topic", 12)
+
+
+@pytest.mark.parametrize(
+    "bad", ["", "orders", "orders-", "-3", "orders-x", "orders-1.5", "orders-+1"]
+)
+def test_parse_rejects_malformed(bad: str) -> None:
+    with pytest.raises(ValueError, match="partition"):
+        TopicPartition.parse(bad)
+
+
+@given(topic_names, st.integers(min_value=0, max_value=10_000))
+@settings(max_examples=200, deadline=None)
+def test_parse_round_trip(topic: str, partition: int) -> None:
+    tp = TopicPartition(topic, partition)
+    assert TopicPartition.parse(str(tp)) == tp
+
+
+def test_callback_order_is_topic_then_partition() -> None:
+    parts = [TopicPartition("b", 0), TopicPartition("a", 10), TopicPartition("a", 2)]
+    assert sorted_partitions(parts) == [
+        TopicPartition("a", 2),
+        TopicPartition("a", 10),
+        TopicPartition("b", 0),
+    ]
