@@ -1,0 +1,16 @@
+"""The records that describe coordinator state, and (later) their durable store.
+
+``base`` defines the record envelope; ``classic``, ``consumer`` and
+``offsets`` define Kafka's record types for classic groups, KIP-848
+consumer groups and committed offsets.
+"""
+
+from regroup.records.base import (
+    RECORD_TYPES,
+    CoordinatorRecord,
+    RecordKey,
+    RecordValue,
+    record_type,
+)
+
+__all__ = ["RECORD_TYPES", "CoordinatorRecord", "RecordKey", "RecordValue", "record_type"]

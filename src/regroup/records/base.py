@@ -1,0 +1,116 @@
+"""Coordinator records: the only way coordinator state changes (DESIGN.md).
+
+Like the records Kafka's group coordinator writes to ``__consumer_offsets``:
+a record is a *key* (which thing: a group, a member, an offset) and a
+*value* (its new state), or a *tombstone* (value ``None``: the thing is gone).
+Every key type has Kafka's record type id. Replaying a group's records in
+order rebuilds the group exactly; that is how a restart recovers and how the
+property tests check the live state.
+
+Text form (the durable store and ``regroup replay``):
+``{"type": <id>, "name": "...", "key": {...}, "value": {...} | null}``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, TypeVar
+
+from regroup.model.codec import CodecError, from_jsonable, to_jsonable
+
+__all__ = [
+    "RECORD_TYPES",
+    "CoordinatorRecord",
+    "RecordKey",
+    "RecordValue",
+    "record_type",
+]
+
+
+class RecordKey:
+    """Base of record keys; subclasses are frozen dataclasses registered with ``record_type``."""
+
+    __slots__ = ()
+    record_type: ClassVar[int]
+    record_name: ClassVar[str]
+    value_type: ClassVar[type[RecordValue]]
+
+
+class RecordValue:
+    """Base of record values (frozen dataclasses)."""
+
+    __slots__ = ()
+
+
+RECORD_TYPES: dict[int, type[RecordKey]] = {}
+
+K = TypeVar("K", bound=type[RecordKey])
+
+
+def record_type(type_id: int, name: str, value_type: type[RecordValue]) -> Callable[[K], K]:
+    """Register a key class under Kafka's record type id, with its value class."""
+
+    def register(cls: K) -> K:
+        if type_id in RECORD_TYPES and RECORD_TYPES[type_id] is not cls:
+            raise ValueError(f"record type {type_id} registered twice")
+        cls.record_type = type_id
+        cls.record_name = name
+        cls.value_type = value_type
+        RECORD_TYPES[type_id] = cls
+        return cls
+
+    return register
+
+
+@dataclass(frozen=True, slots=True)
+class CoordinatorRecord:
+    """A key and its new value; ``value=None`` is a tombstone."""
+
+    key: RecordKey
+    value: RecordValue | None
+
+    @property
+    def is_tombstone(self) -> bool:
+        return self.value is None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "type": self.key.record_type,
+            "name": self.key.record_name,
+            "key": to_jsonable(self.key),
+            "value": None if self.value is None else to_jsonable(self.value),
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), separators=(",", ":"))
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CoordinatorRecord:
+        type_id = data.get("type")
+        key_type = RECORD_TYPES.get(type_id) if isinstance(type_id, int) else None
+        if key_type is None:
+            name = data.get("name")
+            matches = [k for k in RECORD_TYPES.values() if k.record_name == name]
+            if not matches:
+                raise CodecError(f"unknown record type {type_id!r} / name {name!r}")
+            key_type = matches[0]
+        key = from_jsonable(key_type, data.get("key"), key_type.record_name + ".key")
+        raw_value = data.get("value")
+        value = (
+            None
+            if raw_value is None
+            else from_jsonable(key_type.value_type, raw_value, key_type.record_name + ".value")
+        )
+        return cls(key, value)
+
+    @classmethod
+    def from_json(cls, text: str) -> CoordinatorRecord:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise CodecError(f"not a JSON record: {exc.msg}") from None
+        if not isinstance(data, dict):
+            raise CodecError("a record must be a JSON object")
+        return cls.from_dict(data)

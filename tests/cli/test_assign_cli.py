@@ -1,0 +1,191 @@
+"""``regroup assign``: the JSON contract, and one-line errors for bad input."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from regroup.cli.main import main
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def run_cli(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], stdin: str, *args: str
+) -> tuple[int, str, str]:
+    monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+    code = main(["assign", "-", *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+CLASSIC = {
+    "assignor": "range",
+    "topics": {"t1": 3, "t2": 2},
+    "members": [
+        {"member_id": "c1", "topics": ["t1", "t2"]},
+        {"member_id": "c2", "topics": ["t1"]},
+    ],
+}
+
+
+def test_classic_range_output_contract(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run_cli(monkeypatch, capsys, json.dumps(CLASSIC))
+    assert code == 0, err
+    # Kafka's range: t1 split 2/1 in member order, t2 only to its one subscriber.
+    assert json.loads(out) == {
+        "assignment": {"c1": ["t1-0", "t1-1", "t2-0", "t2-1"], "c2": ["t1-2"]},
+        "user_data": {"c1": None, "c2": None},
+    }
+
+
+def test_every_input_member_is_present(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = {
+        "assignor": "roundrobin",
+        "topics": {"t1": 1},
+        "members": [{"member_id": m, "topics": ["t1"]} for m in ("a", "b", "c")],
+    }
+    code, out, _ = run_cli(monkeypatch, capsys, json.dumps(doc))
+    assert code == 0
+    assert json.loads(out)["assignment"] == {"a": ["t1-0"], "b": [], "c": []}
+
+
+def test_sticky_user_data_is_base64(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = {
+        "assignor": "sticky",
+        "topics": {"t": 2},
+        "members": [{"member_id": "a", "topics": ["t"]}],
+    }
+    code, out, _ = run_cli(monkeypatch, capsys, json.dumps(doc))
+    assert code == 0
+    result = json.loads(out)
+    assert result["assignment"] == {"a": ["t-0", "t-1"]}
+    # The sticky assignor's user data travels in the Subscription, not the Assignment.
+    assert result["user_data"] == {"a": None}
+
+
+def test_consumer_uniform_output_contract(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = json.loads((EXAMPLES / "assign-uniform.json").read_text())
+    code, out, err = run_cli(monkeypatch, capsys, json.dumps(doc))
+    assert code == 0, err
+    assignment = json.loads(out)["assignment"]
+    assert set(assignment) == {"A", "B"}
+    owned = [(t, p) for member in assignment.values() for t, ps in member.items() for p in ps]
+    assert sorted(owned) == sorted([("foo", 0), ("foo", 1), ("foo", 2), ("bar", 0), ("bar", 1)])
+    sizes = sorted(sum(len(ps) for ps in member.values()) for member in assignment.values())
+    assert sizes == [2, 3]
+
+
+def test_examples_in_the_repository_run(capsys: pytest.CaptureFixture[str]) -> None:
+    for example in sorted(EXAMPLES.glob("assign-*.json")):
+        assert main(["assign", str(example)]) == 0, example
+        assert "assignment" in json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize(
+    ("document", "message"),
+    [
+        ({**CLASSIC, "assignor": "nope"}, "unknown assignor 'nope'"),
+        ({**CLASSIC, "colour": 1}, "unknown field 'colour'"),
+        ({"topics": {}, "members": []}, "missing field 'assignor'"),
+        (
+            {
+                **CLASSIC,
+                "members": [{"member_id": "a", "topics": ["t1"], "owned_partitions": ["t1-x"]}],
+            },
+            "cannot parse partition 't1-x'",
+        ),
+        ({**CLASSIC, "topics": {"t1": -1}}, "must not be negative"),
+        ({**CLASSIC, "group_protocol": "streams"}, "group_protocol must be"),
+        (
+            {**CLASSIC, "members": [{"member_id": "a", "topics": ["t1"], "user_data": "%%%"}]},
+            "base64",
+        ),
+        (
+            {
+                "group_protocol": "consumer",
+                "assignor": "uniform",
+                "topics": {"f": {"id": "bad", "partitions": 1}},
+                "members": [],
+            },
+            "topics.f.id",
+        ),
+        (
+            {
+                "group_protocol": "consumer",
+                "assignor": "uniform",
+                "topics": {"f": {"partitions": 1}},
+                "members": [{"member_id": "a"}],
+            },
+            "missing field 'subscribed_topics'",
+        ),
+    ],
+)
+def test_bad_input_is_one_line_on_stderr_and_exit_2(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    document: object,
+    message: str,
+) -> None:
+    code, out, err = run_cli(monkeypatch, capsys, json.dumps(document))
+    assert code == 2
+    assert out == ""
+    assert message in err
+    assert err.count("\n") == 1
+    assert "Traceback" not in err
+
+
+def test_not_json(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_cli(monkeypatch, capsys, "{not json")
+    assert code == 2
+    assert "input is not JSON" in err
+
+
+def test_missing_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert main(["assign", str(tmp_path / "absent.json")]) == 2
+    assert "cannot read" in capsys.readouterr().err
+
+
+def test_batch_answers_every_line_in_order(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = [
+        json.dumps(CLASSIC),
+        "{broken",
+        json.dumps({**CLASSIC, "assignor": "nope"}),
+        "",
+        json.dumps(CLASSIC),
+    ]
+    code, out, _ = run_cli(monkeypatch, capsys, "\n".join(lines) + "\n", "--batch")
+    assert code == 0
+    answers = [json.loads(line) for line in out.splitlines()]
+    assert len(answers) == 4
+    assert answers[0] == answers[3]
+    assert "assignment" in answers[0]
+    assert answers[1]["error"].startswith("input is not JSON")
+    assert "unknown assignor" in answers[2]["error"]
+
+
+def test_console_script_prints_no_traceback(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({**CLASSIC, "assignor": "nope"}))
+    script = Path(sys.executable).with_name("regroup")
+    result = subprocess.run(
+        [str(script), "assign", str(bad)], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 2
+    assert result.stderr.startswith("regroup assign: error: unknown assignor 'nope'")
+    assert "Traceback" not in result.stderr
