@@ -12,12 +12,12 @@ import sys
 from collections.abc import Sequence
 
 from regroup import __version__
-from regroup.cli import assign
+from regroup.cli import assign, replay
 from regroup.cli.errors import UsageError
 
 __all__ = ["main"]
 
-_SUBCOMMANDS = (assign,)
+_SUBCOMMANDS = (assign, replay)
 
 
 def build_parser() -> argparse.ArgumentParser:

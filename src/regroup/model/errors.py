@@ -150,6 +150,13 @@ class ErrorCode(enum.IntEnum):
     STREAMS_INVALID_TOPOLOGY_EPOCH = 131
     STREAMS_TOPOLOGY_FENCED = 132
     SHARE_SESSION_LIMIT_REACHED = 133
+    #: regroup extension of KIP-848 ("New Errors"): the KIP names COMPUTE_ASSIGNMENT
+    #: (the member was chosen to run the client-side assignor) but Kafka never gave it
+    #: a number, having dropped client-side assignors; 10000 lies outside Kafka's range.
+    COMPUTE_ASSIGNMENT = 10000
+    #: regroup extension of KIP-848 ("Assignment Validation"): a client-side assignor's
+    #: assignment that fails validation; the KIP names the error, Kafka has no number.
+    INVALID_ASSIGNMENT = 10001
 
     @property
     def is_error(self) -> bool:

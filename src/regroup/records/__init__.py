@@ -5,6 +5,9 @@
 consumer groups and committed offsets.
 """
 
+from regroup.records import classic as _classic  # noqa: F401  (registers GroupMetadata)
+from regroup.records import consumer as _consumer  # noqa: F401  (registers the KIP-848 records)
+from regroup.records import offsets as _offsets  # noqa: F401  (registers OffsetCommit)
 from regroup.records.base import (
     RECORD_TYPES,
     CoordinatorRecord,

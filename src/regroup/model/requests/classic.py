@@ -29,10 +29,17 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class JoinGroupRequestProtocol:
-    """One protocol the member supports: the assignor name and its Subscription bytes."""
+    """One protocol the member supports: the assignor name and its Subscription bytes.
+
+    ``version`` is the assignor version that KIP-429 ("Looking into the Future:
+    Assignor Version") proposes to add to JoinGroup as ``ProtocolVersion``; no
+    Kafka release sends it, so ``None`` (not advertised) is what real clients
+    map to. The coordinator prefers a leader with the highest version.
+    """
 
     name: str
     metadata: bytes
+    version: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,11 @@ ConsumerGroupInstallAssignment. The KIP leaves the install schema as TODO;
 ours carries the group epoch the assignment was computed at (so the
 coordinator can tell a stale one), an assignor error code, and each member's
 partitions.
+
+ConsumerGroupDescribe (API key 69) follows Kafka 4.x's schema. Group configs
+(KIP-848, "Dynamic Group Configuration") are IncrementalAlterConfigs and
+DescribeConfigs restricted to one resource of type GROUP, whose name is the
+group id: ``consumer.session.timeout.ms`` and ``consumer.heartbeat.interval.ms``.
 """
 
 from __future__ import annotations
@@ -23,7 +28,12 @@ from regroup.model.errors import ErrorCode
 from regroup.model.uuid import Uuid
 
 __all__ = [
+    "CONFIG_OP_DELETE",
+    "CONFIG_OP_SET",
+    "AlterableGroupConfig",
     "ClientAssignor",
+    "ConsumerGroupDescribeRequest",
+    "ConsumerGroupDescribeResponse",
     "ConsumerGroupHeartbeatAssignment",
     "ConsumerGroupHeartbeatRequest",
     "ConsumerGroupHeartbeatResponse",
@@ -33,6 +43,15 @@ __all__ = [
     "ConsumerGroupPrepareAssignmentMember",
     "ConsumerGroupPrepareAssignmentRequest",
     "ConsumerGroupPrepareAssignmentResponse",
+    "DescribeGroupConfigsRequest",
+    "DescribeGroupConfigsResponse",
+    "DescribedAssignment",
+    "DescribedGroup",
+    "DescribedGroupConfig",
+    "DescribedGroupMember",
+    "DescribedTopicPartitions",
+    "IncrementalAlterGroupConfigsRequest",
+    "IncrementalAlterGroupConfigsResponse",
     "PartitionMetadata",
     "TopicPartitions",
 ]
@@ -152,4 +171,120 @@ class ConsumerGroupInstallAssignmentRequest:
 class ConsumerGroupInstallAssignmentResponse:
     error_code: ErrorCode
     error_message: str | None = None
+    throttle_time_ms: int = 0
+
+
+# -- ConsumerGroupDescribe (API key 69) -----------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupDescribeRequest:
+    group_ids: tuple[str, ...]
+    include_authorized_operations: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class DescribedTopicPartitions:
+    """Describe's partitions carry the topic name as well as its id (Kafka 4.x)."""
+
+    topic_id: Uuid
+    topic_name: str
+    partitions: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DescribedAssignment:
+    topic_partitions: tuple[DescribedTopicPartitions, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class DescribedGroupMember:
+    member_id: str
+    instance_id: str | None
+    rack_id: str | None
+    member_epoch: int
+    client_id: str
+    client_host: str
+    subscribed_topic_names: tuple[str, ...]
+    subscribed_topic_regex: str | None
+    assignment: DescribedAssignment
+    target_assignment: DescribedAssignment
+    #: v1: -1 unknown, 0 classic, 1 consumer.
+    member_type: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class DescribedGroup:
+    error_code: ErrorCode
+    group_id: str
+    error_message: str | None = None
+    group_state: str = ""
+    group_epoch: int = -1
+    assignment_epoch: int = -1
+    assignor_name: str = ""
+    members: tuple[DescribedGroupMember, ...] = ()
+    authorized_operations: int = -(2**31)
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupDescribeResponse:
+    groups: tuple[DescribedGroup, ...]
+    throttle_time_ms: int = 0
+
+
+# -- group configs (KIP-848 "Dynamic Group Configuration": the GROUP config resource) -------
+
+
+#: Kafka ``AlterConfigOp.OpType`` values.
+CONFIG_OP_SET = 0
+CONFIG_OP_DELETE = 1
+
+
+@dataclass(frozen=True, slots=True)
+class AlterableGroupConfig:
+    """IncrementalAlterConfigs' ``AlterableConfig`` for the GROUP resource."""
+
+    name: str
+    config_operation: int = CONFIG_OP_SET
+    value: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class IncrementalAlterGroupConfigsRequest:
+    """IncrementalAlterConfigs for one resource of type GROUP (``resource_name`` = group id)."""
+
+    resource_name: str
+    configs: tuple[AlterableGroupConfig, ...]
+    validate_only: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class IncrementalAlterGroupConfigsResponse:
+    error_code: ErrorCode
+    resource_name: str
+    error_message: str | None = None
+    throttle_time_ms: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class DescribeGroupConfigsRequest:
+    """DescribeConfigs for one resource of type GROUP."""
+
+    resource_name: str
+
+
+@dataclass(frozen=True, slots=True)
+class DescribedGroupConfig:
+    name: str
+    value: str
+    #: True when the group has no override and the broker's value applies.
+    is_default: bool
+
+
+@dataclass(frozen=True, slots=True)
+class DescribeGroupConfigsResponse:
+    error_code: ErrorCode
+    resource_name: str
+    error_message: str | None = None
+    configs: tuple[DescribedGroupConfig, ...] = ()
     throttle_time_ms: int = 0

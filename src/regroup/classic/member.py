@@ -1,0 +1,624 @@
+"""The classic protocol's member: Kafka's ``ConsumerCoordinator``, sans-IO.
+
+Driven by time and responses, it produces requests -- the same shape as the
+KIP-848 member, so one simulator drives both::
+
+    requests = member.poll(now_ms)             # what to send now
+    member.on_response(request, response, now_ms)
+    member.on_request_failed(request, now_ms)  # timeout or disconnect
+    member.on_application_poll(now_ms)         # the application called poll()
+    deadline = member.next_deadline()          # when to call poll again
+    events = member.take_events()
+
+Theory of operation
+-------------------
+
+A rebalance is one trip through ``member_state``: a JoinGroup (KIP-429
+step 1 first: ``member_steps.prepare_join``), the JoinGroup response (the
+leader runs step 2: ``member_leader``), a SyncGroup, and its response (step 3:
+``member_steps.complete_join``). What each error code does is the table
+``member_errors.ERROR_ACTIONS``; the requests are built by
+``member_requests``; listener calls go through ``member_listener`` (KIP-429's
+error rule: every callback runs, the first exception is raised from the next
+``poll``); the protocol (EAGER or COOPERATIVE) is ``member_protocol``'s
+answer, fixed (``static``, Kafka) or following the selected assignor
+(``dynamic``, KIP-726). Every state change, rejoin request and callback is an
+event (``regroup.events``).
+
+Deviations from Kafka, on purpose (a sans-IO member has no threads):
+``poll`` plays both Kafka's heartbeat thread and ``KafkaConsumer.poll``, so a
+JoinGroup goes out as soon as a rejoin is needed and callbacks run inside
+``poll`` / ``on_response``. A slow application is modelled by
+``on_application_poll`` alone: after ``max.poll.interval.ms`` without it the
+member leaves (Kafka ``maybeLeaveGroup``), calls ``onPartitionsLost`` at once
+(Kafka defers it to the application's next ``poll``) and does not rejoin
+before the application polls again. Coordinator discovery is the driver's:
+retriable coordinator errors back off ``retry.backoff.ms`` and retry. The
+member does not own fetch positions: with ``enable.auto.commit`` the driver
+commits through ``commit``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from regroup.assignors.classic.api import (
+    Assignment,
+    ConsumerGroupMetadata,
+    RebalanceProtocol,
+)
+from regroup.classic.member_base import GROUP_PROTOCOL, MemberBase, MemberRequest
+from regroup.classic.member_errors import (
+    CommitFailedError,
+    ErrorAction,
+    IllegalMemberUse,
+    RebalanceInProgressError,
+    error_action,
+)
+from regroup.classic.member_leader import partition_counts, run_leader_assignment
+from regroup.classic.member_requests import (
+    commit_request,
+    heartbeat_request,
+    join_request,
+    leave_request,
+    sync_request,
+)
+from regroup.classic.member_state import (
+    HEARTBEATING,
+    REBALANCING,
+    MemberState,
+    Trigger,
+)
+from regroup.classic.member_steps import (
+    complete_join,
+    leave_callback,
+    prepare_join,
+    vanished_partitions,
+)
+from regroup.classic.protocol import ConsumerProtocolError, decode_assignment
+from regroup.events import (
+    Event,
+)
+from regroup.model import NO_GENERATION, ErrorCode, TopicPartition
+from regroup.model.metadata import MetadataImage
+from regroup.model.requests.classic import (
+    HeartbeatRequest,
+    HeartbeatResponse,
+    JoinGroupRequest,
+    JoinGroupResponse,
+    LeaveGroupRequest,
+    LeaveGroupResponse,
+    SyncGroupRequest,
+    SyncGroupResponse,
+)
+from regroup.model.requests.offsets import OffsetCommitRequest, OffsetCommitResponse
+
+__all__ = ["GROUP_PROTOCOL", "ClassicMember", "MemberRequest"]
+
+_ENFORCED_REASON = "rebalance enforced by user"
+
+
+class ClassicMember(MemberBase):
+    """One consumer's membership in a classic group (see the module docstring)."""
+
+    # -- what the driver and the application read ----------------------------------------
+
+    @property
+    def state(self) -> MemberState:
+        return self._sm.state
+
+    @property
+    def assignment(self) -> frozenset[TopicPartition]:
+        """The partitions the member owns now."""
+        return self._owned
+
+    @property
+    def poll_records_allowed(self) -> frozenset[TopicPartition]:
+        """The partitions the application may fetch and process now.
+
+        The owned ones, also during a rebalance (KIP-429, "Allow Consumer to Return
+        Records in Rebalance"): under EAGER they were all revoked before the
+        JoinGroup, under COOPERATIVE the kept ones stay processable.
+        """
+        if self._sm.state in (MemberState.FATAL, MemberState.CLOSED):
+            return frozenset()
+        return self._owned
+
+    @property
+    def protocol(self) -> RebalanceProtocol:
+        """The rebalance protocol the member follows now."""
+        return self._selector.current
+
+    @property
+    def subscription(self) -> frozenset[str]:
+        return self._subscription
+
+    @property
+    def clock_ms(self) -> int:
+        """The member's clock: the driver's time plus any callback time charged since."""
+        return self._now
+
+    @property
+    def rebalance_in_progress(self) -> bool:
+        return self._sm.state in REBALANCING
+
+    @property
+    def rejoin_pending(self) -> bool:
+        """A rejoin is requested and not yet completed (Kafka ``rejoinNeededOrPending``)."""
+        return self._rejoin_needed
+
+    def metrics_snapshot(self, now_ms: int | None = None) -> dict[str, float]:
+        return self.metrics.snapshot(self._now if now_ms is None else now_ms)
+
+    def request_timeout_ms(self, request: MemberRequest) -> int:
+        """How long the driver should wait for a response before ``on_request_failed``."""
+        if isinstance(request, JoinGroupRequest):
+            return self.config.join_group_request_timeout_ms
+        return self.config.request_timeout_ms
+
+    def take_events(self) -> list[Event]:
+        events, self._events = self._events, []
+        return events
+
+    # -- the application's calls -------------------------------------------------------
+
+    def subscribe(self, topics: Iterable[str]) -> None:
+        """Kafka ``subscribe``: takes effect at the next ``poll`` (KIP-429 step 1.a).
+
+        An empty subscription is ``unsubscribe`` (as in Kafka).
+        """
+        self._ensure_open()
+        wanted = frozenset(topics)
+        if not wanted:
+            self.unsubscribe(self._now)
+            return
+        if wanted == self._subscription:
+            return
+        first = not self._subscription
+        self._subscription = wanted
+        if first:
+            self._request_rejoin("subscribed")
+        elif self._sm.state is not MemberState.STABLE and not self._rejoin_needed:
+            self._request_rejoin("subscription changed")
+
+    def unsubscribe(self, now_ms: int) -> None:
+        """Kafka ``unsubscribe``: give the partitions up, leave the group, do not rejoin."""
+        self._ensure_open()
+        self._advance(now_ms)
+        self._on_leave_prepare()
+        self._leave_group("the consumer unsubscribed from all topics")
+        self._subscription = frozenset()
+        self._joined_subscription = None
+        self._rejoin_needed = False
+        self._raise_callback_error()
+
+    def update_metadata(self, image: MetadataImage) -> None:
+        """New topic metadata; compared with the previous image at the next ``poll``."""
+        if self._metadata_changed_from is None:
+            self._metadata_changed_from = self._metadata
+        self._metadata = image
+
+    def on_application_poll(self, now_ms: int) -> None:
+        """The application called ``poll()``: resets the ``max.poll.interval.ms`` timer."""
+        self._advance(now_ms)
+        self._last_application_poll_ms = self._now
+        self._poll_timeout_expired = False
+
+    def enforce_rebalance(self, reason: str | None = None) -> bool:
+        """KIP-568 ``enforceRebalance``: rejoin at the next ``poll``, without revoking.
+
+        A no-op (returns ``False``) while a rebalance is pending or in progress
+        (Kafka ``requestRejoinIfNecessary``). An empty reason becomes Kafka's
+        "rebalance enforced by user". Under EAGER the rejoin revokes all, as always.
+        """
+        self._ensure_open()
+        if not self._subscription:
+            raise IllegalMemberUse("Tried to force a rebalance but consumer does not have a group.")
+        if self._rejoin_needed or self._sm.state in REBALANCING:
+            return False
+        self._request_rejoin(reason or _ENFORCED_REASON)
+        return True
+
+    def commit(self, offsets: Mapping[TopicPartition, int], now_ms: int) -> OffsetCommitRequest:
+        """Queue an OffsetCommit for the next ``poll`` and return it (send it once, from poll).
+
+        Refused outside a stable generation (Kafka ``sendOffsetCommitRequest``:
+        ``RebalanceInProgressException`` during a rebalance, else
+        ``CommitFailedException``), and, under KIP-726, by a member that lost its
+        partitions to an EAGER selection until it has rejoined.
+        """
+        self._advance(now_ms)
+        if self._fatal is not None:
+            raise self._fatal
+        if self._sm.state is not MemberState.STABLE or self._commits_disabled:
+            if self._sm.state in REBALANCING or self._commits_disabled:
+                raise RebalanceInProgressError(
+                    "Offset commit cannot be completed since the consumer is undergoing a "
+                    "rebalance for auto partition assignment."
+                )
+            raise CommitFailedError(
+                "Offset commit cannot be completed since the consumer is not part of an active "
+                "group for auto partition assignment."
+            )
+        request = commit_request(
+            self.config, offsets, generation_id=self.generation_id, member_id=self.member_id
+        )
+        self._commits.append(request)
+        self._outbox.append(request)
+        return request
+
+    def close(self, now_ms: int) -> list[MemberRequest]:
+        """Kafka ``close``: ``onLeavePrepare``, LeaveGroup for a dynamic member, done."""
+        self._advance(now_ms)
+        if self._sm.state is MemberState.CLOSED:
+            return []
+        if self._sm.state is not MemberState.FATAL:
+            self._on_leave_prepare()
+            self._leave_group("the consumer is being closed")
+        self._transition(Trigger.CLOSE)
+        self.close_error, self._callback_error = self._callback_error, None
+        return self._drain()
+
+    # -- the driver's calls ------------------------------------------------------------
+
+    def poll(self, now_ms: int) -> list[MemberRequest]:
+        """Everything due at ``now_ms``; raises the first listener exception or a fatal error.
+
+        After a listener exception the requests stay queued for the next ``poll``.
+        """
+        self._advance(now_ms)
+        if self._sm.state is MemberState.CLOSED:
+            return self._drain()
+        if self._fatal is not None:
+            raise self._fatal
+        self._check_poll_timer()
+        self._check_metadata()
+        self._check_subscription()
+        self._maybe_join()
+        self._maybe_heartbeat()
+        self._raise_callback_error()
+        return self._drain()
+
+    def next_deadline(self) -> int | None:
+        """When ``poll`` has something to do next (``None``: only a response can wake it)."""
+        state = self._sm.state
+        if self._outbox:
+            return self._now
+        if state in (MemberState.CLOSED, MemberState.FATAL):
+            return None
+        if self._callback_error is not None or self._metadata_changed_from is not None:
+            return self._now
+        deadlines: list[int] = []
+        if self._can_join():
+            deadlines.append(max(self._join_retry_at, self._now))
+        if state in HEARTBEATING:
+            if self._heartbeat is None and self._next_heartbeat_ms is not None:
+                deadlines.append(self._next_heartbeat_ms)
+            deadlines.append(self._last_application_poll_ms + self.config.max_poll_interval_ms)
+        return min(deadlines) if deadlines else None
+
+    def on_response(self, request: MemberRequest, response: object, now_ms: int) -> None:
+        """A response to a request this member sent (stale ones are ignored)."""
+        self._advance(now_ms)
+        if self._sm.state is MemberState.CLOSED:
+            return
+        if isinstance(request, JoinGroupRequest) and isinstance(response, JoinGroupResponse):
+            self._on_join_response(request, response)
+        elif isinstance(request, SyncGroupRequest) and isinstance(response, SyncGroupResponse):
+            self._on_sync_response(request, response)
+        elif isinstance(request, HeartbeatRequest) and isinstance(response, HeartbeatResponse):
+            self._on_heartbeat_response(request, response)
+        elif isinstance(request, OffsetCommitRequest) and isinstance(
+            response, OffsetCommitResponse
+        ):
+            self._on_commit_response(request, response)
+        elif not (
+            isinstance(request, LeaveGroupRequest) and isinstance(response, LeaveGroupResponse)
+        ):
+            raise TypeError(
+                f"{type(response).__name__} is not a response to {type(request).__name__}"
+            )
+
+    def on_request_failed(self, request: MemberRequest, now_ms: int) -> None:
+        """A request timed out or its connection broke (Kafka: coordinator marked unknown)."""
+        self._advance(now_ms)
+        if request is self._join or request is self._sync:
+            self._rebalance_failed("the coordinator did not answer", backoff=True)
+        elif request is self._heartbeat:
+            self._heartbeat = None
+            self._next_heartbeat_ms = self._now + self.config.retry_backoff_ms
+        elif isinstance(request, OffsetCommitRequest) and request in self._commits:
+            self._commits.remove(request)
+            self.last_commit_error = ErrorCode.REQUEST_TIMED_OUT
+
+    # -- KIP-429 step 1: before the JoinGroup ------------------------------------------
+
+    def _can_join(self) -> bool:
+        return (
+            self._rejoin_needed
+            and bool(self._subscription)
+            and self._sm.state in (MemberState.UNJOINED, MemberState.STABLE)
+            and self._join is None
+            and self._sync is None
+            and not self._poll_timeout_expired
+        )
+
+    def _maybe_join(self) -> None:
+        if not self._can_join() or self._now < self._join_retry_at:
+            return
+        if self._needs_join_prepare:
+            plan = prepare_join(
+                self._owned,
+                generation_reset=self.generation_id == NO_GENERATION or not self.member_id,
+                protocol=self._selector.current,
+                subscription=self._subscription,
+            )
+            self._owned = plan.kept
+            if plan.callback is not None:
+                self._callback(plan.callback, plan.partitions)
+            self.is_leader = False
+            self._assignment_snapshot = None
+            self._needs_join_prepare = False
+        self.metrics.rebalance_started(self._now)
+        request = join_request(
+            self.config,
+            self._assignors,
+            member_id=self.member_id,
+            topics=self._subscription,
+            owned=self._owned,
+            generation_id=self.generation_id,
+            reason=self._rejoin_reason,
+        )
+        self._joined_subscription = self._subscription
+        self._join = request
+        self._transition(Trigger.JOIN_SENT)
+        self._outbox.append(request)
+
+    # -- JoinGroup response and KIP-429 step 2 -----------------------------------------
+
+    def _on_join_response(self, request: JoinGroupRequest, response: JoinGroupResponse) -> None:
+        if request is not self._join:
+            return
+        self._join = None
+        if response.error_code is ErrorCode.NONE:
+            self._on_join_succeeded(response)
+        else:
+            self._on_rebalance_error("JoinGroup", response.error_code, response.member_id)
+
+    def _on_join_succeeded(self, response: JoinGroupResponse) -> None:
+        self.member_id = response.member_id or self.member_id
+        self.generation_id = response.generation_id
+        self.protocol_name = response.protocol_name
+        self.leader_id = response.leader
+        self._transition(Trigger.JOIN_SUCCEEDED)
+        self._next_heartbeat_ms = self._now + self.config.heartbeat_interval_ms
+        name = response.protocol_name or ""
+        assignor = self._by_name.get(name)
+        if assignor is None:  # Kafka: "Coordinator selected invalid assignment protocol"
+            self.metrics.rebalance_failed(self._now)
+            self._fail(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, f"JoinGroup (selected {name!r})")
+            return
+        before = self._selector.current
+        after = self._selector.on_assignor_selected(name)
+        if before is RebalanceProtocol.COOPERATIVE and after is RebalanceProtocol.EAGER:
+            # KIP-726: we kept our partitions, but an EAGER assignor may hand them out now.
+            self._commits_disabled = True
+            owned, self._owned = self._owned, frozenset()
+            if owned:
+                self._callback("lost", owned)
+        assignments: dict[str, bytes] = {}
+        if response.leader == self.member_id:
+            self.is_leader = True
+            if not response.skip_assignment:
+                try:
+                    computed = run_leader_assignment(
+                        assignor, after, response.members, self._metadata
+                    )
+                except Exception as error:  # raised from poll, as Kafka does
+                    self._remember(error)
+                    self._rebalance_failed(type(error).__name__, backoff=True)
+                    return
+                self._assignment_snapshot = computed.topic_partition_counts
+                assignments = computed.encoded
+        self._sync = sync_request(
+            self.config,
+            generation_id=self.generation_id,
+            member_id=self.member_id,
+            protocol_name=name,
+            assignments=assignments,
+        )
+        self._outbox.append(self._sync)
+
+    # -- SyncGroup response and KIP-429 step 3 -----------------------------------------
+
+    def _on_sync_response(self, request: SyncGroupRequest, response: SyncGroupResponse) -> None:
+        if request is not self._sync:
+            return
+        self._sync = None
+        error = response.error_code
+        if error is ErrorCode.NONE and response.protocol_name not in (None, self.protocol_name):
+            error = ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+        if error is not ErrorCode.NONE:
+            self._on_rebalance_error("SyncGroup", error)
+            return
+        self._transition(Trigger.SYNC_SUCCEEDED)
+        self._rejoin_needed = False
+        self._rejoin_reason = ""
+        self._commits_disabled = False
+        self.metrics.rebalance_succeeded(self._now)
+        self._on_join_complete(response.assignment)
+        self._needs_join_prepare = True
+
+    def _on_join_complete(self, data: bytes) -> None:
+        """Kafka ``onJoinComplete``: KIP-429 steps 3.a to 3.d."""
+        try:
+            assignment = decode_assignment(data)
+        except ConsumerProtocolError as error:
+            self._remember(error)
+            self._request_rejoin("received an assignment that cannot be read")
+            return
+        assigned = frozenset(assignment.partitions)
+        if any(tp.topic not in self._subscription for tp in assigned):
+            self._request_rejoin("received assignment does not match the current subscription")
+            return
+        plan = complete_join(self._owned, assigned, self._selector.current)
+        if plan.revoked:
+            self._owned = self._owned - plan.revoked
+            self._callback("revoked", plan.revoked)
+            self._request_rejoin("need to revoke partitions and re-join")
+        assignor = self._by_name.get(self.protocol_name or "")
+        if assignor is not None:
+            metadata = ConsumerGroupMetadata(
+                self.group_id, self.generation_id, self.member_id, self.config.group_instance_id
+            )
+            try:
+                assignor.on_assignment(
+                    Assignment(tuple(sorted(assigned)), assignment.user_data), metadata
+                )
+            except Exception as error:  # KIP-429: remembered, raised from poll
+                self._remember(error)
+        self._owned = plan.assigned
+        self._callback("assigned", plan.added)
+
+    # -- errors --------------------------------------------------------------------------
+
+    def _on_rebalance_error(self, api: str, error: ErrorCode, member_id: str = "") -> None:
+        """A JoinGroup or SyncGroup error: every one is a failed rebalance (Kafka)."""
+        action = error_action(api, error)
+        if action is ErrorAction.ADOPT_MEMBER_ID:
+            self.member_id = member_id  # KIP-429 step 1.e
+            self._rebalance_failed(error.name, backoff=False)
+        elif action is ErrorAction.REJOIN_AT_ONCE:
+            if api == "SyncGroup":
+                self._request_rejoin("group is already rebalancing")
+            self._rebalance_failed(error.name, backoff=False)
+        elif action is ErrorAction.REJOIN_AFTER_BACKOFF:
+            self._rebalance_failed(error.name, backoff=True)
+        else:
+            self.metrics.rebalance_failed(self._now)
+            self._apply_session_error(api, error, action)
+
+    def _apply_session_error(self, api: str, error: ErrorCode, action: ErrorAction) -> None:
+        if action is ErrorAction.REQUEST_REJOIN:
+            if api == "OffsetCommit":
+                self._request_rejoin("offset commit failed since group is already rebalancing")
+            elif self._sm.state is MemberState.STABLE:
+                self._request_rejoin("group is already rebalancing")  # KIP-429 step 1.c
+        elif action is ErrorAction.RESET_GENERATION:
+            self._reset_generation(f"encountered {error.name} from {api} response", False)
+        elif action is ErrorAction.RESET_MEMBER:
+            self._reset_generation(f"encountered {error.name} from {api} response", True)
+        elif action is ErrorAction.RETRY_AFTER_BACKOFF:
+            self._next_heartbeat_ms = self._now + self.config.retry_backoff_ms
+        elif action is ErrorAction.FATAL:
+            self._fail(error, api)
+
+    # -- heartbeats, commits, leaving --------------------------------------------------
+
+    def _maybe_heartbeat(self) -> None:
+        if self._sm.state not in HEARTBEATING or self._heartbeat is not None:
+            return
+        if self._next_heartbeat_ms is None or self._now < self._next_heartbeat_ms:
+            return
+        self._heartbeat = heartbeat_request(
+            self.config, generation_id=self.generation_id, member_id=self.member_id
+        )
+        self._next_heartbeat_ms = self._now + self.config.heartbeat_interval_ms
+        self._outbox.append(self._heartbeat)
+
+    def _on_heartbeat_response(
+        self, request: HeartbeatRequest, response: HeartbeatResponse
+    ) -> None:
+        if request is self._heartbeat:
+            self._heartbeat = None
+        current = (
+            request.generation_id == self.generation_id and request.member_id == self.member_id
+        )
+        if response.error_code is not ErrorCode.NONE and current:
+            action = error_action("Heartbeat", response.error_code)
+            self._apply_session_error("Heartbeat", response.error_code, action)
+
+    def _on_commit_response(
+        self, request: OffsetCommitRequest, response: OffsetCommitResponse
+    ) -> None:
+        if request in self._commits:
+            self._commits.remove(request)
+        errors = [p.error_code for t in response.topics for p in t.partitions if p.error_code]
+        self.last_commit_error = errors[0] if errors else None
+        if errors and request.generation_id_or_member_epoch == self.generation_id:
+            self._apply_session_error(
+                "OffsetCommit", errors[0], error_action("OffsetCommit", errors[0])
+            )
+
+    def _check_poll_timer(self) -> None:
+        """Kafka's heartbeat thread: ``pollTimeoutExpired`` -> ``maybeLeaveGroup``."""
+        if self._sm.state not in HEARTBEATING:
+            return
+        if self._now < self._last_application_poll_ms + self.config.max_poll_interval_ms:
+            return
+        self._poll_timeout_expired = True
+        owned, self._owned = self._owned, frozenset()
+        self._leave_group("consumer poll timeout has expired.")
+        if owned:
+            self._callback("lost", owned)
+
+    def _on_leave_prepare(self) -> None:
+        owned = self._owned
+        callback = leave_callback(
+            owned,
+            generation_reset=self.generation_id == NO_GENERATION,
+            rebalancing=self._sm.state in REBALANCING,
+        )
+        self._owned = frozenset()
+        if callback is not None:
+            self._callback(callback, owned)
+
+    def _leave_group(self, reason: str) -> None:
+        """Kafka ``maybeLeaveGroup``: only a dynamic member sends LeaveGroup."""
+        if (
+            self.config.group_instance_id is None
+            and self.member_id
+            and self._sm.state is not MemberState.UNJOINED
+        ):
+            self._outbox.append(leave_request(self.config, member_id=self.member_id, reason=reason))
+        self._clear_generation(reset_member_id=True)
+        if self._sm.can(Trigger.LEFT):
+            self._transition(Trigger.LEFT)
+        self._rejoin_needed = bool(self._subscription)
+        self._rejoin_reason = reason
+        self._needs_join_prepare = True
+
+    # -- metadata and subscription checks (Kafka ``rejoinNeededOrPending``) -------------
+
+    def _check_metadata(self) -> None:
+        previous = self._metadata_changed_from
+        if previous is not None:
+            self._metadata_changed_from = None
+            vanished = vanished_partitions(self._owned, previous, self._metadata)
+            if vanished:  # KIP-429 step 1.b
+                self._owned = self._owned - vanished
+                self._callback("lost", vanished)
+        # Kafka: the leader compares its assignment snapshot with the metadata on every poll
+        # once the rebalance completed (a change during the rebalance is caught here too).
+        snapshot = self._assignment_snapshot
+        if (
+            self.is_leader
+            and snapshot is not None
+            and self._sm.state is MemberState.STABLE
+            and not self._rejoin_needed
+        ):
+            current = partition_counts(self._metadata, frozenset(snapshot))
+            if current != snapshot:
+                self._request_rejoin(
+                    f"cached metadata has changed from {snapshot} at the beginning of the "
+                    f"rebalance to {current}"
+                )
+
+    def _check_subscription(self) -> None:
+        if (
+            self._sm.state is MemberState.STABLE
+            and self._joined_subscription is not None
+            and self._joined_subscription != self._subscription
+            and not self._rejoin_needed
+        ):
+            self._request_rejoin("subscription changed")

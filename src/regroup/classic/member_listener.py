@@ -1,0 +1,79 @@
+"""Calling the ``ConsumerRebalanceListener`` with KIP-429's error rule.
+
+KIP-429, "Rebalance Callback Error Handling": a callback is a notification;
+an exception it raises does not change the assignment or revocation it was
+told about. When several callbacks run in one step (``onPartitionsRevoked``
+then ``onPartitionsAssigned`` in a cooperative rebalance) every one still
+runs, the *first* exception is remembered, and it is raised from ``poll``.
+Kafka: ``ConsumerRebalanceListenerInvoker`` and the ``firstException``
+bookkeeping of ``ConsumerCoordinator.onJoinComplete``. Like Kafka (which lets
+``WakeupException`` / ``InterruptException`` through at once) only
+``Exception`` is caught; ``KeyboardInterrupt`` and friends propagate.
+
+Time: a sans-IO member does not read a clock, so a callback takes zero
+virtual time unless the driver says otherwise through a ``CallbackClock``:
+``clock(callback, partitions) -> elapsed_ms``, called once per callback
+invocation (``callback`` is ``"revoked"``, ``"assigned"`` or ``"lost"``). The
+elapsed time is the callback's latency metric and moves the member's clock
+on (a simulator charges, say, the time to commit or flush state on revoke).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from regroup.classic.member_metrics import MemberMetrics
+from regroup.model import TopicPartition
+from regroup.model.listener import ConsumerRebalanceListener
+
+__all__ = ["CallbackClock", "CallbackOutcome", "ListenerInvoker"]
+
+#: ``(callback, partitions) -> milliseconds the callback took``.
+CallbackClock = Callable[[str, Sequence[TopicPartition]], int]
+
+
+@dataclass(frozen=True, slots=True)
+class CallbackOutcome:
+    """What one invocation did: how long it took and what it raised (if anything)."""
+
+    elapsed_ms: int
+    error: Exception | None
+
+
+class ListenerInvoker:
+    """Invokes one listener, charges callback time, records latency metrics."""
+
+    __slots__ = ("_clock", "_listener", "_metrics")
+
+    def __init__(
+        self,
+        listener: ConsumerRebalanceListener | None,
+        metrics: MemberMetrics,
+        clock: CallbackClock | None = None,
+    ) -> None:
+        self._listener = listener
+        self._metrics = metrics
+        self._clock = clock
+
+    def invoke(
+        self, callback: str, partitions: Sequence[TopicPartition], now_ms: int
+    ) -> CallbackOutcome:
+        """Run ``on_partitions_<callback>(sorted partitions)``; never raises an ``Exception``."""
+        ordered = sorted(partitions)
+        elapsed = 0
+        if self._clock is not None:
+            elapsed = max(0, int(self._clock(callback, ordered)))
+        if self._listener is None:
+            return CallbackOutcome(elapsed, None)
+        method = {
+            "revoked": self._listener.on_partitions_revoked,
+            "assigned": self._listener.on_partitions_assigned,
+            "lost": self._listener.on_partitions_lost,
+        }[callback]
+        try:
+            method(ordered)
+        except Exception as error:
+            return CallbackOutcome(elapsed, error)
+        self._metrics.callback_completed(callback, elapsed, now_ms + elapsed)
+        return CallbackOutcome(elapsed, None)

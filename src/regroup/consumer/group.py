@@ -1,0 +1,349 @@
+"""The KIP-848 consumer group: epochs, members, target assignment, derived state.
+
+KIP-848, "Data Model" and "Rebalance Process"; Kafka: ``ConsumerGroup`` (and
+``ModernGroup``). The group holds
+
+* the **group epoch** (bumped when the group's metadata changes), the
+  **assignment epoch** (the group epoch the target was computed at), and each
+  member's **member epoch** (in its current assignment);
+* the members by id, the static members by instance id;
+* the **target assignment** by member, with its inverted map
+  (partition -> member) used by the assignors' "is this partition assigned";
+* the **partition epochs**: which member epoch owns each partition now
+  (assigned or pending revocation) - the input of Rule 3 of
+  ``regroup.consumer.reconciliation``;
+* the **subscription metadata** (the subscribed topics that exist, with their
+  partition counts) and the resolved regular expressions.
+
+Only the coordinator's record replay calls the mutators (``set_*``,
+``put_*``, ``remove_*``), so a group rebuilt from its records equals the live
+one (``==`` compares every field, derived maps included).
+
+States (KIP-848, "Consumer Group States"), derived after every change:
+
+=============  ==================================================================
+EMPTY          no members
+ASSIGNING      group epoch > assignment epoch: a new target is due
+RECONCILING    some member is not yet STABLE at the assignment epoch
+STABLE         every member is STABLE at the assignment epoch
+DEAD           the group was deleted (``mark_dead``)
+=============  ==================================================================
+
+DEAD: the KIP says a group that stays EMPTY "for a configured period" becomes
+DEAD and is deleted. Kafka 4.x deletes an empty consumer group once its
+committed offsets have expired (``offsets.retention.minutes`` after it became
+empty; ``GroupMetadataManager.maybeDeleteGroup``) or on DeleteGroups; the group
+object is then gone and ``DEAD`` is only a state name. regroup does the same:
+the coordinator deletes a group that has stayed EMPTY for
+``offsets.retention.minutes`` (writing its tombstones), and the deleted object
+reports DEAD to anyone still holding it.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+
+from regroup.assignors.consumer.api import SubscriptionType, TopicMetadata
+from regroup.consumer.group_member import Assignment, ConsumerGroupMember, MemberState
+from regroup.consumer.subscription import subscription_type
+from regroup.model.errors import ErrorCode, KafkaProtocolError
+from regroup.model.uuid import Uuid
+
+__all__ = ["ConsumerGroup", "ConsumerGroupState", "IllegalGroupStateError", "ResolvedRegex"]
+
+GROUP_TYPE = "consumer"
+
+
+class ConsumerGroupState(enum.Enum):
+    """Kafka's ``ConsumerGroup.ConsumerGroupState``; the value is Kafka's display name."""
+
+    EMPTY = "Empty"
+    ASSIGNING = "Assigning"
+    RECONCILING = "Reconciling"
+    STABLE = "Stable"
+    DEAD = "Dead"
+
+
+class IllegalGroupStateError(RuntimeError):
+    """A record that contradicts the group (two owners for a partition...): a bug."""
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedRegex:
+    """A regular expression resolved to topic names (Kafka ``ResolvedRegularExpression``)."""
+
+    topics: frozenset[str]
+    version: int
+    timestamp: int
+
+
+@dataclass(eq=True)
+class ConsumerGroup:
+    group_id: str
+    group_epoch: int = 0
+    assignment_epoch: int = 0
+    members: dict[str, ConsumerGroupMember] = field(default_factory=dict)
+    target_assignment: dict[str, Assignment] = field(default_factory=dict)
+    subscription_metadata: dict[str, TopicMetadata] = field(default_factory=dict)
+    resolved_regexes: dict[str, ResolvedRegex] = field(default_factory=dict)
+    # -- derived indexes, kept in step by the mutators --
+    static_members: dict[str, str] = field(default_factory=dict)
+    inverted_target: dict[Uuid, dict[int, str]] = field(default_factory=dict)
+    partition_epochs: dict[Uuid, dict[int, int]] = field(default_factory=dict)
+    dead: bool = False
+
+    # -- the Group protocol of regroup.coordinator.group ------------------------------
+
+    @property
+    def group_type(self) -> str:
+        return GROUP_TYPE
+
+    def state(self) -> ConsumerGroupState:
+        if self.dead:
+            return ConsumerGroupState.DEAD
+        if not self.members:
+            return ConsumerGroupState.EMPTY
+        if self.group_epoch > self.assignment_epoch:
+            return ConsumerGroupState.ASSIGNING
+        if any(not m.is_reconciled_to(self.assignment_epoch) for m in self.members.values()):
+            return ConsumerGroupState.RECONCILING
+        return ConsumerGroupState.STABLE
+
+    def state_name(self) -> str:
+        return self.state().value
+
+    def is_empty(self) -> bool:
+        return not self.members
+
+    def validate_offset_commit(
+        self,
+        member_id: str,
+        group_instance_id: str | None,
+        generation_id_or_member_epoch: int,
+        supports_member_epoch: bool,
+    ) -> None:
+        """Kafka 4.x ``ConsumerGroup.validateOffsetCommit``.
+
+        A negative epoch with an empty group is a commit from outside the group
+        (admin client, ``assign()``): accepted. Otherwise the member must exist
+        (UNKNOWN_MEMBER_ID), must use OffsetCommit v9+ (UNSUPPORTED_VERSION) and
+        its epoch must be its current member epoch exactly (STALE_MEMBER_EPOCH).
+        """
+        if generation_id_or_member_epoch < 0 and not self.members:
+            return
+        member = self._member_or_unknown(member_id)
+        if not supports_member_epoch:
+            raise KafkaProtocolError(
+                ErrorCode.UNSUPPORTED_VERSION,
+                "OffsetCommit version 9 or above must be used by members using the "
+                "consumer protocol",
+            )
+        self._validate_member_epoch(generation_id_or_member_epoch, member.member_epoch)
+
+    def validate_offset_fetch(self, member_id: str | None, member_epoch: int) -> None:
+        """Kafka 4.x ``ConsumerGroup.validateOffsetFetch``.
+
+        No member id and a negative epoch: a fetch from outside the group,
+        accepted. Otherwise UNKNOWN_MEMBER_ID / STALE_MEMBER_EPOCH as for commits.
+        """
+        if member_id is None and member_epoch < 0:
+            return
+        member = self._member_or_unknown(member_id or "")
+        self._validate_member_epoch(member_epoch, member.member_epoch)
+
+    def _member_or_unknown(self, member_id: str) -> ConsumerGroupMember:
+        member = self.members.get(member_id)
+        if member is None:
+            raise KafkaProtocolError(
+                ErrorCode.UNKNOWN_MEMBER_ID,
+                f"Member {member_id} is not a member of group {self.group_id}.",
+            )
+        return member
+
+    @staticmethod
+    def _validate_member_epoch(received: int, expected: int) -> None:
+        if received != expected:
+            raise KafkaProtocolError(
+                ErrorCode.STALE_MEMBER_EPOCH,
+                f"The received member epoch {received} does not match the expected member "
+                f"epoch {expected}.",
+            )
+
+    # -- queries ----------------------------------------------------------------------
+
+    def member(self, member_id: str) -> ConsumerGroupMember | None:
+        return self.members.get(member_id)
+
+    def static_member(self, instance_id: str) -> ConsumerGroupMember | None:
+        member_id = self.static_members.get(instance_id)
+        return None if member_id is None else self.members.get(member_id)
+
+    def target_of(self, member_id: str) -> Assignment:
+        return self.target_assignment.get(member_id, {})
+
+    def current_partition_epoch(self, topic_id: Uuid, partition: int) -> int:
+        """Kafka ``currentPartitionEpoch``: the owner's epoch, or -1 when free."""
+        return self.partition_epochs.get(topic_id, {}).get(partition, -1)
+
+    def subscription_type(self) -> SubscriptionType:
+        return subscription_type(self.members)
+
+    def subscribed_topic_names(
+        self, members: Mapping[str, ConsumerGroupMember] | None = None
+    ) -> frozenset[str]:
+        """Every topic some member subscribes to, by name or through a resolved regex."""
+        names: set[str] = set()
+        for member in (self.members if members is None else members).values():
+            names |= self.member_topic_names(member)
+        return frozenset(names)
+
+    def member_topic_names(self, member: ConsumerGroupMember) -> frozenset[str]:
+        """Names plus the topics of its resolved regex (an unresolved one: none)."""
+        names = member.subscribed_topic_names
+        if member.subscribed_topic_regex:
+            resolved = self.resolved_regexes.get(member.subscribed_topic_regex)
+            if resolved is not None:
+                names = names | resolved.topics
+        return names
+
+    def regex_subscribers(self, regex: str) -> int:
+        return sum(1 for m in self.members.values() if m.subscribed_topic_regex == regex)
+
+    # -- mutators: called by record replay only ----------------------------------------
+
+    def set_group_epoch(self, epoch: int) -> None:
+        self.group_epoch = epoch
+
+    def set_subscription_metadata(self, topics: Mapping[str, TopicMetadata]) -> None:
+        self.subscription_metadata = dict(topics)
+
+    def put_member_metadata(self, updated: ConsumerGroupMember) -> None:
+        """Record 5: the member's metadata; its current assignment is kept."""
+        old = self.members.get(updated.member_id)
+        if old is not None:
+            updated = replace(
+                updated,
+                state=old.state,
+                member_epoch=old.member_epoch,
+                previous_member_epoch=old.previous_member_epoch,
+                assigned_partitions=old.assigned_partitions,
+                partitions_pending_revocation=old.partitions_pending_revocation,
+            )
+            if old.instance_id is not None and old.instance_id != updated.instance_id:
+                self._drop_static(old)
+        self._put(old, updated)
+
+    def put_current_assignment(
+        self,
+        member_id: str,
+        *,
+        member_epoch: int,
+        previous_member_epoch: int,
+        state: MemberState,
+        assigned: Assignment,
+        pending: Assignment,
+    ) -> None:
+        """Record 8: the member's epochs and partitions (a member is made if needed)."""
+        old = self.members.get(member_id)
+        base = old if old is not None else ConsumerGroupMember(member_id)
+        updated = replace(
+            base,
+            member_epoch=member_epoch,
+            previous_member_epoch=previous_member_epoch,
+            state=state,
+            assigned_partitions=dict(assigned),
+            partitions_pending_revocation=dict(pending),
+        )
+        self._put(old, updated)
+
+    def remove_member(self, member_id: str) -> None:
+        """Record 5 tombstone."""
+        old = self.members.pop(member_id, None)
+        if old is None:
+            return
+        self._release(old)
+        self._drop_static(old)
+
+    def set_target(self, member_id: str, assignment: Assignment) -> None:
+        """Record 7."""
+        self.remove_target(member_id)
+        self.target_assignment[member_id] = dict(assignment)
+        for topic_id, partitions in assignment.items():
+            by_partition = self.inverted_target.setdefault(topic_id, {})
+            for partition in partitions:
+                by_partition[partition] = member_id
+
+    def remove_target(self, member_id: str) -> None:
+        """Record 7 tombstone."""
+        old = self.target_assignment.pop(member_id, None)
+        if old is None:
+            return
+        for topic_id, partitions in old.items():
+            by_partition = self.inverted_target.get(topic_id)
+            if by_partition is None:
+                continue
+            for partition in partitions:
+                if by_partition.get(partition) == member_id:
+                    del by_partition[partition]
+            if not by_partition:
+                del self.inverted_target[topic_id]
+
+    def set_assignment_epoch(self, epoch: int) -> None:
+        """Record 6 (tombstone: -1)."""
+        self.assignment_epoch = epoch
+
+    def put_regex(self, regex: str, resolved: ResolvedRegex) -> None:
+        self.resolved_regexes[regex] = resolved
+
+    def remove_regex(self, regex: str) -> None:
+        self.resolved_regexes.pop(regex, None)
+
+    def mark_dead(self) -> None:
+        self.dead = True
+
+    def copy(self) -> ConsumerGroup:
+        """A copy to roll back to (members and assignments are immutable, maps are copied)."""
+        return replace(
+            self,
+            members=dict(self.members),
+            target_assignment=dict(self.target_assignment),
+            subscription_metadata=dict(self.subscription_metadata),
+            resolved_regexes=dict(self.resolved_regexes),
+            static_members=dict(self.static_members),
+            inverted_target={t: dict(p) for t, p in self.inverted_target.items()},
+            partition_epochs={t: dict(p) for t, p in self.partition_epochs.items()},
+        )
+
+    # -- index maintenance ---------------------------------------------------------------
+
+    def _put(self, old: ConsumerGroupMember | None, updated: ConsumerGroupMember) -> None:
+        if old is not None:
+            self._release(old)
+        self.members[updated.member_id] = updated
+        if updated.instance_id is not None:
+            self.static_members[updated.instance_id] = updated.member_id
+        for topic_id, partition in updated.owned_partitions():
+            epochs = self.partition_epochs.setdefault(topic_id, {})
+            if partition in epochs:
+                raise IllegalGroupStateError(
+                    f"partition {topic_id}-{partition} is owned at epoch {epochs[partition]}; "
+                    f"member {updated.member_id} cannot own it too"
+                )
+            epochs[partition] = updated.member_epoch
+
+    def _release(self, member: ConsumerGroupMember) -> None:
+        for topic_id, partition in member.owned_partitions():
+            epochs = self.partition_epochs.get(topic_id)
+            if epochs is not None:
+                epochs.pop(partition, None)
+                if not epochs:
+                    del self.partition_epochs[topic_id]
+
+    def _drop_static(self, member: ConsumerGroupMember) -> None:
+        if (
+            member.instance_id is not None
+            and self.static_members.get(member.instance_id) == member.member_id
+        ):
+            del self.static_members[member.instance_id]

@@ -1,0 +1,162 @@
+"""One member of a KIP-848 consumer group as the coordinator sees it (immutable).
+
+KIP-848, "Data Model": a member has its subscription (topic names and/or a
+regular expression), the assignors it asks for, and its *current assignment*:
+its member epoch and the partitions it owns now. Kafka 4.x adds the
+reconciliation state (``MemberState``), the previous member epoch (for the
+lost-response rule of "Request Handling" step 3) and the partitions it still
+has to revoke (Kafka: ``ConsumerGroupMember``).
+
+Every change makes a new member (``dataclasses.replace``); the group swaps it
+in when a record is replayed. Partitions are keyed by topic id, as in Kafka's
+records.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+
+from regroup.model.requests.consumer import ClientAssignor, TopicPartitions
+from regroup.model.uuid import Uuid
+
+__all__ = [
+    "Assignment",
+    "ConsumerGroupMember",
+    "MemberState",
+    "assignment_from_topic_partitions",
+    "assignment_size",
+    "assignment_to_topic_partitions",
+    "merge_assignments",
+    "subtract_assignments",
+]
+
+#: Partitions by topic id; an immutable view (never mutated once built).
+Assignment = Mapping[Uuid, frozenset[int]]
+
+_EMPTY: Assignment = {}
+
+
+class MemberState(enum.IntEnum):
+    """Kafka's ``MemberState`` (record value ``state``): where a member is in its reconciliation.
+
+    See ``regroup.consumer.reconciliation`` for the transition table.
+    """
+
+    STABLE = 0
+    UNREVOKED_PARTITIONS = 1
+    UNRELEASED_PARTITIONS = 2
+    UNKNOWN = 127
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupMember:
+    """A member: subscription and assignors (metadata) plus its current assignment."""
+
+    member_id: str
+    instance_id: str | None = None
+    rack_id: str | None = None
+    #: ``-1`` until the member tells; the Java client sends ``max.poll.interval.ms``.
+    rebalance_timeout_ms: int = -1
+    client_id: str = ""
+    client_host: str = ""
+    subscribed_topic_names: frozenset[str] = frozenset()
+    #: ``""``: no regular expression.
+    subscribed_topic_regex: str = ""
+    server_assignor: str | None = None
+    client_assignors: tuple[ClientAssignor, ...] = ()
+    # -- current assignment (record 8) --
+    state: MemberState = MemberState.STABLE
+    member_epoch: int = 0
+    previous_member_epoch: int = -1
+    assigned_partitions: Assignment = field(default_factory=dict)
+    partitions_pending_revocation: Assignment = field(default_factory=dict)
+
+    def is_reconciled_to(self, target_epoch: int) -> bool:
+        """Kafka ``isReconciledTo``: STABLE and at the target epoch."""
+        return self.state is MemberState.STABLE and self.member_epoch == target_epoch
+
+    def with_epoch(self, epoch: int) -> ConsumerGroupMember:
+        """Kafka ``updateMemberEpoch``: the old epoch becomes the previous one."""
+        return replace(self, previous_member_epoch=self.member_epoch, member_epoch=epoch)
+
+    def metadata_equals(self, other: ConsumerGroupMember) -> bool:
+        """Same member metadata (record 5), whatever the current assignments."""
+        return (
+            self.instance_id == other.instance_id
+            and self.rack_id == other.rack_id
+            and self.rebalance_timeout_ms == other.rebalance_timeout_ms
+            and self.client_id == other.client_id
+            and self.client_host == other.client_host
+            and self.subscribed_topic_names == other.subscribed_topic_names
+            and self.subscribed_topic_regex == other.subscribed_topic_regex
+            and self.server_assignor == other.server_assignor
+            and self.client_assignors == other.client_assignors
+        )
+
+    def assignment_equals(self, other: ConsumerGroupMember) -> bool:
+        """Same current assignment (record 8)."""
+        return (
+            self.state is other.state
+            and self.member_epoch == other.member_epoch
+            and self.previous_member_epoch == other.previous_member_epoch
+            and self.assigned_partitions == other.assigned_partitions
+            and self.partitions_pending_revocation == other.partitions_pending_revocation
+        )
+
+    def owned_partitions(self) -> Iterable[tuple[Uuid, int]]:
+        """Assigned and still-to-revoke partitions: every partition this member holds."""
+        for assignment in (self.assigned_partitions, self.partitions_pending_revocation):
+            for topic_id, partitions in assignment.items():
+                for partition in partitions:
+                    yield topic_id, partition
+
+
+def assignment_from_topic_partitions(
+    topic_partitions: Iterable[TopicPartitions] | None,
+) -> Assignment:
+    """Wire/record form to an assignment; empty partition lists are dropped."""
+    result: dict[Uuid, frozenset[int]] = {}
+    for entry in topic_partitions or ():
+        if entry.partitions:
+            result[entry.topic_id] = result.get(entry.topic_id, frozenset()) | frozenset(
+                entry.partitions
+            )
+    return result
+
+
+def assignment_to_topic_partitions(assignment: Assignment) -> tuple[TopicPartitions, ...]:
+    """A canonical wire/record form: topics by id order, partitions sorted, none empty."""
+    return tuple(
+        TopicPartitions(topic_id, tuple(sorted(assignment[topic_id])))
+        for topic_id in sorted(assignment)
+        if assignment[topic_id]
+    )
+
+
+def merge_assignments(a: Assignment, b: Assignment) -> Assignment:
+    result = dict(a)
+    for topic_id, partitions in b.items():
+        merged = result.get(topic_id, frozenset()) | partitions
+        if merged:
+            result[topic_id] = merged
+    return result
+
+
+def subtract_assignments(a: Assignment, b: Assignment) -> Assignment:
+    result: dict[Uuid, frozenset[int]] = {}
+    for topic_id, partitions in a.items():
+        remaining = partitions - b.get(topic_id, frozenset())
+        if remaining:
+            result[topic_id] = remaining
+    return result
+
+
+def assignment_size(assignment: Assignment) -> int:
+    return sum(len(p) for p in assignment.values())
+
+
+def normalize(assignment: Assignment) -> Assignment:
+    """Drop empty topics so equal assignments compare equal."""
+    return {t: frozenset(p) for t, p in assignment.items() if p} if assignment else _EMPTY

@@ -1,0 +1,723 @@
+"""The KIP-848 member (client side), sans-IO: ``group.protocol=consumer``.
+
+Theory of operation
+-------------------
+
+The member is Apache Kafka's ``AsyncKafkaConsumer`` membership logic
+(``ConsumerMembershipManager`` + ``ConsumerHeartbeatRequestManager``) without
+threads or sockets. A driver (the simulator, a test) owns the clock and the
+network::
+
+    requests = member.poll(now_ms)           # send these (heartbeats, commits, ...)
+    member.on_response(request, response, now_ms)
+    member.on_request_failed(request, now_ms)   # no response: lost, timed out
+    deadline = member.next_deadline()        # call poll again by then
+    events = member.take_events()
+
+``poll`` first raises what the application must see (KIP-429's first
+callback exception; the fatal error once), then checks the poll timer,
+reconciles, and returns the requests due now. State changes are checked
+against ``member_state.ALLOWED_PREDECESSORS``; an illegal one raises and
+changes nothing.
+
+Kafka's choices this follows (KIP-848 is silent on them), from Kafka 4.0's
+clients ``consumer/internals``:
+
+* the acknowledging heartbeat and the leave heartbeat are sent at once and the
+  state moves (ACKNOWLEDGING -> STABLE/RECONCILING, LEAVING -> UNSUBSCRIBED/STALE)
+  when the request is *built*, not when it is answered
+  (``onHeartbeatRequestGenerated``); responses to leave heartbeats are ignored;
+* a response is ignored while LEAVING or out of the group; an assignment is
+  ignored while leaving (``canHandleNewAssignment``);
+* the target is kept with a *local epoch* that grows when its partitions
+  change; if it equals the current assignment the member goes STABLE without
+  acknowledging (``targetAssignmentReconciled``);
+* callbacks: ``onPartitionsRevoked`` / ``onPartitionsLost`` only with partitions,
+  ``onPartitionsAssigned`` after every reconciliation, even with none;
+* fencing during PREPARE_LEAVING ends the leave without a leave heartbeat;
+* an expired poll timer (``max.poll.interval.ms``) sends a leave heartbeat
+  without callbacks, then STALE: ``onPartitionsLost``; the next application
+  poll rejoins with epoch 0.
+
+Where this member differs from Kafka (stated, on purpose):
+
+* the KIP-429 error rule is applied to every callback (the brief of this
+  project; Kafka's async consumer instead leaves the member RECONCILING and
+  unacknowledged when a callback throws, and relies on the rebalance timeout);
+* one heartbeat "now" per entry into JOINING / ACKNOWLEDGING / LEAVING; later
+  heartbeats in the same state wait for the interval (Kafka re-sends at once
+  while the state lasts, which in a zero-latency simulation never ends);
+* the commit before a revocation is one OffsetCommit of the positions the
+  driver reports (``positions``); its failure does not stop the revocation,
+  and it is not retried (Kafka retries until the rebalance timeout);
+* with ``enable_auto_commit`` the same commit happens before a leave
+  (Kafka: ``close`` commits before it leaves).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from regroup.assignors.consumer.client_side import MemberAssignmentUpdate, PartitionAssignor
+from regroup.consumer.member_client_assignor import (
+    AssignmentOutcome,
+    ClientAssignmentProcess,
+    client_assignors_of,
+    is_compute_assignment,
+)
+from regroup.consumer.member_config import (
+    CommitResult,
+    ConsumerMemberConfig,
+    IllegalStateError,
+    MemberFatalError,
+    TopicAuthorizationError,
+)
+from regroup.consumer.member_heartbeat import (
+    HeartbeatErrorAction,
+    HeartbeatFields,
+    HeartbeatRequestBuilder,
+    HeartbeatSchedule,
+    heartbeat_error_action,
+)
+from regroup.consumer.member_offsets import CommitTracker
+from regroup.consumer.member_reconciler import (
+    AssignmentTracker,
+    ListenerErrors,
+    ReconciliationPlan,
+)
+from regroup.consumer.member_state import MemberState, check_transition
+from regroup.events.schema import (
+    Event,
+    MemberStateChanged,
+    PartitionsAssigned,
+    PartitionsLost,
+    PartitionsRevoked,
+)
+from regroup.model import (
+    LEAVE_GROUP_MEMBER_EPOCH,
+    LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+    ErrorCode,
+    TopicPartition,
+    new_consumer_member_id,
+)
+from regroup.model.listener import ConsumerRebalanceListener, NoOpRebalanceListener
+from regroup.model.metadata import MetadataImage
+from regroup.model.requests.consumer import (
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+    ConsumerGroupInstallAssignmentRequest,
+    ConsumerGroupInstallAssignmentResponse,
+    ConsumerGroupPrepareAssignmentRequest,
+    ConsumerGroupPrepareAssignmentResponse,
+)
+from regroup.model.requests.offsets import OffsetCommitRequest, OffsetCommitResponse
+
+__all__ = ["ConsumerMember", "MemberRequest", "PositionsProvider"]
+
+MemberRequest = (
+    ConsumerGroupHeartbeatRequest
+    | OffsetCommitRequest
+    | ConsumerGroupPrepareAssignmentRequest
+    | ConsumerGroupInstallAssignmentRequest
+)
+#: Returns the application's consumed positions (``allConsumed`` in Kafka).
+PositionsProvider = Callable[[], Mapping[TopicPartition, int]]
+
+S = MemberState
+
+
+@dataclass(slots=True)
+class _Reconciliation:
+    """A reconciliation waiting for its pre-revocation commit."""
+
+    plan: ReconciliationPlan
+    member_epoch: int
+
+
+class ConsumerMember:
+    """One KIP-848 consumer's group membership (see the module docstring)."""
+
+    def __init__(
+        self,
+        config: ConsumerMemberConfig,
+        *,
+        rng: random.Random,
+        listener: ConsumerRebalanceListener | None = None,
+        client_assignors: Sequence[PartitionAssignor] = (),
+        positions: PositionsProvider | None = None,
+        metadata: MetadataImage | None = None,
+        member_id: str | None = None,
+    ) -> None:
+        if client_assignors and config.group_remote_assignor is not None:
+            raise ValueError("a member uses a server-side or client-side assignors, not both")
+        self.config = config
+        #: KIP-848 / KIP-1082: generated by the client once, kept for its lifetime.
+        self.member_id: str = member_id or new_consumer_member_id(rng)
+        self.member_epoch = 0
+        self._state = S.UNSUBSCRIBED
+        self._listener: ConsumerRebalanceListener = listener or NoOpRebalanceListener()
+        self._assignors = tuple(client_assignors)
+        self._positions = positions
+        self._metadata = metadata or MetadataImage()
+        self._topics: tuple[str, ...] | None = None
+        self._regex: str | None = None
+        self._assigned = AssignmentTracker()
+        self._reconciling: _Reconciliation | None = None
+        self._leave_commit_pending = False
+        self._poll_timer_expired = False
+        self._last_app_poll_ms: int | None = None
+        self._builder = HeartbeatRequestBuilder()
+        self._schedule = HeartbeatSchedule(
+            backoff_ms=config.retry_backoff_ms, backoff_max_ms=config.retry_backoff_max_ms
+        )
+        self._heartbeat_now = False
+        self._heartbeat_request: ConsumerGroupHeartbeatRequest | None = None
+        self._commits = CommitTracker(config.auto_commit_interval_ms)
+        self._process = ClientAssignmentProcess(self._assignors)
+        self._errors = ListenerErrors()
+        self._fatal: MemberFatalError | None = None
+        self._fatal_raised = False
+        self._events: list[Event] = []
+        self._now = 0
+
+    # -- what the application sees -------------------------------------------------------
+
+    @property
+    def state(self) -> MemberState:
+        return self._state
+
+    @property
+    def assignment(self) -> frozenset[TopicPartition]:
+        """The partitions the member owns now."""
+        return self._assigned.owned
+
+    @property
+    def pending_revocation(self) -> frozenset[TopicPartition]:
+        """Partitions being revoked (fetching stopped; waiting for the commit)."""
+        return self._assigned.pending_revocation
+
+    @property
+    def subscription(self) -> tuple[str, ...] | None:
+        return self._topics
+
+    @property
+    def fatal_error(self) -> MemberFatalError | None:
+        return self._fatal
+
+    def take_events(self) -> list[Event]:
+        events, self._events = self._events, []
+        return events
+
+    def take_commit_results(self) -> list[CommitResult]:
+        return self._commits.take_results()
+
+    def take_assignment_outcomes(self) -> list[AssignmentOutcome]:
+        """How client-side assignment runs this member made ended."""
+        return self._process.take_outcomes()
+
+    # -- application calls -------------------------------------------------------------------
+
+    def subscribe(self, topics: Iterable[str]) -> None:
+        """Subscribe to topic names; an empty set unsubscribes (as Kafka's ``subscribe``)."""
+        self._check_not_fatal()
+        wanted = tuple(sorted(set(topics)))
+        if not wanted:
+            self.unsubscribe(self._now)
+            return
+        self._topics, self._regex = wanted, None
+        self._start_poll_timer()
+        self._maybe_join()
+
+    def subscribe_pattern(self, regex: str) -> None:
+        """Subscribe by a regular expression the coordinator resolves (heartbeat v1)."""
+        self._check_not_fatal()
+        if not regex:
+            raise ValueError("the subscription pattern must not be empty")
+        self._topics, self._regex = None, regex
+        self._start_poll_timer()
+        self._maybe_join()
+
+    def unsubscribe(self, now_ms: int) -> None:
+        """Leave the group and forget the subscription."""
+        self._now = max(self._now, now_ms)
+        self._topics, self._regex = None, None
+        self._leave_group()
+
+    def close(self, now_ms: int) -> None:
+        """Leave the group (Kafka's ``close``): PREPARE_LEAVING -> LEAVING -> UNSUBSCRIBED."""
+        self.unsubscribe(now_ms)
+
+    def enforce_rebalance(self, reason: str | None = None) -> None:
+        """KIP-848, "Deprecate Enforcing Rebalances": not allowed under this protocol."""
+        raise IllegalStateError(
+            "enforceRebalance is not supported with group.protocol=consumer; "
+            "change the assignor metadata or its reason instead"
+        )
+
+    def commit(self, offsets: Mapping[TopicPartition, int], now_ms: int) -> None:
+        """Commit offsets with the member's id and epoch; sent by the next ``poll``."""
+        self._check_not_fatal()
+        self._now = max(self._now, now_ms)
+        if offsets:
+            self._queue_commit(dict(offsets), "application")
+
+    def on_application_poll(self, now_ms: int) -> None:
+        """The application polled: reset the poll timer; a STALE member rejoins."""
+        self._now = max(self._now, now_ms)
+        self._last_app_poll_ms = now_ms
+        if self._state is S.STALE:
+            self._poll_timer_expired = False
+            if self._subscribed:
+                self._transition_to_joining()
+
+    def update_metadata(self, image: MetadataImage) -> None:
+        """New topic metadata: resolves topic ids the member was waiting for."""
+        self._metadata = image
+
+    # -- driving -------------------------------------------------------------------------------
+
+    def poll(self, now_ms: int) -> list[MemberRequest]:
+        """Raise what the application must see, then return the requests due now."""
+        self._now = max(self._now, now_ms)
+        self._raise_pending()
+        self._check_poll_timer()
+        self._maybe_join()
+        self._maybe_reconcile()
+        self._maybe_auto_commit()
+        requests: list[MemberRequest] = list(self._commits.take_queued())
+        assignment_request = self._process.next_request(
+            self.config.group_id, self.member_id, self.member_epoch
+        )
+        if assignment_request is not None:
+            requests.append(assignment_request)
+        heartbeat = self._maybe_heartbeat()
+        if heartbeat is not None:
+            requests.append(heartbeat)
+        return requests
+
+    def next_deadline(self) -> int | None:
+        """When ``poll`` has something to do next (``None``: nothing until an input)."""
+        if (
+            self._errors.pending
+            or (self._fatal is not None and not self._fatal_raised)
+            or self._commits.has_queued
+            or self._process.has_request_ready
+            or self._reconcile_ready()
+            or (self._state is S.UNSUBSCRIBED and self._subscribed)
+        ):
+            return self._now
+        deadlines: list[int] = []
+        if self._state.sends_heartbeats:
+            due = self._schedule.next_due_ms()
+            if due is not None:
+                urgent = self._heartbeat_now and self._state.heartbeats_now
+                deadlines.append(self._now if urgent else due)
+        if self._state.is_active and self._last_app_poll_ms is not None:
+            deadlines.append(self._last_app_poll_ms + self.config.max_poll_interval_ms + 1)
+        auto_commit_ms = self._commits.next_auto_commit_ms
+        if self._auto_commits and auto_commit_ms is not None and self._state.is_active:
+            deadlines.append(auto_commit_ms)
+        return min(deadlines) if deadlines else None
+
+    def on_response(self, request: object, response: object, now_ms: int) -> None:
+        """A response to a request ``poll`` returned."""
+        self._now = max(self._now, now_ms)
+        if isinstance(request, ConsumerGroupHeartbeatRequest) and isinstance(
+            response, ConsumerGroupHeartbeatResponse
+        ):
+            if request is self._heartbeat_request:
+                self._heartbeat_request = None
+                self._on_heartbeat_response(request, response)
+        elif isinstance(request, OffsetCommitRequest) and isinstance(
+            response, OffsetCommitResponse
+        ):
+            self._on_commit_done(request, response)
+        elif isinstance(request, ConsumerGroupPrepareAssignmentRequest) and isinstance(
+            response, ConsumerGroupPrepareAssignmentResponse
+        ):
+            self._process.on_prepare_response(request, response, self._metadata)
+        elif isinstance(request, ConsumerGroupInstallAssignmentRequest) and isinstance(
+            response, ConsumerGroupInstallAssignmentResponse
+        ):
+            self._process.on_install_response(request, response)
+        else:
+            raise TypeError(f"{type(response).__name__} does not answer {type(request).__name__}")
+
+    def on_request_failed(self, request: object, now_ms: int) -> None:
+        """No response will come (lost, timed out, disconnected)."""
+        self._now = max(self._now, now_ms)
+        if isinstance(request, ConsumerGroupHeartbeatRequest):
+            if request is self._heartbeat_request:
+                self._heartbeat_request = None
+                # Kafka: onFailure resets the sent fields and backs off.
+                self._builder.reset()
+                self._schedule.on_failure(self._now)
+        elif isinstance(request, OffsetCommitRequest):
+            self._on_commit_done(request, None)
+        else:
+            self._process.on_request_failed(request)
+
+    # -- heartbeats --------------------------------------------------------------------------
+
+    def _maybe_heartbeat(self) -> ConsumerGroupHeartbeatRequest | None:
+        state = self._state
+        if not state.sends_heartbeats:
+            return None
+        urgent = self._heartbeat_now and state.heartbeats_now
+        if not self._schedule.can_send(self._now, urgent=urgent):
+            return None
+        request = self._builder.build(self._heartbeat_fields(), full=state is S.JOINING)
+        self._schedule.on_sent(self._now)
+        self._heartbeat_request = request
+        self._heartbeat_now = False
+        self._on_heartbeat_generated()
+        return request
+
+    def _heartbeat_fields(self) -> HeartbeatFields:
+        topics = frozenset(self._topics or ())
+        return HeartbeatFields(
+            group_id=self.config.group_id,
+            member_id=self.member_id,
+            member_epoch=self.member_epoch,
+            instance_id=self.config.group_instance_id,
+            rack_id=self.config.client_rack,
+            rebalance_timeout_ms=self.config.max_poll_interval_ms,
+            subscribed_topic_names=self._topics if self._regex is None else None,
+            subscribed_topic_regex=self._regex,
+            server_assignor=self.config.group_remote_assignor,
+            client_assignors=client_assignors_of(self._assignors, topics)
+            if self._assignors
+            else None,
+            owned=self._assigned.current,
+            client_id=self.config.client_id,
+        )
+
+    def _on_heartbeat_generated(self) -> None:
+        """Kafka's ``onHeartbeatRequestGenerated``."""
+        if self._state is S.ACKNOWLEDGING:
+            self._transition(S.STABLE if self._assigned.reconciled else S.RECONCILING)
+        elif self._state is S.LEAVING:
+            if self._poll_timer_expired:
+                self._transition(S.STALE)
+                self._lose_all()
+            else:
+                self._transition(S.UNSUBSCRIBED)
+
+    def _on_heartbeat_response(
+        self, request: ConsumerGroupHeartbeatRequest, response: ConsumerGroupHeartbeatResponse
+    ) -> None:
+        code = response.error_code
+        if request.member_epoch < 0:
+            # The answer to a leave heartbeat: the member already moved on.
+            self._schedule.on_response(self._now, response.heartbeat_interval_ms)
+            return
+        if code is ErrorCode.NONE or is_compute_assignment(code):
+            self._schedule.on_response(self._now, response.heartbeat_interval_ms)
+            if is_compute_assignment(code) and self._state.is_active:
+                self._process.on_compute_assignment()
+            if code is ErrorCode.NONE or response.member_epoch >= 0:
+                self._on_heartbeat_success(response)
+            return
+        self._builder.reset()
+        action = heartbeat_error_action(code)
+        if action is HeartbeatErrorAction.RETRY_NOW:
+            self._schedule.on_retry_now(self._now)
+        elif action is HeartbeatErrorAction.RETRY_BACKOFF:
+            self._schedule.on_failure(self._now)
+        elif action is HeartbeatErrorAction.FENCED:
+            self._schedule.on_retry_now(self._now)
+            self._transition_to_fenced()
+        elif action is HeartbeatErrorAction.SURFACE:
+            self._schedule.on_response(self._now, response.heartbeat_interval_ms)
+            self._errors.record(TopicAuthorizationError(response.error_message or code.name))
+        else:
+            self._schedule.on_response(self._now, response.heartbeat_interval_ms)
+            self._transition_to_fatal(code, response.error_message)
+
+    def _on_heartbeat_success(self, response: ConsumerGroupHeartbeatResponse) -> None:
+        """Kafka's ``onHeartbeatSuccess``."""
+        if self._state is S.LEAVING or not self._state.in_group:
+            return
+        self.member_epoch = response.member_epoch
+        if response.assignment is None or not self._state.can_handle_new_assignment:
+            return
+        self._assigned.receive(response.assignment.topic_partitions)
+        if not self._assigned.reconciled:
+            if self._state is not S.RECONCILING:
+                self._transition(S.RECONCILING)
+        elif self._state in (S.JOINING, S.RECONCILING):
+            self._transition(S.STABLE)
+
+    # -- reconciliation ------------------------------------------------------------------------
+
+    def _reconcile_ready(self) -> bool:
+        if self._state is not S.RECONCILING or self._reconciling is not None:
+            return False
+        return self._assigned.plan(self._metadata) is not None
+
+    def _maybe_reconcile(self) -> None:
+        """KIP-848, "Response Handling" steps 1-3 (Kafka's ``maybeReconcile``)."""
+        if self._state is not S.RECONCILING or self._reconciling is not None:
+            return
+        plan = self._assigned.plan(self._metadata)
+        if plan is None:
+            return
+        if plan.acknowledge_only:
+            # Only unresolved topics differ: acknowledge the resolved part at the new epoch.
+            self._assigned.apply(plan)
+            self._enter(S.ACKNOWLEDGING)
+            return
+        reconciliation = _Reconciliation(plan, self.member_epoch)
+        if plan.revoked:
+            self._assigned.pending_revocation = frozenset(plan.revoked)
+            offsets = self._consumed_positions()
+            if offsets:
+                self._reconciling = reconciliation
+                self._queue_commit(offsets, "revocation")
+                return
+        self._finish_reconciliation(reconciliation)
+
+    def _finish_reconciliation(self, reconciliation: _Reconciliation) -> None:
+        """Revoke, onPartitionsRevoked, assign, onAssignment, onPartitionsAssigned, ack."""
+        self._reconciling = None
+        self._assigned.pending_revocation = frozenset()
+        if self._state is not S.RECONCILING or self.member_epoch < reconciliation.member_epoch:
+            return  # Kafka's maybeAbortReconciliation: left RECONCILING or rejoined meanwhile.
+        plan = reconciliation.plan
+        if plan.revoked:
+            self._errors.call(self._listener.on_partitions_revoked, plan.revoked)
+            self._emit_partitions(PartitionsRevoked, plan.revoked)
+        self._assigned.apply(plan)
+        if self._assignors:
+            update = MemberAssignmentUpdate(self._assigned.owned, self.member_epoch)
+            try:
+                self._assignors[0].on_assignment(update)
+            except Exception as error:
+                self._errors.record(error)
+        self._errors.call(self._listener.on_partitions_assigned, plan.added)
+        self._emit_partitions(PartitionsAssigned, plan.added)
+        self._enter(S.ACKNOWLEDGING)
+
+    # -- fencing, leaving, fatal -----------------------------------------------------------------
+
+    def _transition_to_fenced(self) -> None:
+        """KIP-848: abandon all partitions (onPartitionsLost), rejoin with epoch 0, same id."""
+        state = self._state
+        if state is S.PREPARE_LEAVING:
+            # Kafka: fenced while preparing to leave; finish the leave without a heartbeat.
+            self._leave_commit_pending = False
+            self._lose_all()
+            self._transition(S.LEAVING)
+            self.member_epoch = self._leave_epoch
+            self._transition(S.UNSUBSCRIBED)
+            return
+        if state is S.LEAVING:
+            if self._poll_timer_expired:
+                self._transition(S.STALE)
+                self._lose_all()
+            else:
+                self._transition(S.UNSUBSCRIBED)
+            return
+        if not state.in_group:
+            return
+        self._abort_work("fenced")
+        self._transition(S.FENCED)
+        self.member_epoch = 0
+        self._lose_all()
+        if self._subscribed:
+            self._transition_to_joining()
+        else:
+            self._transition(S.UNSUBSCRIBED)
+
+    def _transition_to_fatal(self, code: ErrorCode, message: str | None) -> None:
+        if self._state is S.FATAL:
+            return
+        previous = self._state
+        self._transition(S.FATAL)
+        self._fatal = MemberFatalError(code, message)
+        self._abort_work(code.name)
+        self._leave_commit_pending = False
+        if previous is not S.UNSUBSCRIBED:
+            self._lose_all()
+
+    def _leave_group(self) -> None:
+        """Kafka's ``leaveGroup``: PREPARE_LEAVING, release the partitions, then LEAVING."""
+        state = self._state
+        if state is S.FENCED:
+            self._transition(S.UNSUBSCRIBED)
+            return
+        if not state.is_active:
+            return  # already leaving, out of the group, or FATAL
+        self._abort_work("leaving")
+        self._transition(S.PREPARE_LEAVING)
+        if self.member_epoch > 0:
+            offsets = self._consumed_positions()
+            if offsets:
+                self._leave_commit_pending = True
+                self._queue_commit(offsets, "leave")
+                return
+        self._finish_prepare_leaving()
+
+    def _finish_prepare_leaving(self) -> None:
+        self._leave_commit_pending = False
+        if self._state is not S.PREPARE_LEAVING:
+            return
+        owned = tuple(sorted(self._assigned.owned))
+        if owned and self.member_epoch > 0:
+            self._errors.call(self._listener.on_partitions_revoked, owned)
+            self._emit_partitions(PartitionsRevoked, owned)
+        elif owned:
+            self._errors.call(self._listener.on_partitions_lost, owned)
+            self._emit_partitions(PartitionsLost, owned)
+        self._assigned.clear()
+        self._transition_to_leaving()
+
+    def _transition_to_leaving(self) -> None:
+        self._transition(S.LEAVING)
+        self.member_epoch = self._leave_epoch
+        self._heartbeat_now = True
+
+    @property
+    def _leave_epoch(self) -> int:
+        if self.config.group_instance_id is not None:
+            return LEAVE_GROUP_STATIC_MEMBER_EPOCH
+        return LEAVE_GROUP_MEMBER_EPOCH
+
+    def _check_poll_timer(self) -> None:
+        """``max.poll.interval.ms`` expired: leave without callbacks, then STALE (Kafka)."""
+        if self._last_app_poll_ms is None or not self._state.is_active:
+            return
+        if self._now - self._last_app_poll_ms <= self.config.max_poll_interval_ms:
+            return
+        self._abort_work("poll timer expired")
+        self._poll_timer_expired = True
+        self._transition(S.PREPARE_LEAVING)
+        self._transition_to_leaving()
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    @property
+    def _subscribed(self) -> bool:
+        return self._topics is not None or self._regex is not None
+
+    @property
+    def _auto_commits(self) -> bool:
+        return self.config.enable_auto_commit and self._positions is not None
+
+    def _check_not_fatal(self) -> None:
+        if self._fatal is not None:
+            raise self._fatal
+
+    def _start_poll_timer(self) -> None:
+        if self._last_app_poll_ms is None:
+            self._last_app_poll_ms = self._now
+
+    def _maybe_join(self) -> None:
+        if self._state is S.UNSUBSCRIBED and self._subscribed:
+            self._transition_to_joining()
+
+    def _transition_to_joining(self) -> None:
+        self._transition(S.JOINING)
+        self.member_epoch = 0
+        self._assigned.clear()
+        self._builder.reset()
+        self._schedule.reset_interval(self._now)
+        self._heartbeat_now = True
+
+    def _enter(self, state: MemberState) -> None:
+        self._transition(state)
+        if state.heartbeats_now:
+            self._heartbeat_now = True
+
+    def _transition(self, new: MemberState) -> None:
+        """Rule 1/2 of ``member_state``: check first, then change and report."""
+        old = self._state
+        if old is new and new is not S.RECONCILING:
+            return
+        check_transition(old, new)
+        self._state = new
+        self._events.append(
+            MemberStateChanged(
+                ts_ms=self._now,
+                group_id=self.config.group_id,
+                member_id=self.member_id,
+                group_protocol="consumer",
+                old_state=old.value,
+                new_state=new.value,
+            )
+        )
+
+    def _abort_work(self, reason: str) -> None:
+        self._reconciling = None
+        self._assigned.pending_revocation = frozenset()
+        self._process.abandon(reason)
+
+    def _lose_all(self) -> None:
+        owned = tuple(sorted(self._assigned.owned))
+        if owned:
+            self._errors.call(self._listener.on_partitions_lost, owned)
+            self._emit_partitions(PartitionsLost, owned)
+        self._assigned.clear()
+
+    def _emit_partitions(
+        self,
+        kind: type[PartitionsRevoked] | type[PartitionsAssigned] | type[PartitionsLost],
+        partitions: Sequence[TopicPartition],
+    ) -> None:
+        self._events.append(
+            kind(
+                ts_ms=self._now,
+                group_id=self.config.group_id,
+                member_id=self.member_id,
+                partitions=tuple(partitions),
+                generation_or_epoch=self.member_epoch,
+            )
+        )
+
+    def _raise_pending(self) -> None:
+        if self._fatal is not None and not self._fatal_raised:
+            self._fatal_raised = True
+            raise self._fatal
+        error = self._errors.take()
+        if error is not None:
+            raise error
+
+    # -- offsets -------------------------------------------------------------------------------
+
+    def _consumed_positions(self) -> dict[TopicPartition, int]:
+        if not self._auto_commits or self._positions is None:
+            return {}
+        positions = self._positions()
+        return {tp: offset for tp, offset in positions.items() if tp in self._assigned.owned}
+
+    def _maybe_auto_commit(self) -> None:
+        """``enable.auto.commit``: commit moved positions every ``auto.commit.interval.ms``."""
+        if not self._auto_commits or not self._state.is_active or self.member_epoch <= 0:
+            return
+        offsets = self._commits.auto_commit_due(self._now, self._consumed_positions())
+        if offsets:
+            self._queue_commit(offsets, "auto")
+
+    def _queue_commit(self, offsets: Mapping[TopicPartition, int], purpose: str) -> None:
+        in_group = self.member_epoch > 0 and self._state.in_group
+        self._commits.queue(
+            offsets,
+            purpose,
+            group_id=self.config.group_id,
+            member_id=self.member_id if in_group else "",
+            member_epoch=self.member_epoch if in_group else -1,
+            instance_id=self.config.group_instance_id,
+        )
+
+    def _on_commit_done(
+        self, request: OffsetCommitRequest, response: OffsetCommitResponse | None
+    ) -> None:
+        result = self._commits.on_done(request, response)
+        if result is None:
+            return
+        if result.purpose == "revocation" and self._reconciling is not None:
+            self._finish_reconciliation(self._reconciling)
+        elif result.purpose == "leave" and self._leave_commit_pending:
+            self._finish_prepare_leaving()

@@ -1,0 +1,143 @@
+"""The member's OffsetCommits: the application's, auto-commit, and before a revocation.
+
+KIP-848, "Consumer", "Rebalance Process": revoked partitions have their
+offsets committed before ``onPartitionsRevoked`` runs. A KIP-848 member
+commits with its member id and member epoch (OffsetCommit v9+,
+``generation_id_or_member_epoch``); outside the group it commits with
+member id ``""`` and epoch -1, as Kafka's ``CommitRequestManager`` does.
+
+``enable.auto.commit`` (Kafka default true) commits the consumed positions
+every ``auto.commit.interval.ms`` (5 s) and only the positions that moved.
+The member does not own fetch positions: the driver reports them through the
+member's ``positions`` callable (Kafka's ``subscriptions.allConsumed()``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from regroup.consumer.member_config import CommitResult
+from regroup.model import ErrorCode, TopicPartition
+from regroup.model.requests.offsets import (
+    OffsetCommitRequest,
+    OffsetCommitRequestPartition,
+    OffsetCommitRequestTopic,
+    OffsetCommitResponse,
+)
+
+__all__ = ["CommitTracker"]
+
+
+@dataclass(frozen=True, slots=True)
+class _Commit:
+    request: OffsetCommitRequest
+    purpose: str
+    offsets: Mapping[TopicPartition, int]
+
+
+class CommitTracker:
+    """Queued and in-flight commits, their results, and the auto-commit clock."""
+
+    __slots__ = (
+        "_auto_interval_ms",
+        "_in_flight",
+        "_last_auto",
+        "_next_auto_ms",
+        "_queued",
+        "_results",
+    )
+
+    def __init__(self, auto_commit_interval_ms: int) -> None:
+        self._auto_interval_ms = auto_commit_interval_ms
+        self._queued: list[_Commit] = []
+        self._in_flight: dict[int, _Commit] = {}
+        self._results: list[CommitResult] = []
+        self._next_auto_ms: int | None = None
+        self._last_auto: dict[TopicPartition, int] = {}
+
+    @property
+    def has_queued(self) -> bool:
+        return bool(self._queued)
+
+    @property
+    def next_auto_commit_ms(self) -> int | None:
+        return self._next_auto_ms
+
+    def queue(
+        self,
+        offsets: Mapping[TopicPartition, int],
+        purpose: str,
+        *,
+        group_id: str,
+        member_id: str,
+        member_epoch: int,
+        instance_id: str | None,
+    ) -> OffsetCommitRequest:
+        """Queue one OffsetCommit (``member_epoch`` -1 and ``member_id`` "" outside the group)."""
+        by_topic: dict[str, list[OffsetCommitRequestPartition]] = {}
+        for tp, offset in sorted(offsets.items()):
+            by_topic.setdefault(tp.topic, []).append(
+                OffsetCommitRequestPartition(tp.partition, offset)
+            )
+        request = OffsetCommitRequest(
+            group_id=group_id,
+            generation_id_or_member_epoch=member_epoch,
+            member_id=member_id,
+            topics=tuple(OffsetCommitRequestTopic(t, tuple(p)) for t, p in by_topic.items()),
+            group_instance_id=instance_id,
+        )
+        self._queued.append(_Commit(request, purpose, dict(offsets)))
+        return request
+
+    def take_queued(self) -> list[OffsetCommitRequest]:
+        """The queued requests, now in flight."""
+        requests = []
+        for commit in self._queued:
+            self._in_flight[id(commit.request)] = commit
+            requests.append(commit.request)
+        self._queued = []
+        return requests
+
+    def on_done(
+        self, request: OffsetCommitRequest, response: OffsetCommitResponse | None
+    ) -> CommitResult | None:
+        """Record the answer (``None``: the request failed); ``None`` for a request not ours."""
+        commit = self._in_flight.get(id(request))
+        if commit is None or commit.request is not request:
+            return None
+        del self._in_flight[id(request)]
+        errors: dict[TopicPartition, ErrorCode] = {}
+        if response is not None:
+            for topic in response.topics:
+                for partition in topic.partitions:
+                    if partition.error_code.is_error:
+                        tp = TopicPartition(topic.name, partition.partition_index)
+                        errors[tp] = partition.error_code
+        result = CommitResult(
+            purpose=commit.purpose,
+            member_epoch=request.generation_id_or_member_epoch,
+            offsets=commit.offsets,
+            errors=errors,
+            failed=response is None,
+        )
+        self._results.append(result)
+        return result
+
+    def take_results(self) -> list[CommitResult]:
+        results, self._results = self._results, []
+        return results
+
+    def auto_commit_due(
+        self, now_ms: int, positions: Mapping[TopicPartition, int]
+    ) -> dict[TopicPartition, int]:
+        """The moved positions to auto-commit now (empty when not due); starts the clock."""
+        if self._next_auto_ms is None:
+            self._next_auto_ms = now_ms + self._auto_interval_ms
+            return {}
+        if now_ms < self._next_auto_ms:
+            return {}
+        self._next_auto_ms = now_ms + self._auto_interval_ms
+        moved = {tp: off for tp, off in positions.items() if self._last_auto.get(tp) != off}
+        self._last_auto.update(moved)
+        return moved

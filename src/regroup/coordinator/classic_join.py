@@ -1,0 +1,413 @@
+"""JoinGroup on a classic group (Kafka: ``GroupMetadataManager.classicGroupJoin*``).
+
+Admission, in Kafka's order:
+
+1. empty group id: INVALID_GROUP_ID; session timeout outside
+   [``group.min.session.timeout.ms``, ``group.max.session.timeout.ms``]:
+   INVALID_SESSION_TIMEOUT (Kafka checks both in ``GroupCoordinatorService``);
+2. the id names a KIP-848 group: INCONSISTENT_GROUP_PROTOCOL (we do not
+   convert groups between protocols); an unknown group with a member id:
+   UNKNOWN_MEMBER_ID; an unknown group without one is created (and persisted);
+3. ``group.max.size`` (Kafka ``acceptJoiningMember``): in PreparingRebalance a
+   member is admitted if it is already awaiting join or fewer members are
+   awaiting join than the limit; in CompletingRebalance / Stable if it is a
+   member or the group is below the limit; GROUP_MAX_SIZE_REACHED otherwise
+   (and the refused member is dropped);
+4. a new member (no id): Dead: COORDINATOR_NOT_AVAILABLE; protocols not
+   compatible: INCONSISTENT_GROUP_PROTOCOL; a static member with a known
+   ``group.instance.id`` replaces the old one (KIP-345); a new dynamic member
+   first gets MEMBER_ID_REQUIRED with a pending id (KIP-394) when the client
+   requires a known member id; otherwise it is added;
+5. an existing member: a pending one is added; a known one is validated
+   (UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID) and then, by state:
+   PreparingRebalance: update and park; CompletingRebalance: same metadata
+   gets the current generation again, new metadata rebalances; Stable: the
+   leader always rebalances (it may have seen a metadata change), a follower
+   with new metadata rebalances, one with the same metadata gets the current
+   generation; Empty: UNKNOWN_MEMBER_ID.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import TYPE_CHECKING
+
+from regroup.classic.group import ClassicGroup
+from regroup.classic.group_member import ClassicGroupMember
+from regroup.classic.group_state import ClassicGroupState
+from regroup.coordinator.result import CoordinatorResult
+from regroup.model.errors import ErrorCode, KafkaProtocolError
+from regroup.model.member import new_classic_member_id
+from regroup.model.requests.classic import JoinGroupRequest, JoinGroupResponse, SyncGroupResponse
+from regroup.records import CoordinatorRecord
+from regroup.records.classic import GroupMetadataKey, GroupMetadataValue
+
+if TYPE_CHECKING:
+    from regroup.coordinator.classic_manager import ClassicGroupManager
+
+__all__ = ["handle_join_group"]
+
+_State = ClassicGroupState
+
+
+def handle_join_group(
+    mgr: ClassicGroupManager, token: Hashable, request: JoinGroupRequest, now_ms: int
+) -> CoordinatorResult:
+    out = CoordinatorResult()
+
+    def fail(code: ErrorCode, member_id: str = request.member_id) -> CoordinatorResult:
+        out.reply(token, JoinGroupResponse(error_code=code, member_id=member_id))
+        return out
+
+    config = mgr.config
+    if not request.group_id:
+        return fail(ErrorCode.INVALID_GROUP_ID)
+    if not (
+        config.group_min_session_timeout_ms
+        <= request.session_timeout_ms
+        <= config.group_max_session_timeout_ms
+    ):
+        return fail(ErrorCode.INVALID_SESSION_TIMEOUT)
+    other = mgr.coordinator.groups.get(request.group_id)
+    if other is not None and not isinstance(other, ClassicGroup):
+        return fail(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, "")
+    group = mgr.classic_group(request.group_id)
+    is_new_group = group is None
+    if group is None:
+        if request.member_id:
+            return fail(ErrorCode.UNKNOWN_MEMBER_ID)
+        group = mgr.create_group(request.group_id, now_ms)
+
+    if not _accept_joining_member(group, request.member_id, config.group_max_size):
+        refused = group.members.get(request.member_id)
+        group.remove(request.member_id)
+        mgr.cancel_heartbeat(group, request.member_id)
+        if refused is not None:
+            mgr.answer_join(refused, JoinGroupResponse(ErrorCode.GROUP_MAX_SIZE_REACHED), out)
+            mgr.member_left(group, refused, "group_max_size", now_ms, out)
+        fail(ErrorCode.GROUP_MAX_SIZE_REACHED, "")
+    elif not request.member_id:
+        _join_new_member(mgr, group, token, request, now_ms, out)
+    else:
+        _join_existing_member(mgr, group, token, request, now_ms, out)
+
+    if is_new_group and not out.records:
+        # Kafka: a new group is committed with an empty GroupMetadata record.
+        out.records.append(
+            CoordinatorRecord(
+                GroupMetadataKey(group.group_id),
+                GroupMetadataValue(
+                    protocol_type=group.protocol_type,
+                    generation=0,
+                    protocol=None,
+                    leader=None,
+                    current_state_timestamp=now_ms,
+                ),
+            )
+        )
+    return out
+
+
+def _accept_joining_member(group: ClassicGroup, member_id: str, max_size: int) -> bool:
+    """Kafka ``acceptJoiningMember`` (``group.max.size``)."""
+    if group.is_in(_State.EMPTY, _State.DEAD):
+        return True
+    if group.is_in(_State.PREPARING_REBALANCE):
+        member = group.members.get(member_id)
+        return (
+            member is not None and member.is_awaiting_join
+        ) or group.num_awaiting_join() < max_size
+    return group.has_member(member_id) or len(group) < max_size
+
+
+def _join_new_member(
+    mgr: ClassicGroupManager,
+    group: ClassicGroup,
+    token: Hashable,
+    request: JoinGroupRequest,
+    now_ms: int,
+    out: CoordinatorResult,
+) -> None:
+    if group.is_in(_State.DEAD):
+        out.reply(token, JoinGroupResponse(ErrorCode.COORDINATOR_NOT_AVAILABLE))
+        return
+    if not group.supports_protocols(
+        request.protocol_type, tuple(p.name for p in request.protocols)
+    ):
+        out.reply(token, JoinGroupResponse(ErrorCode.INCONSISTENT_GROUP_PROTOCOL))
+        return
+    prefix = (
+        request.group_instance_id if request.group_instance_id is not None else request.client_id
+    )
+    new_member_id = new_classic_member_id(prefix, mgr.coordinator.rng)
+    if request.group_instance_id is not None:
+        old_member_id = group.static_member_id(request.group_instance_id)
+        if old_member_id is None:
+            _add_member_then_rebalance_or_complete_join(
+                mgr, group, token, request, new_member_id, now_ms, out
+            )
+        else:
+            _replace_static_member(
+                mgr, group, token, request, old_member_id, new_member_id, now_ms, out
+            )
+    elif request.require_known_member_id:
+        # KIP-394: hand out the id, keep it pending for one session timeout.
+        group.pending_members.add(new_member_id)
+        mgr.schedule_pending_member_heartbeat(
+            group, new_member_id, request.session_timeout_ms, now_ms
+        )
+        out.reply(token, JoinGroupResponse(ErrorCode.MEMBER_ID_REQUIRED, member_id=new_member_id))
+    else:
+        _add_member_then_rebalance_or_complete_join(
+            mgr, group, token, request, new_member_id, now_ms, out
+        )
+
+
+def _join_existing_member(
+    mgr: ClassicGroupManager,
+    group: ClassicGroup,
+    token: Hashable,
+    request: JoinGroupRequest,
+    now_ms: int,
+    out: CoordinatorResult,
+) -> None:
+    member_id = request.member_id
+
+    def fail(code: ErrorCode) -> None:
+        out.reply(token, JoinGroupResponse(error_code=code, member_id=member_id))
+
+    if group.is_in(_State.DEAD):
+        return fail(ErrorCode.COORDINATOR_NOT_AVAILABLE)
+    if not group.supports_protocols(
+        request.protocol_type, tuple(p.name for p in request.protocols)
+    ):
+        return fail(ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
+    if group.is_pending_member(member_id):
+        if request.group_instance_id is not None:
+            # Kafka treats this as impossible (a static member is never pending).
+            return fail(ErrorCode.UNKNOWN_MEMBER_ID)
+        _add_member_then_rebalance_or_complete_join(
+            mgr, group, token, request, member_id, now_ms, out
+        )
+        return None
+    try:
+        group.validate_member(member_id, request.group_instance_id)
+    except KafkaProtocolError as exc:
+        return fail(exc.code)
+    member = group.member(member_id)
+    reason = request.reason or "not provided"
+    if group.is_in(_State.PREPARING_REBALANCE):
+        _update_member_then_rebalance_or_complete_join(
+            mgr,
+            group,
+            member,
+            token,
+            request,
+            f"member {member_id} joining during PreparingRebalance ({reason})",
+            now_ms,
+            out,
+        )
+    elif group.is_in(_State.COMPLETING_REBALANCE):
+        if member.matches(request.protocols):
+            _reply_current_generation(group, member, token, out)
+        else:
+            _update_member_then_rebalance_or_complete_join(
+                mgr,
+                group,
+                member,
+                token,
+                request,
+                f"updating metadata for member {member_id} during CompletingRebalance ({reason})",
+                now_ms,
+                out,
+            )
+    elif group.is_in(_State.STABLE):
+        if group.is_leader(member_id):
+            _update_member_then_rebalance_or_complete_join(
+                mgr,
+                group,
+                member,
+                token,
+                request,
+                f"leader {member_id} re-joining group during Stable ({reason})",
+                now_ms,
+                out,
+            )
+        elif not member.matches(request.protocols):
+            _update_member_then_rebalance_or_complete_join(
+                mgr,
+                group,
+                member,
+                token,
+                request,
+                f"updating metadata for member {member_id} during Stable ({reason})",
+                now_ms,
+                out,
+            )
+        else:
+            _reply_current_generation(group, member, token, out)
+    else:
+        fail(ErrorCode.UNKNOWN_MEMBER_ID)
+    return None
+
+
+def _reply_current_generation(
+    group: ClassicGroup, member: ClassicGroupMember, token: Hashable, out: CoordinatorResult
+) -> None:
+    out.reply(
+        token,
+        JoinGroupResponse(
+            error_code=ErrorCode.NONE,
+            generation_id=group.generation_id,
+            protocol_type=group.protocol_type,
+            protocol_name=group.protocol_name,
+            leader=group.leader_id or "",
+            member_id=member.member_id,
+            members=group.current_members_metadata() if group.is_leader(member.member_id) else (),
+        ),
+    )
+
+
+def _add_member_then_rebalance_or_complete_join(
+    mgr: ClassicGroupManager,
+    group: ClassicGroup,
+    token: Hashable,
+    request: JoinGroupRequest,
+    member_id: str,
+    now_ms: int,
+    out: CoordinatorResult,
+) -> None:
+    """Kafka ``addMemberThenRebalanceOrCompleteJoin``; new members get the join timeout."""
+    member = ClassicGroupMember(
+        member_id=member_id,
+        group_instance_id=request.group_instance_id,
+        client_id=request.client_id,
+        client_host=request.client_host,
+        rebalance_timeout_ms=request.rebalance_timeout_ms,
+        session_timeout_ms=request.session_timeout_ms,
+        protocol_type=request.protocol_type,
+        supported_protocols=tuple(request.protocols),
+        is_new=True,
+    )
+    if group.is_in(_State.PREPARING_REBALANCE) and group.previous_state is _State.EMPTY:
+        group.new_member_added = True
+    group.add(member, token)
+    mgr.member_joined(group, member, now_ms, out)
+    mgr.schedule_heartbeat(
+        group, member, now_ms, mgr.config.classic_group_new_member_join_timeout_ms
+    )
+    mgr.maybe_prepare_rebalance_or_complete_join(
+        group,
+        f"adding new member {member_id} with group instance id {request.group_instance_id}; "
+        f"client reason: {request.reason or 'not provided'}",
+        now_ms,
+        out,
+    )
+
+
+def _update_member_then_rebalance_or_complete_join(
+    mgr: ClassicGroupManager,
+    group: ClassicGroup,
+    member: ClassicGroupMember,
+    token: Hashable,
+    request: JoinGroupRequest,
+    reason: str,
+    now_ms: int,
+    out: CoordinatorResult,
+) -> None:
+    """Kafka ``updateMemberThenRebalanceOrCompleteJoin``.
+
+    A member that sends JoinGroup again while one is parked: Kafka replaces
+    the parked future silently; we answer the superseded token with
+    REBALANCE_IN_PROGRESS so that no driver waits for it forever.
+    """
+    if member.awaiting_join is not None and member.awaiting_join != token:
+        mgr.answer_join(
+            member,
+            JoinGroupResponse(ErrorCode.REBALANCE_IN_PROGRESS, member_id=member.member_id),
+            out,
+        )
+    group.update_member(
+        member,
+        tuple(request.protocols),
+        request.rebalance_timeout_ms,
+        request.session_timeout_ms,
+        token,
+    )
+    mgr.maybe_prepare_rebalance_or_complete_join(group, reason, now_ms, out)
+
+
+def _replace_static_member(
+    mgr: ClassicGroupManager,
+    group: ClassicGroup,
+    token: Hashable,
+    request: JoinGroupRequest,
+    old_member_id: str,
+    new_member_id: str,
+    now_ms: int,
+    out: CoordinatorResult,
+) -> None:
+    """KIP-345 (Kafka ``updateStaticMemberThenRebalanceOrCompleteJoin``).
+
+    The old id's parked JoinGroup / SyncGroup get FENCED_INSTANCE_ID. In
+    Stable, when the protocol the group would select does not change, there
+    is no rebalance: the group is persisted and the new id gets the current
+    generation; a returning leader gets the member list with
+    ``skip_assignment`` (JoinGroup v9+) or, on older versions, a follower's
+    response naming the old leader id. In CompletingRebalance the replacement
+    forces a new rebalance (the leader may be assigning to the old id).
+    """
+    assert request.group_instance_id is not None
+    current_leader = group.leader_id
+    old, new = group.replace_static_member(request.group_instance_id, old_member_id, new_member_id)
+    mgr.answer_join(
+        old, JoinGroupResponse(ErrorCode.FENCED_INSTANCE_ID, member_id=old_member_id), out
+    )
+    mgr.answer_sync(old, SyncGroupResponse(ErrorCode.FENCED_INSTANCE_ID), out)
+    mgr.cancel_heartbeat(group, old_member_id)
+    mgr.member_left(group, old, "replaced", now_ms, out)
+    mgr.member_joined(group, new, now_ms, out)
+    mgr.schedule_heartbeat(group, new, now_ms)
+    group.update_member(
+        new,
+        tuple(request.protocols),
+        request.rebalance_timeout_ms,
+        request.session_timeout_ms,
+        token,
+    )
+    reason = (
+        f"static member {request.group_instance_id} rejoined with new member id {new_member_id}"
+    )
+    if group.is_in(_State.STABLE):
+        if group.select_protocol() == group.protocol_name:
+            new.awaiting_join = None
+            mgr.persist(group, out)
+            if group.is_leader(new_member_id) and request.supports_skip_assignment:
+                response = JoinGroupResponse(
+                    error_code=ErrorCode.NONE,
+                    generation_id=group.generation_id,
+                    protocol_type=group.protocol_type,
+                    protocol_name=group.protocol_name,
+                    leader=new_member_id,
+                    skip_assignment=True,
+                    member_id=new_member_id,
+                    members=group.current_members_metadata(),
+                )
+            else:
+                response = JoinGroupResponse(
+                    error_code=ErrorCode.NONE,
+                    generation_id=group.generation_id,
+                    protocol_type=group.protocol_type,
+                    protocol_name=group.protocol_name,
+                    leader=current_leader or "",
+                    member_id=new_member_id,
+                )
+            out.reply(token, response)
+        else:
+            mgr.maybe_prepare_rebalance_or_complete_join(
+                group, reason + "; the selected protocol changes", now_ms, out
+            )
+    elif group.is_in(_State.COMPLETING_REBALANCE):
+        mgr.prepare_rebalance(group, reason + " during CompletingRebalance", now_ms, out)
+    else:
+        mgr.maybe_complete_join_phase(group, now_ms, out)

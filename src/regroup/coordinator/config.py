@@ -1,0 +1,117 @@
+"""The group coordinator's broker configuration, with Kafka's names and defaults.
+
+Kafka: ``GroupCoordinatorConfig``. Classic groups: ``group.min.session.timeout.ms``
+(6000), ``group.max.session.timeout.ms`` (1800000),
+``group.initial.rebalance.delay.ms`` (3000), ``group.max.size``
+(Integer.MAX_VALUE), and the internal new-member join timeout (300000).
+KIP-848 groups: ``group.consumer.session.timeout.ms`` (45000) within
+[``group.consumer.min.session.timeout.ms`` 45000,
+``group.consumer.max.session.timeout.ms`` 60000],
+``group.consumer.heartbeat.interval.ms`` (5000) within [5000, 15000] and below
+the session timeout, ``group.consumer.max.size`` (Integer.MAX_VALUE),
+``group.consumer.assignors`` (uniform, range; the first is the default) and
+``group.consumer.migration.policy`` (BIDIRECTIONAL). Offsets:
+``offsets.retention.minutes`` (10080).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["GroupCoordinatorConfig", "InvalidConfigError"]
+
+INT32_MAX = 2**31 - 1
+
+
+class InvalidConfigError(ValueError):
+    """A configuration value outside what Kafka accepts (one-line message)."""
+
+
+@dataclass(frozen=True, slots=True)
+class GroupCoordinatorConfig:
+    group_min_session_timeout_ms: int = 6000
+    group_max_session_timeout_ms: int = 1800000
+    group_initial_rebalance_delay_ms: int = 3000
+    group_max_size: int = INT32_MAX
+    classic_group_new_member_join_timeout_ms: int = 300000
+    group_consumer_session_timeout_ms: int = 45000
+    group_consumer_min_session_timeout_ms: int = 45000
+    group_consumer_max_session_timeout_ms: int = 60000
+    group_consumer_heartbeat_interval_ms: int = 5000
+    group_consumer_min_heartbeat_interval_ms: int = 5000
+    group_consumer_max_heartbeat_interval_ms: int = 15000
+    group_consumer_max_size: int = INT32_MAX
+    group_consumer_assignors: tuple[str, ...] = ("uniform", "range")
+    group_consumer_migration_policy: str = "BIDIRECTIONAL"
+    offsets_retention_minutes: int = 10080
+
+    def __post_init__(self) -> None:
+        self._check(
+            self.group_min_session_timeout_ms <= self.group_max_session_timeout_ms,
+            "group.max.session.timeout.ms must be >= group.min.session.timeout.ms",
+        )
+        self._check(self.group_max_size >= 1, "group.max.size must be >= 1")
+        self._check(
+            self.group_initial_rebalance_delay_ms >= 0,
+            "group.initial.rebalance.delay.ms must be >= 0",
+        )
+        self._check(
+            self.group_consumer_min_session_timeout_ms
+            <= self.group_consumer_session_timeout_ms
+            <= self.group_consumer_max_session_timeout_ms,
+            "group.consumer.session.timeout.ms must lie within its min and max",
+        )
+        self._check(
+            self.group_consumer_min_heartbeat_interval_ms
+            <= self.group_consumer_heartbeat_interval_ms
+            <= self.group_consumer_max_heartbeat_interval_ms,
+            "group.consumer.heartbeat.interval.ms must lie within its min and max",
+        )
+        self._check(
+            self.group_consumer_heartbeat_interval_ms < self.group_consumer_session_timeout_ms,
+            "group.consumer.heartbeat.interval.ms must be below group.consumer.session.timeout.ms",
+        )
+        self._check(self.group_consumer_max_size >= 1, "group.consumer.max.size must be >= 1")
+        self._check(bool(self.group_consumer_assignors), "group.consumer.assignors is empty")
+        self._check(
+            self.group_consumer_migration_policy
+            in ("BIDIRECTIONAL", "UPGRADE", "DOWNGRADE", "DISABLED"),
+            "group.consumer.migration.policy must be BIDIRECTIONAL, UPGRADE, DOWNGRADE or DISABLED",
+        )
+
+    @staticmethod
+    def _check(condition: bool, message: str) -> None:
+        if not condition:
+            raise InvalidConfigError(message)
+
+    @classmethod
+    def kafka_names(cls) -> dict[str, str]:
+        """Kafka config name -> field name (``group.max.size`` -> ``group_max_size``)."""
+        return {f.name.replace("_", "."): f.name for f in dataclasses.fields(cls)}
+
+    @classmethod
+    def from_properties(cls, properties: Mapping[str, Any]) -> GroupCoordinatorConfig:
+        """Build from Kafka-named properties; unknown names are an error."""
+        names = cls.kafka_names()
+        kwargs: dict[str, Any] = {}
+        for key, value in properties.items():
+            field_name = names.get(key)
+            if field_name is None:
+                raise InvalidConfigError(f"unknown broker config {key!r}")
+            if field_name == "group_consumer_assignors":
+                if isinstance(value, str):
+                    value = tuple(v.strip() for v in value.split(",") if v.strip())
+                else:
+                    value = tuple(value)
+            elif field_name == "group_consumer_migration_policy":
+                value = str(value).upper()
+            else:
+                try:
+                    value = int(value)
+                except (TypeError, ValueError):
+                    raise InvalidConfigError(f"{key} must be an integer, got {value!r}") from None
+            kwargs[field_name] = value
+        return cls(**kwargs)

@@ -1,0 +1,585 @@
+"""ConsumerGroupHeartbeat: join, heartbeat, leave (KIP-848, "ConsumerGroupHeartbeat API").
+
+Kafka: ``GroupMetadataManager.consumerGroupHeartbeat``. The steps, in Kafka's
+order:
+
+1. validate the request (``validate_request``; INVALID_REQUEST, then
+   UNSUPPORTED_ASSIGNOR);
+2. epoch -1 / -2: leave (``_leave``);
+3. find the group (GROUP_ID_NOT_FOUND unless joining) and check its size
+   (GROUP_MAX_SIZE_REACHED: never for a member already in the group);
+4. find or make the member, with the fencing rules: UNKNOWN_MEMBER_ID,
+   FENCED_MEMBER_EPOCH (and KIP-848's lost-response exception: the previous epoch
+   is accepted when the owned partitions are a subset of the current ones),
+   static members (UNRELEASED_INSTANCE_ID, FENCED_INSTANCE_ID, replacement);
+5. apply the request's non-null fields; write the member's metadata; bump the
+   group epoch when the group is new, a member joined, a subscription or assignor
+   changed (KIP-848, "Group Epoch - Trigger a rebalance");
+6. when the group epoch is ahead of the assignment epoch, compute the new target
+   (server-side assignor), or choose the member to compute it (client-side);
+7. reconcile this member one step (``regroup.consumer.reconciliation``); arm the
+   rebalance timer while it revokes;
+8. re-arm the session timer; answer with the member epoch, the heartbeat
+   interval and, when the member needs it, the partitions it may use now.
+
+Where regroup departs from Kafka 4.x (each for the KIP's sake, or because the
+KIP is silent):
+
+* a member blocked on partitions others still hold keeps its epoch (KIP case
+  study; see Rule 5 of ``reconciliation``). So a new member may keep sending
+  epoch 0: the "first request" checks of step 1 (rebalance timeout, subscription,
+  empty owned partitions) apply to members the group does not yet hold at epoch
+  0 (or has just moved from epoch 0), as the KIP words them ("in the first
+  heartbeat request");
+* epoch 0 from a member the group holds at a positive epoch is a rejoin (Kafka
+  4.2+, KAFKA-19233): its current assignment is reset (it lost its partitions);
+  the lost-join-response case (previous epoch 0) keeps it (Kafka 4.0);
+* SubscribedTopicNames and SubscribedTopicRegex cannot both be non-empty in one
+  request (the KIP's rule; Kafka accepts both);
+* a change of ServerAssignor or ClientAssignors bumps the group epoch (the KIP:
+  "A member updates its assignors"; Kafka 4.0 does not, 4.4 does for the
+  preferred assignor);
+* the response carries the assignment when the request joins (epoch 0) or is full,
+  when the member's partitions or epoch changed, and while the member is below the
+  assignment epoch (KIP: "only set the Assignment field when the member epoch is
+  smaller than the target assignment epoch"), and when the partitions the member
+  reports differ from its assignment (it is out of step, e.g. after a lost
+  response); Kafka's rule is the first two;
+* a ClientId/ClientHost of ``""`` in the request means unchanged (regroup's
+  requests carry them; Kafka takes them from the connection).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from regroup.assignors.errors import PartitionAssignorError
+from regroup.consumer import client_assignors as ca
+from regroup.consumer.group import ConsumerGroup
+from regroup.consumer.group_member import (
+    Assignment,
+    ConsumerGroupMember,
+    MemberState,
+    assignment_from_topic_partitions,
+    assignment_to_topic_partitions,
+)
+from regroup.consumer.reconciliation import reconcile
+from regroup.consumer.subscription import InvalidRegexError, compile_regex
+from regroup.coordinator import consumer_records as rec
+from regroup.coordinator.consumer_txn import ConsumerTxn
+from regroup.coordinator.result import CoordinatorResult
+from regroup.events.schema import MemberJoined, MemberLeft
+from regroup.model.errors import ErrorCode, KafkaProtocolError
+from regroup.model.member import new_consumer_member_id
+from regroup.model.requests.consumer import (
+    ConsumerGroupHeartbeatAssignment,
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+)
+
+if TYPE_CHECKING:
+    from regroup.coordinator.consumer_manager import ConsumerGroupManager
+
+__all__ = ["handle", "validate_request"]
+
+LEAVE = -1
+STATIC_LEAVE = -2
+
+
+def _invalid(message: str) -> KafkaProtocolError:
+    return KafkaProtocolError(ErrorCode.INVALID_REQUEST, message)
+
+
+def validate_request(
+    req: ConsumerGroupHeartbeatRequest,
+    supported_assignors: tuple[str, ...],
+    rejoining: bool,
+    holder: ConsumerGroup | None = None,
+) -> None:
+    """Kafka ``throwIfConsumerGroupHeartbeatRequestIsInvalid``, plus the KIP's own rules.
+
+    ``rejoining`` is False when the group holds this member at epoch 0 (a blocked
+    new member) or just moved it from epoch 0 (its answer may have been lost):
+    then the first-request checks are skipped. ``holder`` is the group, if it
+    exists: a bare epoch-0 heartbeat (no rebalance timeout, no subscription) that
+    the group cannot take as a blocked member's comes from a member it dropped
+    (UNKNOWN_MEMBER_ID) or moved on (FENCED_MEMBER_EPOCH); either way the client
+    rejoins with a full request.
+    """
+    epoch = req.member_epoch
+    if not req.member_id and (req.client_generates_member_id or epoch > 0 or epoch == LEAVE):
+        raise _invalid("MemberId can't be empty.")
+    if not req.group_id.strip():
+        raise _invalid("GroupId can't be empty.")
+    if req.instance_id is not None and not req.instance_id.strip():
+        raise _invalid("InstanceId can't be empty.")
+    if req.rack_id is not None and not req.rack_id.strip():
+        raise _invalid("RackId can't be empty.")
+    if epoch == 0 and rejoining:
+        bare = (
+            req.rebalance_timeout_ms == -1
+            and req.subscribed_topic_names is None
+            and req.subscribed_topic_regex is None
+        )
+        if bare and holder is not None:
+            if req.member_id in holder.members:
+                raise KafkaProtocolError(
+                    ErrorCode.FENCED_MEMBER_EPOCH,
+                    "The member is no longer at epoch 0 and must rejoin.",
+                )
+            raise KafkaProtocolError(
+                ErrorCode.UNKNOWN_MEMBER_ID,
+                f"Member {req.member_id} is not a member of group {req.group_id}.",
+            )
+        if req.rebalance_timeout_ms == -1:
+            raise _invalid("RebalanceTimeoutMs must be provided in first request.")
+        if req.topic_partitions is None or req.topic_partitions:
+            raise _invalid("TopicPartitions must be empty when (re-)joining.")
+        if req.subscribed_topic_names is None and req.subscribed_topic_regex is None:
+            raise _invalid(
+                "SubscribedTopicNames or SubscribedTopicRegex must be set in first request."
+            )
+    elif epoch == STATIC_LEAVE:
+        if req.instance_id is None:
+            raise _invalid("InstanceId can't be null.")
+    elif epoch < STATIC_LEAVE:
+        raise _invalid("MemberEpoch is invalid.")
+    if req.subscribed_topic_names and req.subscribed_topic_regex:
+        raise _invalid("SubscribedTopicNames and SubscribedTopicRegex cannot be used together.")
+    if req.client_assignors is not None:
+        if req.server_assignor is not None:
+            raise _invalid("ServerAssignor and ClientAssignors cannot be used together.")
+        ca.validate_client_assignors(req.client_assignors)
+    if req.server_assignor is not None and req.server_assignor not in supported_assignors:
+        raise KafkaProtocolError(
+            ErrorCode.UNSUPPORTED_ASSIGNOR,
+            f"ServerAssignor {req.server_assignor} is not supported. "
+            f"Supported assignors: {', '.join(supported_assignors)}.",
+        )
+
+
+def handle(
+    manager: ConsumerGroupManager, token: Hashable, req: ConsumerGroupHeartbeatRequest, now_ms: int
+) -> CoordinatorResult:
+    txn = manager.begin(req.group_id, now_ms)
+    try:
+        response = _heartbeat(manager, txn, req)
+    except KafkaProtocolError as exc:
+        txn.rollback()
+        return txn.finish().reply(
+            token,
+            ConsumerGroupHeartbeatResponse(error_code=exc.code, error_message=exc.message),
+        )
+    except PartitionAssignorError as exc:
+        txn.rollback()
+        return txn.finish().reply(
+            token,
+            ConsumerGroupHeartbeatResponse(
+                error_code=ErrorCode.UNKNOWN_SERVER_ERROR,
+                error_message=f"Failed to compute a new target assignment: {exc}",
+            ),
+        )
+    return txn.finish().reply(token, response)
+
+
+def _group_or_error(
+    manager: ConsumerGroupManager, group_id: str, create: bool
+) -> ConsumerGroup | None:
+    existing = manager.coordinator.groups.get(group_id)
+    if existing is not None and not isinstance(existing, ConsumerGroup):
+        raise KafkaProtocolError(
+            ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group."
+        )
+    if existing is None and not create:
+        raise KafkaProtocolError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")
+    return existing
+
+
+def _heartbeat(
+    manager: ConsumerGroupManager, txn: ConsumerTxn, req: ConsumerGroupHeartbeatRequest
+) -> ConsumerGroupHeartbeatResponse:
+    existing = manager.coordinator.groups.get(req.group_id)
+    known = existing.member(req.member_id) if isinstance(existing, ConsumerGroup) else None
+    validate_request(
+        req,
+        manager.configured_assignors(),
+        rejoining=known is None or 0 not in (known.member_epoch, known.previous_member_epoch),
+        holder=existing if isinstance(existing, ConsumerGroup) else None,
+    )
+    if req.member_epoch in (LEAVE, STATIC_LEAVE):
+        return _leave(manager, txn, req)
+
+    group = _group_or_error(manager, req.group_id, create=req.member_epoch == 0)
+    member_id = req.member_id or new_consumer_member_id(manager.coordinator.rng)
+    if (
+        group is not None
+        and len(group.members) >= manager.coordinator.config.group_consumer_max_size
+        and member_id not in group.members
+    ):
+        raise KafkaProtocolError(
+            ErrorCode.GROUP_MAX_SIZE_REACHED,
+            f"The consumer group has reached its maximum capacity of "
+            f"{manager.coordinator.config.group_consumer_max_size} members.",
+        )
+    member, replaced = _find_member(group, member_id, req)
+    updated = _apply_request(member, req)
+    if req.client_assignors is not None:
+        others = [] if group is None else [m for m in group.members.values() if m is not replaced]
+        ca.check_version_overlap(member_id, req.client_assignors, others)
+    if updated.subscribed_topic_regex and updated.subscribed_topic_regex != (
+        member.subscribed_topic_regex
+    ):
+        try:
+            compile_regex(updated.subscribed_topic_regex)
+        except InvalidRegexError as exc:
+            raise KafkaProtocolError(ErrorCode.INVALID_REGULAR_EXPRESSION, str(exc)) from None
+
+    is_new = group is None or member_id not in group.members
+    reason = _write_member(manager, txn, member, updated, replaced, is_new)
+    group = txn.group
+    if group is None:  # a brand-new group with nothing written yet
+        txn.write(rec.epoch_record(req.group_id, 0))
+        group = txn.group
+    assert group is not None
+    if group.group_epoch == 0 and reason is None:
+        reason = "group_created"
+    if reason is not None:
+        manager.bump_epoch(txn, reason)
+
+    if group.group_epoch > group.assignment_epoch:
+        _new_target(manager, txn)
+
+    current = group.members[member_id]
+    before = current
+    if not current.is_reconciled_to(group.assignment_epoch):
+        current = reconcile(
+            current,
+            group.assignment_epoch,
+            group.target_of(member_id),
+            group.current_partition_epoch,
+            req.topic_partitions,
+        )
+        if not current.assignment_equals(before):
+            txn.write(rec.current_assignment_record(req.group_id, current))
+            manager.emit_assignment_changed(txn, current)
+            if current.state is MemberState.UNREVOKED_PARTITIONS:
+                manager.schedule_rebalance(req.group_id, current, txn.now_ms)
+            else:
+                manager.coordinator.timer.cancel(manager.rebalance_key(req.group_id, member_id))
+    manager.schedule_session(req.group_id, member_id, txn.now_ms)
+
+    error = ErrorCode.NONE
+    in_flight = manager.in_flight.get(req.group_id)
+    if in_flight is not None and in_flight.member_id == member_id and not in_flight.notified:
+        from regroup.coordinator.consumer_client_assign import notify_selected
+
+        notify_selected(manager, req.group_id, current, txn.now_ms)
+        error = ErrorCode.COMPUTE_ASSIGNMENT
+
+    full = (
+        req.rebalance_timeout_ms != -1
+        and (req.subscribed_topic_names is not None or req.subscribed_topic_regex is not None)
+        and req.topic_partitions is not None
+    )
+    send_assignment = (
+        req.member_epoch == 0
+        or full
+        or current.assigned_partitions != member.assigned_partitions
+        or current.member_epoch != member.member_epoch
+        or current.member_epoch < group.assignment_epoch
+        or (
+            req.topic_partitions is not None
+            and assignment_from_topic_partitions(req.topic_partitions)
+            != dict(current.assigned_partitions)
+        )
+    )
+    return ConsumerGroupHeartbeatResponse(
+        error_code=error,
+        member_id=member_id,
+        member_epoch=current.member_epoch,
+        heartbeat_interval_ms=manager.heartbeat_interval_ms(req.group_id),
+        assignment=(
+            ConsumerGroupHeartbeatAssignment(
+                assignment_to_topic_partitions(current.assigned_partitions)
+            )
+            if send_assignment
+            else None
+        ),
+    )
+
+
+def _find_member(
+    group: ConsumerGroup | None, member_id: str, req: ConsumerGroupHeartbeatRequest
+) -> tuple[ConsumerGroupMember, ConsumerGroupMember | None]:
+    """The member this heartbeat is from, and the static member it replaces (if any)."""
+    if req.member_epoch == 0:
+        if req.instance_id is not None and group is not None:
+            holder = group.static_member(req.instance_id)
+            if holder is not None and holder.member_id != member_id:
+                if holder.member_epoch != STATIC_LEAVE:
+                    raise KafkaProtocolError(
+                        ErrorCode.UNRELEASED_INSTANCE_ID,
+                        f"Static member {member_id} with instance id {req.instance_id} cannot "
+                        f"join the group because the instance id is owned by "
+                        f"{holder.member_id} member.",
+                    )
+                # KIP-848 "Static Membership": the new member takes over where the old left.
+                copy = replace(holder, member_id=member_id, member_epoch=0, previous_member_epoch=0)
+                return copy, holder
+        existing = None if group is None else group.members.get(member_id)
+        if existing is None:
+            return ConsumerGroupMember(member_id), None
+        if existing.member_epoch == 0:
+            return existing, None
+        if existing.member_epoch == STATIC_LEAVE:
+            return replace(existing, member_epoch=0, previous_member_epoch=0), None
+        owned = assignment_from_topic_partitions(req.topic_partitions)
+        if existing.previous_member_epoch == 0 and _is_subset(owned, existing):
+            return existing, None  # the join response was lost (Kafka 4.0 rule)
+        reset = replace(
+            existing,
+            member_epoch=0,
+            previous_member_epoch=-1,
+            state=MemberState.STABLE,
+            assigned_partitions={},
+            partitions_pending_revocation={},
+        )
+        return reset, None
+    assert group is not None
+    if req.instance_id is not None:
+        found = group.static_member(req.instance_id)
+        if found is None:
+            raise KafkaProtocolError(
+                ErrorCode.UNKNOWN_MEMBER_ID,
+                f"Instance id {req.instance_id} is unknown in group {group.group_id}.",
+            )
+        if found.member_id != member_id:
+            raise KafkaProtocolError(
+                ErrorCode.FENCED_INSTANCE_ID,
+                f"Static member {member_id} with instance id {req.instance_id} was fenced by "
+                f"member {found.member_id}.",
+            )
+    else:
+        found = group.members.get(member_id)
+        if found is None:
+            raise KafkaProtocolError(
+                ErrorCode.UNKNOWN_MEMBER_ID,
+                f"Member {member_id} is not a member of group {group.group_id}.",
+            )
+    _check_epoch(found, req)
+    return found, None
+
+
+def _is_subset(owned: Assignment, member: ConsumerGroupMember) -> bool:
+    return all(
+        partitions <= member.assigned_partitions.get(topic_id, frozenset())
+        for topic_id, partitions in owned.items()
+    )
+
+
+def _check_epoch(member: ConsumerGroupMember, req: ConsumerGroupHeartbeatRequest) -> None:
+    """Kafka ``throwIfConsumerGroupMemberEpochIsInvalid`` (KIP-848 "Request Handling" 3)."""
+    received = req.member_epoch
+    if received > member.member_epoch:
+        raise KafkaProtocolError(
+            ErrorCode.FENCED_MEMBER_EPOCH,
+            f"The consumer group member has a greater member epoch ({received}) than the one "
+            f"known by the group coordinator ({member.member_epoch}). The member must abandon "
+            f"all its partitions and rejoin.",
+        )
+    if received < member.member_epoch:
+        owned = (
+            None
+            if req.topic_partitions is None
+            else assignment_from_topic_partitions(req.topic_partitions)
+        )
+        if (
+            received != member.previous_member_epoch
+            or owned is None
+            or not _is_subset(owned, member)
+        ):
+            raise KafkaProtocolError(
+                ErrorCode.FENCED_MEMBER_EPOCH,
+                f"The consumer group member has a smaller member epoch ({received}) than the "
+                f"one known by the group coordinator ({member.member_epoch}). The member must "
+                f"abandon all its partitions and rejoin.",
+            )
+
+
+def _apply_request(
+    member: ConsumerGroupMember, req: ConsumerGroupHeartbeatRequest
+) -> ConsumerGroupMember:
+    """Every non-null field of the request replaces the member's (null/-1: unchanged)."""
+    changes: dict[str, object] = {}
+    if req.instance_id is not None:
+        changes["instance_id"] = req.instance_id
+    if req.rack_id is not None:
+        changes["rack_id"] = req.rack_id
+    if req.rebalance_timeout_ms != -1:
+        changes["rebalance_timeout_ms"] = req.rebalance_timeout_ms
+    if req.server_assignor is not None:
+        changes["server_assignor"] = req.server_assignor
+        changes["client_assignors"] = ()
+    if req.client_assignors is not None:
+        changes["client_assignors"] = tuple(req.client_assignors)
+        if req.client_assignors:
+            changes["server_assignor"] = None
+    if req.subscribed_topic_names is not None:
+        changes["subscribed_topic_names"] = frozenset(req.subscribed_topic_names)
+        if req.subscribed_topic_names and req.subscribed_topic_regex is None:
+            changes["subscribed_topic_regex"] = ""
+    if req.subscribed_topic_regex is not None:
+        changes["subscribed_topic_regex"] = req.subscribed_topic_regex
+        if req.subscribed_topic_regex and req.subscribed_topic_names is None:
+            changes["subscribed_topic_names"] = frozenset()
+    if req.client_id:
+        changes["client_id"] = req.client_id
+    if req.client_host:
+        changes["client_host"] = req.client_host
+    return replace(member, **changes) if changes else member  # type: ignore[arg-type]
+
+
+def _write_member(
+    manager: ConsumerGroupManager,
+    txn: ConsumerTxn,
+    member: ConsumerGroupMember,
+    updated: ConsumerGroupMember,
+    replaced: ConsumerGroupMember | None,
+    is_new: bool,
+) -> str | None:
+    """Write the member's records; the reason to bump the group epoch, or ``None``."""
+    gid = txn.group_id
+    group = txn.group
+    reason: str | None = None
+    if replaced is not None:
+        assert group is not None
+        old_target = group.target_of(replaced.member_id)
+        had_target = replaced.member_id in group.target_assignment
+        txn.write(
+            rec.current_assignment_tombstone(gid, replaced.member_id),
+            rec.target_member_tombstone(gid, replaced.member_id),
+            rec.member_metadata_tombstone(gid, replaced.member_id),
+        )
+        manager.cancel_member_timers(gid, replaced.member_id)
+        txn.emit(
+            MemberLeft(
+                ts_ms=txn.now_ms,
+                group_id=gid,
+                member_id=replaced.member_id,
+                group_protocol="consumer",
+                reason="replaced",
+                instance_id=replaced.instance_id,
+            )
+        )
+        txn.write(rec.member_metadata_record(gid, updated))
+        if had_target:
+            txn.write(rec.target_member_record(gid, updated.member_id, old_target))
+        txn.write(rec.current_assignment_record(gid, updated))
+        in_flight = manager.in_flight.get(gid)
+        if in_flight is not None and in_flight.member_id == replaced.member_id:
+            manager.drop_in_flight(gid)
+    elif is_new or not updated.metadata_equals(member):
+        txn.write(rec.member_metadata_record(gid, updated))
+        if is_new:
+            reason = "member_joined"
+    if not is_new and not member.assignment_equals(updated):
+        # Rejoin with epoch 0 (reset) or a static member back from epoch -2.
+        txn.write(rec.current_assignment_record(gid, updated))
+    if is_new:
+        txn.emit(
+            MemberJoined(
+                ts_ms=txn.now_ms,
+                group_id=gid,
+                member_id=updated.member_id,
+                group_protocol="consumer",
+                instance_id=updated.instance_id,
+                client_id=updated.client_id,
+            )
+        )
+    _write_regex(manager, txn, member, updated, replaced)
+    if reason is None:
+        if updated.subscribed_topic_names != member.subscribed_topic_names or (
+            updated.subscribed_topic_regex != member.subscribed_topic_regex
+        ):
+            reason = "subscription_changed"
+        elif (
+            updated.server_assignor != member.server_assignor
+            or updated.client_assignors != member.client_assignors
+        ):
+            reason = "assignor_changed"
+    return reason
+
+
+def _write_regex(
+    manager: ConsumerGroupManager,
+    txn: ConsumerTxn,
+    member: ConsumerGroupMember,
+    updated: ConsumerGroupMember,
+    replaced: ConsumerGroupMember | None,
+) -> None:
+    old, new = member.subscribed_topic_regex, updated.subscribed_topic_regex
+    group = txn.group
+    if group is None:
+        return
+    if old and old != new and old in group.resolved_regexes and group.regex_subscribers(old) == 0:
+        txn.write(rec.regex_tombstone(txn.group_id, old))
+    if new and new not in group.resolved_regexes:
+        txn.write(rec.regex_record(txn.group_id, new, manager.resolve(new, txn.now_ms)))
+
+
+def _new_target(manager: ConsumerGroupManager, txn: ConsumerTxn) -> None:
+    group = txn.group
+    assert group is not None
+    if ca.is_client_side_mode(group.members.values()):
+        from regroup.coordinator.consumer_client_assign import ensure_selected
+
+        if ensure_selected(manager, group, txn.now_ms):
+            return
+    manager.compute_target(txn)
+
+
+def _leave(
+    manager: ConsumerGroupManager, txn: ConsumerTxn, req: ConsumerGroupHeartbeatRequest
+) -> ConsumerGroupHeartbeatResponse:
+    """Epoch -1: leave for good; epoch -2: a static member leaves for now (KIP-848, Kafka 4.x)."""
+    group = _group_or_error(manager, req.group_id, create=False)
+    assert group is not None
+    if req.instance_id is not None:
+        member = group.static_member(req.instance_id)
+        if member is None:
+            raise KafkaProtocolError(
+                ErrorCode.UNKNOWN_MEMBER_ID,
+                f"Instance id {req.instance_id} is unknown in group {group.group_id}.",
+            )
+        if member.member_id != req.member_id:
+            raise KafkaProtocolError(
+                ErrorCode.FENCED_INSTANCE_ID,
+                f"Static member {req.member_id} with instance id {req.instance_id} was fenced "
+                f"by member {member.member_id}.",
+            )
+    else:
+        found = group.members.get(req.member_id)
+        if found is None:
+            raise KafkaProtocolError(
+                ErrorCode.UNKNOWN_MEMBER_ID,
+                f"Member {req.member_id} is not a member of group {group.group_id}.",
+            )
+        member = found
+    if req.member_epoch == STATIC_LEAVE:
+        away = replace(member, member_epoch=STATIC_LEAVE, partitions_pending_revocation={})
+        txn.write(rec.current_assignment_record(req.group_id, away))
+        manager.emit_assignment_changed(txn, away)
+        manager.coordinator.timer.cancel(manager.rebalance_key(req.group_id, member.member_id))
+        in_flight = manager.in_flight.get(req.group_id)
+        if in_flight is not None and in_flight.member_id == member.member_id:
+            manager.drop_in_flight(req.group_id)
+    else:
+        manager.remove_member(txn, member, "leave")
+    return ConsumerGroupHeartbeatResponse(
+        error_code=ErrorCode.NONE,
+        member_id=req.member_id,
+        member_epoch=req.member_epoch,
+        heartbeat_interval_ms=0,
+    )

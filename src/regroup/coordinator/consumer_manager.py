@@ -1,0 +1,471 @@
+"""KIP-848 consumer groups in the coordinator: handlers, replay, timers, metadata updates.
+
+Kafka: the consumer-group half of ``GroupMetadataManager``. This class wires the
+parts together; each concern has its module:
+
+* ``consumer_heartbeat``: ConsumerGroupHeartbeat (join, heartbeat, leave,
+  fencing, static members, reconciliation);
+* ``consumer_client_assign``: KIP-848's client-side assignors
+  (COMPUTE_ASSIGNMENT, ConsumerGroupPrepareAssignment, ConsumerGroupInstallAssignment);
+* ``consumer_describe``: ConsumerGroupDescribe and the GROUP config resource;
+* ``consumer_records``: record builders and replay;
+* ``consumer_txn``: one operation's records, replayed as written, or rolled back.
+
+Shared steps live here: removing ("fencing") a member, computing a new target,
+refreshing the subscription metadata, and the timers:
+
+========================================  =========================================================
+timer key                                 fires
+========================================  =========================================================
+``consumer-session-<group>-<member>``     the member sent no heartbeat for the session timeout:
+                                          removed (``member_left`` reason ``session_timeout``)
+``consumer-rebalance-<group>-<member>``   the member did not revoke within its rebalance timeout:
+                                          removed if still revoking at that epoch
+``consumer-client-assign-<group>``        the member chosen to run the client-side assignor did
+                                          not install in time: another member is chosen
+``consumer-expire-<group>``               the group stayed EMPTY for ``offsets.retention.minutes``:
+                                          deleted (DEAD)
+========================================  =========================================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Mapping
+from typing import Any
+
+from regroup.assignors.consumer.api import (
+    ConsumerGroupPartitionAssignor,
+    GroupAssignment,
+    GroupSpec,
+    SubscribedTopicDescriber,
+    TopicMetadata,
+)
+from regroup.consumer.client_assignors import ClientAssignmentInFlight
+from regroup.consumer.group import ConsumerGroup, ResolvedRegex
+from regroup.consumer.group_member import Assignment, ConsumerGroupMember
+from regroup.consumer.subscription import InvalidRegexError, resolve_regex
+from regroup.consumer.target_assignment import build_target_assignment, preferred_server_assignor
+from regroup.coordinator import consumer_records as rec
+from regroup.coordinator.consumer_txn import ConsumerTxn
+from regroup.coordinator.result import CoordinatorResult
+from regroup.events.schema import (
+    GroupEpochBumped,
+    MemberAssignmentChanged,
+    MemberLeft,
+    TargetAssignmentComputed,
+)
+from regroup.model.metadata import MetadataImage
+from regroup.model.topic_partition import TopicPartition
+from regroup.records import CoordinatorRecord
+
+__all__ = ["ConsumerGroupManager", "ScriptedAssignor"]
+
+Handler = Callable[[Hashable, Any, int], CoordinatorResult]
+
+#: Group config names (KIP-848 "Dynamic Group Configuration"; Kafka ``GroupConfig``).
+SESSION_TIMEOUT_CONFIG = "consumer.session.timeout.ms"
+HEARTBEAT_INTERVAL_CONFIG = "consumer.heartbeat.interval.ms"
+
+
+class ScriptedAssignor(ConsumerGroupPartitionAssignor):
+    """An assignor that returns a given result once (``regroup replay`` scripts, tests)."""
+
+    name = "scripted"
+
+    def __init__(self, assignment: GroupAssignment) -> None:
+        self._assignment = assignment
+
+    def assign(
+        self, group_spec: GroupSpec, subscribed_topic_describer: SubscribedTopicDescriber
+    ) -> GroupAssignment:
+        return self._assignment
+
+
+def _default_assignor_resolver(name: str) -> ConsumerGroupPartitionAssignor:
+    # Imported at call time: the registry imports every assignor implementation.
+    from regroup.assignors.consumer.registry import create_server_assignor
+
+    return create_server_assignor(name)
+
+
+class ConsumerGroupManager:
+    """The KIP-848 part of the coordinator (``coordinator.consumer``)."""
+
+    def __init__(self, coordinator: Any) -> None:
+        self.coordinator = coordinator
+        #: name -> server-side assignor (tests and scripts may replace it).
+        self.assignor_resolver: Callable[[str], ConsumerGroupPartitionAssignor] = (
+            _default_assignor_resolver
+        )
+        #: Scripted assignor results, used (once each) by the next target computations.
+        self.scripted: dict[str, list[ConsumerGroupPartitionAssignor]] = {}
+        #: The client-side assignment each group waits for (transient, KIP-848 Rule 5).
+        self.in_flight: dict[str, ClientAssignmentInFlight] = {}
+        #: Group config overrides by group id (record 900).
+        self.group_configs: dict[str, dict[str, str]] = {}
+        #: How many metadata images were seen (the "version" of resolved regexes).
+        self.metadata_version = 0
+
+    # -- wiring ----------------------------------------------------------------------------
+
+    def handlers(self) -> dict[type, Handler]:
+        from regroup.coordinator import (
+            consumer_client_assign,
+            consumer_describe,
+            consumer_heartbeat,
+        )
+        from regroup.model.requests import consumer as msg
+
+        return {
+            msg.ConsumerGroupHeartbeatRequest: lambda t, r, n: consumer_heartbeat.handle(
+                self, t, r, n
+            ),
+            msg.ConsumerGroupPrepareAssignmentRequest: lambda t, r, n: (
+                consumer_client_assign.handle_prepare(self, t, r, n)
+            ),
+            msg.ConsumerGroupInstallAssignmentRequest: lambda t, r, n: (
+                consumer_client_assign.handle_install(self, t, r, n)
+            ),
+            msg.ConsumerGroupDescribeRequest: lambda t, r, n: consumer_describe.handle_describe(
+                self, t, r, n
+            ),
+            msg.IncrementalAlterGroupConfigsRequest: lambda t, r, n: (
+                consumer_describe.handle_alter_configs(self, t, r, n)
+            ),
+            msg.DescribeGroupConfigsRequest: lambda t, r, n: (
+                consumer_describe.handle_describe_configs(self, t, r, n)
+            ),
+        }
+
+    def replay(self, record: CoordinatorRecord) -> bool:
+        return rec.replay_consumer_record(self.coordinator.groups, self.group_configs, record)
+
+    def begin(self, group_id: str, now_ms: int) -> ConsumerTxn:
+        return ConsumerTxn(self, group_id, now_ms)
+
+    def consumer_group(self, group_id: str) -> ConsumerGroup | None:
+        group = self.coordinator.groups.get(group_id)
+        return group if isinstance(group, ConsumerGroup) else None
+
+    # -- configs -----------------------------------------------------------------------------
+
+    def session_timeout_ms(self, group_id: str) -> int:
+        override = self.group_configs.get(group_id, {}).get(SESSION_TIMEOUT_CONFIG)
+        if override is not None:
+            return int(override)
+        return int(self.coordinator.config.group_consumer_session_timeout_ms)
+
+    def heartbeat_interval_ms(self, group_id: str) -> int:
+        override = self.group_configs.get(group_id, {}).get(HEARTBEAT_INTERVAL_CONFIG)
+        if override is not None:
+            return int(override)
+        return int(self.coordinator.config.group_consumer_heartbeat_interval_ms)
+
+    def configured_assignors(self) -> tuple[str, ...]:
+        return tuple(self.coordinator.config.group_consumer_assignors)
+
+    # -- timers --------------------------------------------------------------------------------
+
+    @staticmethod
+    def session_key(group_id: str, member_id: str) -> str:
+        return f"consumer-session-{group_id}-{member_id}"
+
+    @staticmethod
+    def rebalance_key(group_id: str, member_id: str) -> str:
+        return f"consumer-rebalance-{group_id}-{member_id}"
+
+    @staticmethod
+    def client_assign_key(group_id: str) -> str:
+        return f"consumer-client-assign-{group_id}"
+
+    @staticmethod
+    def expire_key(group_id: str) -> str:
+        return f"consumer-expire-{group_id}"
+
+    def schedule_session(self, group_id: str, member_id: str, now_ms: int) -> None:
+        self.coordinator.timer.schedule(
+            self.session_key(group_id, member_id),
+            now_ms + self.session_timeout_ms(group_id),
+            lambda now: self._on_session_timeout(group_id, member_id, now),
+        )
+
+    def schedule_rebalance(self, group_id: str, member: ConsumerGroupMember, now_ms: int) -> None:
+        epoch = member.member_epoch
+        member_id = member.member_id
+        self.coordinator.timer.schedule(
+            self.rebalance_key(group_id, member_id),
+            now_ms + max(member.rebalance_timeout_ms, 0),
+            lambda now: self._on_rebalance_timeout(group_id, member_id, epoch, now),
+        )
+
+    def cancel_member_timers(self, group_id: str, member_id: str) -> None:
+        self.coordinator.timer.cancel(self.session_key(group_id, member_id))
+        self.coordinator.timer.cancel(self.rebalance_key(group_id, member_id))
+
+    def _on_session_timeout(self, group_id: str, member_id: str, now_ms: int) -> CoordinatorResult:
+        group = self.consumer_group(group_id)
+        if group is None or member_id not in group.members:
+            return CoordinatorResult()
+        txn = self.begin(group_id, now_ms)
+        self.remove_member(txn, group.members[member_id], "session_timeout")
+        return txn.finish()
+
+    def _on_rebalance_timeout(
+        self, group_id: str, member_id: str, epoch: int, now_ms: int
+    ) -> CoordinatorResult:
+        from regroup.consumer.group_member import MemberState
+
+        group = self.consumer_group(group_id)
+        member = None if group is None else group.members.get(member_id)
+        if (
+            member is None
+            or member.member_epoch != epoch
+            or member.state is not MemberState.UNREVOKED_PARTITIONS
+        ):
+            return CoordinatorResult()
+        txn = self.begin(group_id, now_ms)
+        self.remove_member(txn, member, "rebalance_timeout")
+        return txn.finish()
+
+    def _on_expire(self, group_id: str, now_ms: int) -> CoordinatorResult:
+        group = self.consumer_group(group_id)
+        if group is None or not group.is_empty():
+            return CoordinatorResult()
+        txn = self.begin(group_id, now_ms)
+        self.delete_group(txn)
+        return txn.finish()
+
+    def after_change(self, group_id: str, state_name: str | None, now_ms: int) -> None:
+        """Arm or disarm the expiration of an EMPTY group (called at each operation's end)."""
+        key = self.expire_key(group_id)
+        if state_name == "Empty":
+            if not self.coordinator.timer.is_scheduled(key):
+                retention = int(self.coordinator.config.offsets_retention_minutes) * 60_000
+                self.coordinator.timer.schedule(
+                    key, now_ms + retention, lambda now: self._on_expire(group_id, now)
+                )
+        else:
+            self.coordinator.timer.cancel(key)
+        if state_name in (None, "Dead"):
+            self.in_flight.pop(group_id, None)
+            self.coordinator.timer.cancel(self.client_assign_key(group_id))
+
+    # -- shared steps ----------------------------------------------------------------------------
+
+    def subscription_metadata(self, group: ConsumerGroup) -> dict[str, TopicMetadata]:
+        """The subscribed topics that exist, from the current metadata image."""
+        image: MetadataImage = self.coordinator.metadata
+        topics: dict[str, TopicMetadata] = {}
+        for name in sorted(group.subscribed_topic_names()):
+            topic = image.topic(name)
+            if topic is not None:
+                topics[name] = TopicMetadata(
+                    topic.topic_id, topic.name, topic.partitions, topic.partition_racks
+                )
+        return topics
+
+    def _metadata_equal(
+        self, a: Mapping[str, TopicMetadata], b: Mapping[str, TopicMetadata]
+    ) -> bool:
+        def key(m: Mapping[str, TopicMetadata]) -> dict[str, tuple[object, int]]:
+            return {n: (t.topic_id, t.partitions) for n, t in m.items()}
+
+        return key(a) == key(b)
+
+    def resolve(self, regex: str, now_ms: int) -> ResolvedRegex:
+        image: MetadataImage = self.coordinator.metadata
+        try:
+            topics = resolve_regex(regex, image.topics_by_name)
+        except InvalidRegexError:
+            topics = frozenset()
+        return ResolvedRegex(topics, self.metadata_version, now_ms)
+
+    def bump_epoch(self, txn: ConsumerTxn, reason: str) -> None:
+        """Refresh the subscription metadata, then write the next group epoch."""
+        group = txn.group
+        assert group is not None
+        metadata = self.subscription_metadata(group)
+        if not self._metadata_equal(metadata, group.subscription_metadata):
+            txn.write(rec.partition_metadata_record(txn.group_id, metadata))
+        epoch = group.group_epoch + 1
+        txn.write(rec.epoch_record(txn.group_id, epoch))
+        txn.emit(
+            GroupEpochBumped(ts_ms=txn.now_ms, group_id=txn.group_id, epoch=epoch, reason=reason)
+        )
+
+    def remove_member(self, txn: ConsumerTxn, member: ConsumerGroupMember, reason: str) -> None:
+        """Kafka ``removeMember`` + epoch bump: three tombstones, metadata, next epoch."""
+        group = txn.group
+        assert group is not None
+        gid = txn.group_id
+        txn.write(
+            rec.current_assignment_tombstone(gid, member.member_id),
+            rec.target_member_tombstone(gid, member.member_id),
+            rec.member_metadata_tombstone(gid, member.member_id),
+        )
+        regex = member.subscribed_topic_regex
+        if regex and regex in group.resolved_regexes and group.regex_subscribers(regex) == 0:
+            txn.write(rec.regex_tombstone(gid, regex))
+        txn.emit(
+            MemberLeft(
+                ts_ms=txn.now_ms,
+                group_id=gid,
+                member_id=member.member_id,
+                group_protocol="consumer",
+                reason=reason,
+                instance_id=member.instance_id,
+            )
+        )
+        self.bump_epoch(txn, f"member_left:{reason}")
+        self.cancel_member_timers(gid, member.member_id)
+        in_flight = self.in_flight.get(gid)
+        if in_flight is not None and in_flight.member_id == member.member_id:
+            self.drop_in_flight(gid)
+
+    def drop_in_flight(self, group_id: str) -> None:
+        self.in_flight.pop(group_id, None)
+        self.coordinator.timer.cancel(self.client_assign_key(group_id))
+
+    def delete_group(self, txn: ConsumerTxn) -> None:
+        """Kafka ``createGroupTombstoneRecords`` for an empty group; the group becomes DEAD."""
+        group = txn.group
+        assert group is not None and group.is_empty()
+        gid = txn.group_id
+        for member_id in list(group.target_assignment):
+            txn.write(rec.target_member_tombstone(gid, member_id))
+        txn.write(rec.target_metadata_tombstone(gid))
+        for regex in sorted(group.resolved_regexes):
+            txn.write(rec.regex_tombstone(gid, regex))
+        txn.write(rec.partition_metadata_tombstone(gid))
+        if gid in self.group_configs:
+            txn.write(rec.config_record(gid, {}))
+        txn.write(rec.group_tombstone(gid))
+
+    def compute_target(self, txn: ConsumerTxn) -> None:
+        """Run the server-side assignor, write the new target (Kafka ``updateTargetAssignment``)."""
+        group = txn.group
+        assert group is not None
+        self.drop_in_flight(txn.group_id)
+        scripted = self.scripted.get(txn.group_id)
+        if scripted:
+            assignor = scripted.pop(0)
+            name = assignor.name
+        else:
+            name = preferred_server_assignor(group.members, self.configured_assignors())
+            assignor = self.assignor_resolver(name)
+        result = build_target_assignment(group, group.members, assignor)
+        self.install_target(txn, result.targets, group.group_epoch, name)
+
+    def install_target(
+        self,
+        txn: ConsumerTxn,
+        targets: Mapping[str, Assignment],
+        epoch: int,
+        assignor_name: str,
+    ) -> None:
+        group = txn.group
+        assert group is not None
+        for member_id in sorted(targets):
+            if member_id not in group.members:
+                continue
+            if (
+                member_id not in group.target_assignment
+                or group.target_of(member_id) != targets[member_id]
+            ):
+                txn.write(rec.target_member_record(txn.group_id, member_id, targets[member_id]))
+        txn.write(rec.target_metadata_record(txn.group_id, epoch))
+        txn.emit(
+            TargetAssignmentComputed(
+                ts_ms=txn.now_ms,
+                group_id=txn.group_id,
+                epoch=epoch,
+                assignor=assignor_name,
+                assignment={
+                    member_id: self.partitions_by_name(group, group.target_of(member_id))
+                    for member_id in sorted(group.target_assignment)
+                },
+            )
+        )
+
+    def partitions_by_name(
+        self, group: ConsumerGroup, assignment: Assignment
+    ) -> tuple[TopicPartition, ...]:
+        """Topic ids to names (subscription metadata first, then the image); unknown ids kept."""
+        names = {t.topic_id: name for name, t in group.subscription_metadata.items()}
+        image: MetadataImage = self.coordinator.metadata
+        result: list[TopicPartition] = []
+        for topic_id, partitions in assignment.items():
+            name = names.get(topic_id)
+            if name is None:
+                topic = image.topic_by_id(topic_id)
+                name = topic.name if topic is not None else str(topic_id)
+            result.extend(TopicPartition(name, p) for p in partitions)
+        return tuple(sorted(result))
+
+    def emit_assignment_changed(self, txn: ConsumerTxn, member: ConsumerGroupMember) -> None:
+        group = txn.group
+        assert group is not None
+        txn.emit(
+            MemberAssignmentChanged(
+                ts_ms=txn.now_ms,
+                group_id=txn.group_id,
+                member_id=member.member_id,
+                epoch=member.member_epoch,
+                previous_epoch=member.previous_member_epoch,
+                member_state=member.state.name,
+                assigned=self.partitions_by_name(group, member.assigned_partitions),
+                pending_revocation=self.partitions_by_name(
+                    group, member.partitions_pending_revocation
+                ),
+            )
+        )
+
+    def on_loaded(self, now_ms: int) -> None:
+        """Arm the timers of groups rebuilt from records (Kafka ``GroupMetadataManager.onLoaded``).
+
+        Timers are not records: after a log is replayed, every member gets a fresh
+        session timer, every member still revoking a rebalance timer, and every
+        EMPTY group its expiration.
+        """
+        from regroup.consumer.group_member import MemberState
+
+        for group_id in sorted(self.coordinator.groups):
+            group = self.consumer_group(group_id)
+            if group is None:
+                continue
+            for member in group.members.values():
+                self.schedule_session(group_id, member.member_id, now_ms)
+                if member.state is MemberState.UNREVOKED_PARTITIONS:
+                    self.schedule_rebalance(group_id, member, now_ms)
+            self.after_change(group_id, group.state_name(), now_ms)
+
+    # -- metadata updates -------------------------------------------------------------------
+
+    def on_metadata_update(
+        self, previous: MetadataImage, image: MetadataImage, now_ms: int
+    ) -> CoordinatorResult:
+        """Topics created, deleted or grown: re-resolve regexes, refresh metadata, bump epochs.
+
+        KIP-848, "Group Epoch - Trigger a rebalance": "The partition metadata is
+        updated. For instance when a new partition is added or a new topic
+        matching the subscribed topics is created." Kafka refreshes lazily on the
+        next heartbeat; regroup refreshes every consumer group at once.
+        """
+        self.metadata_version += 1
+        results = []
+        for group_id in sorted(self.coordinator.groups):
+            group = self.consumer_group(group_id)
+            if group is None or group.dead:
+                continue
+            txn = self.begin(group_id, now_ms)
+            changed = False
+            for regex, resolved in sorted(group.resolved_regexes.items()):
+                fresh = self.resolve(regex, now_ms)
+                if fresh.topics != resolved.topics:
+                    txn.write(rec.regex_record(group_id, regex, fresh))
+                    changed = True
+            metadata = self.subscription_metadata(group)
+            if changed or not self._metadata_equal(metadata, group.subscription_metadata):
+                self.bump_epoch(txn, "metadata_changed")
+            results.append(txn.finish())
+        return CoordinatorResult.merge(results)

@@ -1,0 +1,313 @@
+"""KIP-848 consumer group state <-> records: building them, and replaying them.
+
+Kafka: ``GroupCoordinatorRecordHelpers`` (builders) and
+``GroupMetadataManager.replay`` (replay). Replay is the only path by which a
+consumer group changes: handlers build records, the manager replays them, and
+loading a group from its log replays the same records, so the two are equal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, MutableMapping
+
+from regroup.assignors.consumer.api import TopicMetadata
+from regroup.consumer.group import ConsumerGroup, IllegalGroupStateError, ResolvedRegex
+from regroup.consumer.group_member import (
+    Assignment,
+    ConsumerGroupMember,
+    MemberState,
+    assignment_from_topic_partitions,
+    assignment_to_topic_partitions,
+)
+from regroup.records import CoordinatorRecord
+from regroup.records.consumer import (
+    ConsumerGroupConfigKey,
+    ConsumerGroupConfigValue,
+    ConsumerGroupCurrentMemberAssignmentKey,
+    ConsumerGroupCurrentMemberAssignmentValue,
+    ConsumerGroupMemberMetadataKey,
+    ConsumerGroupMemberMetadataValue,
+    ConsumerGroupMetadataKey,
+    ConsumerGroupMetadataValue,
+    ConsumerGroupPartitionMetadataKey,
+    ConsumerGroupPartitionMetadataValue,
+    ConsumerGroupRegularExpressionKey,
+    ConsumerGroupRegularExpressionValue,
+    ConsumerGroupTargetAssignmentMemberKey,
+    ConsumerGroupTargetAssignmentMemberValue,
+    ConsumerGroupTargetAssignmentMetadataKey,
+    ConsumerGroupTargetAssignmentMetadataValue,
+    GroupConfigEntry,
+    PartitionMetadataTopic,
+)
+
+__all__ = [
+    "config_record",
+    "current_assignment_record",
+    "current_assignment_tombstone",
+    "epoch_record",
+    "group_tombstone",
+    "member_metadata_record",
+    "member_metadata_tombstone",
+    "partition_metadata_record",
+    "partition_metadata_tombstone",
+    "regex_record",
+    "regex_tombstone",
+    "replay_consumer_record",
+    "target_member_record",
+    "target_member_tombstone",
+    "target_metadata_record",
+    "target_metadata_tombstone",
+]
+
+
+# -- builders --------------------------------------------------------------------------
+
+
+def epoch_record(group_id: str, epoch: int) -> CoordinatorRecord:
+    return CoordinatorRecord(ConsumerGroupMetadataKey(group_id), ConsumerGroupMetadataValue(epoch))
+
+
+def group_tombstone(group_id: str) -> CoordinatorRecord:
+    return CoordinatorRecord(ConsumerGroupMetadataKey(group_id), None)
+
+
+def partition_metadata_record(
+    group_id: str, topics: Mapping[str, TopicMetadata]
+) -> CoordinatorRecord:
+    value = ConsumerGroupPartitionMetadataValue(
+        tuple(
+            PartitionMetadataTopic(t.topic_id, t.name, t.partitions)
+            for t in sorted(topics.values(), key=lambda t: t.name)
+        )
+    )
+    return CoordinatorRecord(ConsumerGroupPartitionMetadataKey(group_id), value)
+
+
+def partition_metadata_tombstone(group_id: str) -> CoordinatorRecord:
+    return CoordinatorRecord(ConsumerGroupPartitionMetadataKey(group_id), None)
+
+
+def member_metadata_record(group_id: str, member: ConsumerGroupMember) -> CoordinatorRecord:
+    value = ConsumerGroupMemberMetadataValue(
+        instance_id=member.instance_id,
+        rack_id=member.rack_id,
+        client_id=member.client_id,
+        client_host=member.client_host,
+        subscribed_topic_names=tuple(sorted(member.subscribed_topic_names)),
+        subscribed_topic_regex=member.subscribed_topic_regex or None,
+        rebalance_timeout_ms=member.rebalance_timeout_ms,
+        server_assignor=member.server_assignor,
+        client_assignors=member.client_assignors,
+    )
+    return CoordinatorRecord(ConsumerGroupMemberMetadataKey(group_id, member.member_id), value)
+
+
+def member_metadata_tombstone(group_id: str, member_id: str) -> CoordinatorRecord:
+    return CoordinatorRecord(ConsumerGroupMemberMetadataKey(group_id, member_id), None)
+
+
+def target_member_record(group_id: str, member_id: str, target: Assignment) -> CoordinatorRecord:
+    value = ConsumerGroupTargetAssignmentMemberValue(assignment_to_topic_partitions(target))
+    return CoordinatorRecord(ConsumerGroupTargetAssignmentMemberKey(group_id, member_id), value)
+
+
+def target_member_tombstone(group_id: str, member_id: str) -> CoordinatorRecord:
+    return CoordinatorRecord(ConsumerGroupTargetAssignmentMemberKey(group_id, member_id), None)
+
+
+def target_metadata_record(group_id: str, epoch: int) -> CoordinatorRecord:
+    return CoordinatorRecord(
+        ConsumerGroupTargetAssignmentMetadataKey(group_id),
+        ConsumerGroupTargetAssignmentMetadataValue(epoch),
+    )
+
+
+def target_metadata_tombstone(group_id: str) -> CoordinatorRecord:
+    return CoordinatorRecord(ConsumerGroupTargetAssignmentMetadataKey(group_id), None)
+
+
+def current_assignment_record(group_id: str, member: ConsumerGroupMember) -> CoordinatorRecord:
+    value = ConsumerGroupCurrentMemberAssignmentValue(
+        member_epoch=member.member_epoch,
+        previous_member_epoch=member.previous_member_epoch,
+        state=int(member.state),
+        assigned_partitions=assignment_to_topic_partitions(member.assigned_partitions),
+        partitions_pending_revocation=assignment_to_topic_partitions(
+            member.partitions_pending_revocation
+        ),
+    )
+    return CoordinatorRecord(
+        ConsumerGroupCurrentMemberAssignmentKey(group_id, member.member_id), value
+    )
+
+
+def current_assignment_tombstone(group_id: str, member_id: str) -> CoordinatorRecord:
+    return CoordinatorRecord(ConsumerGroupCurrentMemberAssignmentKey(group_id, member_id), None)
+
+
+def regex_record(group_id: str, regex: str, resolved: ResolvedRegex) -> CoordinatorRecord:
+    value = ConsumerGroupRegularExpressionValue(
+        tuple(sorted(resolved.topics)), resolved.version, resolved.timestamp
+    )
+    return CoordinatorRecord(ConsumerGroupRegularExpressionKey(group_id, regex), value)
+
+
+def regex_tombstone(group_id: str, regex: str) -> CoordinatorRecord:
+    return CoordinatorRecord(ConsumerGroupRegularExpressionKey(group_id, regex), None)
+
+
+def config_record(group_id: str, configs: Mapping[str, str]) -> CoordinatorRecord:
+    if not configs:
+        return CoordinatorRecord(ConsumerGroupConfigKey(group_id), None)
+    value = ConsumerGroupConfigValue(
+        tuple(GroupConfigEntry(name, configs[name]) for name in sorted(configs))
+    )
+    return CoordinatorRecord(ConsumerGroupConfigKey(group_id), value)
+
+
+# -- replay ----------------------------------------------------------------------------------
+
+
+def replay_consumer_record(
+    groups: MutableMapping[str, object],
+    configs: MutableMapping[str, dict[str, str]],
+    record: CoordinatorRecord,
+) -> bool:
+    """Apply one KIP-848 record; ``False`` when the record is not a consumer group record."""
+    key = record.key
+    value = record.value
+    if isinstance(key, ConsumerGroupConfigKey):
+        if value is None:
+            configs.pop(key.group_id, None)
+        else:
+            assert isinstance(value, ConsumerGroupConfigValue)
+            configs[key.group_id] = {entry.name: entry.value for entry in value.configs}
+        return True
+    group_id = getattr(key, "group_id", None)
+    if not isinstance(key, _CONSUMER_KEYS) or not isinstance(group_id, str):
+        return False
+    if isinstance(key, ConsumerGroupMetadataKey) and value is None:
+        existing = groups.pop(group_id, None)
+        if isinstance(existing, ConsumerGroup):
+            existing.mark_dead()
+        return True
+    group = _group(groups, group_id, create=value is not None)
+    if group is None:
+        return True
+    if isinstance(key, ConsumerGroupMetadataKey):
+        assert isinstance(value, ConsumerGroupMetadataValue)
+        group.set_group_epoch(value.epoch)
+    elif isinstance(key, ConsumerGroupPartitionMetadataKey):
+        if value is None:
+            group.set_subscription_metadata({})
+        else:
+            assert isinstance(value, ConsumerGroupPartitionMetadataValue)
+            group.set_subscription_metadata(
+                {
+                    t.topic_name: TopicMetadata(t.topic_id, t.topic_name, t.num_partitions)
+                    for t in value.topics
+                }
+            )
+    elif isinstance(key, ConsumerGroupMemberMetadataKey):
+        if value is None:
+            group.remove_member(key.member_id)
+        else:
+            assert isinstance(value, ConsumerGroupMemberMetadataValue)
+            group.put_member_metadata(
+                ConsumerGroupMember(
+                    member_id=key.member_id,
+                    instance_id=value.instance_id,
+                    rack_id=value.rack_id,
+                    rebalance_timeout_ms=value.rebalance_timeout_ms,
+                    client_id=value.client_id,
+                    client_host=value.client_host,
+                    subscribed_topic_names=frozenset(value.subscribed_topic_names),
+                    subscribed_topic_regex=value.subscribed_topic_regex or "",
+                    server_assignor=value.server_assignor,
+                    client_assignors=value.client_assignors,
+                )
+            )
+    elif isinstance(key, ConsumerGroupTargetAssignmentMetadataKey):
+        if value is None:
+            group.set_assignment_epoch(-1)
+        else:
+            assert isinstance(value, ConsumerGroupTargetAssignmentMetadataValue)
+            group.set_assignment_epoch(value.assignment_epoch)
+    elif isinstance(key, ConsumerGroupTargetAssignmentMemberKey):
+        if value is None:
+            group.remove_target(key.member_id)
+        else:
+            assert isinstance(value, ConsumerGroupTargetAssignmentMemberValue)
+            group.set_target(
+                key.member_id, assignment_from_topic_partitions(value.topic_partitions)
+            )
+    elif isinstance(key, ConsumerGroupCurrentMemberAssignmentKey):
+        _replay_current(group, key, value)
+    elif isinstance(key, ConsumerGroupRegularExpressionKey):
+        if value is None:
+            group.remove_regex(key.regular_expression)
+        else:
+            assert isinstance(value, ConsumerGroupRegularExpressionValue)
+            group.put_regex(
+                key.regular_expression,
+                ResolvedRegex(frozenset(value.topics), value.version, value.timestamp),
+            )
+    return True
+
+
+_CONSUMER_KEYS = (
+    ConsumerGroupMetadataKey,
+    ConsumerGroupPartitionMetadataKey,
+    ConsumerGroupMemberMetadataKey,
+    ConsumerGroupTargetAssignmentMetadataKey,
+    ConsumerGroupTargetAssignmentMemberKey,
+    ConsumerGroupCurrentMemberAssignmentKey,
+    ConsumerGroupRegularExpressionKey,
+)
+
+
+def _group(
+    groups: MutableMapping[str, object], group_id: str, *, create: bool
+) -> ConsumerGroup | None:
+    existing = groups.get(group_id)
+    if existing is None:
+        if not create:
+            return None
+        group = ConsumerGroup(group_id)
+        groups[group_id] = group
+        return group
+    if not isinstance(existing, ConsumerGroup):
+        raise IllegalGroupStateError(f"group {group_id} is not a consumer group")
+    return existing
+
+
+def _replay_current(
+    group: ConsumerGroup,
+    key: ConsumerGroupCurrentMemberAssignmentKey,
+    value: object,
+) -> None:
+    if value is None:
+        if key.member_id in group.members:
+            group.put_current_assignment(
+                key.member_id,
+                member_epoch=-1,
+                previous_member_epoch=-1,
+                state=MemberState.STABLE,
+                assigned={},
+                pending={},
+            )
+        return
+    assert isinstance(value, ConsumerGroupCurrentMemberAssignmentValue)
+    try:
+        state = MemberState(value.state)
+    except ValueError:
+        state = MemberState.UNKNOWN
+    group.put_current_assignment(
+        key.member_id,
+        member_epoch=value.member_epoch,
+        previous_member_epoch=value.previous_member_epoch,
+        state=state,
+        assigned=assignment_from_topic_partitions(value.assigned_partitions),
+        pending=assignment_from_topic_partitions(value.partitions_pending_revocation),
+    )

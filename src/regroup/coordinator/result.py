@@ -1,0 +1,61 @@
+"""What a coordinator step returns: responses, records and events (sans-IO).
+
+Kafka's handlers return a ``CoordinatorResult(records, response)``; ours also
+carry events, and *several* responses, because the classic protocol parks
+requests: a JoinGroup waits for the join phase to complete and a follower's
+SyncGroup waits for the leader's. The driver (simulator or server) gives every
+request an opaque ``token`` (a connection and correlation id, say); a result
+answers requests by token, this one or earlier parked ones.
+
+Records must be persisted before the responses are sent (DESIGN.md:
+"written before a response is sent"); events are published in order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable
+from dataclasses import dataclass, field
+
+from regroup.events import Event
+from regroup.records import CoordinatorRecord
+
+__all__ = ["CoordinatorResult", "Reply"]
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """The response to the request that was handed in with ``token``."""
+
+    token: Hashable
+    response: object
+
+
+@dataclass(slots=True)
+class CoordinatorResult:
+    replies: list[Reply] = field(default_factory=list)
+    records: list[CoordinatorRecord] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+
+    def reply(self, token: Hashable, response: object) -> CoordinatorResult:
+        self.replies.append(Reply(token, response))
+        return self
+
+    def extend(self, other: CoordinatorResult) -> CoordinatorResult:
+        self.replies.extend(other.replies)
+        self.records.extend(other.records)
+        self.events.extend(other.events)
+        return self
+
+    @classmethod
+    def merge(cls, results: Iterable[CoordinatorResult]) -> CoordinatorResult:
+        merged = cls()
+        for result in results:
+            merged.extend(result)
+        return merged
+
+    def response_for(self, token: Hashable) -> object | None:
+        """The response to ``token`` in this result, if any (for tests and drivers)."""
+        for reply in self.replies:
+            if reply.token == token:
+                return reply.response
+        return None

@@ -1,0 +1,86 @@
+"""Keyed deadlines for a sans-IO coordinator (Kafka: ``CoordinatorTimer``).
+
+The coordinator never sleeps: it schedules an operation under a key for a
+deadline (milliseconds on the injected clock), and the driver asks
+``next_deadline()`` and calls ``expire(now)`` when that time comes. Scheduling
+a key again replaces its deadline and operation (Kafka:
+``CoordinatorTimer.schedule`` replaces a timer with the same key); ``cancel``
+removes it. Expired operations run in (deadline, scheduling order) order, so
+runs are deterministic.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+__all__ = ["Timer"]
+
+R = TypeVar("R")
+
+
+@dataclass(slots=True)
+class _Entry(Generic[R]):
+    deadline_ms: int
+    seq: int
+    key: str
+    operation: Callable[[int], R]
+    live: bool = True
+
+
+class Timer(Generic[R]):
+    """Deadlines by key; ``expire(now)`` runs and returns what the due operations return."""
+
+    __slots__ = ("_by_key", "_heap", "_seq")
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[int, int, _Entry[R]]] = []
+        self._by_key: dict[str, _Entry[R]] = {}
+        self._seq = 0
+
+    def schedule(self, key: str, deadline_ms: int, operation: Callable[[int], R]) -> None:
+        """Run ``operation(now)`` at ``deadline_ms``, replacing any timer with this key."""
+        self.cancel(key)
+        self._seq += 1
+        entry = _Entry(deadline_ms, self._seq, key, operation)
+        self._by_key[key] = entry
+        heapq.heappush(self._heap, (deadline_ms, self._seq, entry))
+
+    def cancel(self, key: str) -> None:
+        entry = self._by_key.pop(key, None)
+        if entry is not None:
+            entry.live = False
+
+    def is_scheduled(self, key: str) -> bool:
+        return key in self._by_key
+
+    def deadline(self, key: str) -> int | None:
+        entry = self._by_key.get(key)
+        return None if entry is None else entry.deadline_ms
+
+    def next_deadline(self) -> int | None:
+        while self._heap and not self._heap[0][2].live:
+            heapq.heappop(self._heap)
+        return self._heap[0][0] if self._heap else None
+
+    def expire(self, now_ms: int) -> list[R]:
+        """Run every operation due at or before ``now_ms``, in deadline order.
+
+        Operations may schedule or cancel timers; a timer they schedule for a
+        time already due runs in the same call.
+        """
+        results: list[R] = []
+        while True:
+            deadline = self.next_deadline()
+            if deadline is None or deadline > now_ms:
+                return results
+            _, _, entry = heapq.heappop(self._heap)
+            entry.live = False
+            if self._by_key.get(entry.key) is entry:
+                del self._by_key[entry.key]
+            results.append(entry.operation(now_ms))
+
+    def __len__(self) -> int:
+        return len(self._by_key)

@@ -1,0 +1,613 @@
+"""ConsumerGroupHeartbeat rules: validation, fencing, epochs, static members, timers, records."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from regroup.assignors.consumer.api import (
+    ConsumerGroupPartitionAssignor,
+    GroupAssignment,
+    GroupSpec,
+    SubscribedTopicDescriber,
+)
+from regroup.assignors.errors import PartitionAssignorError
+from regroup.consumer.group import ConsumerGroup
+from regroup.consumer.group_member import MemberState
+from regroup.coordinator.config import GroupCoordinatorConfig
+from regroup.coordinator.service import GroupCoordinator
+from regroup.events import Event
+from regroup.model.errors import ErrorCode
+from regroup.model.metadata import MetadataImage
+from regroup.model.requests.consumer import (
+    ClientAssignor,
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+    TopicPartitions,
+)
+from regroup.records import CoordinatorRecord
+
+
+class Harness:
+    """One coordinator, a clock, and every record written (to rebuild the group)."""
+
+    def __init__(self, topics: dict[str, int] | None = None, **config: Any) -> None:
+        self.image = MetadataImage.from_partition_counts(topics or {"foo": 3})
+        self.coordinator = GroupCoordinator(GroupCoordinatorConfig(**config), metadata=self.image)
+        self.now = 0
+        self.records: list[CoordinatorRecord] = []
+        self.events: list[Event] = []
+        self.last_records: list[CoordinatorRecord] = []
+
+    def tid(self, name: str) -> Any:
+        return self.coordinator.metadata.topics_by_name[name].topic_id
+
+    def owned(self, parts: dict[str, list[int]] | list[int] | None) -> Any:
+        if parts is None:
+            return None
+        if isinstance(parts, list):
+            parts = {"foo": parts} if parts else {}
+        return tuple(TopicPartitions(self.tid(t), tuple(p)) for t, p in parts.items())
+
+    def send(self, request: object) -> Any:
+        result = self.coordinator.handle("t", request, self.now)
+        self.records.extend(result.records)
+        self.events.extend(result.events)
+        self.last_records = list(result.records)
+        return result.response_for("t")
+
+    def hb(
+        self,
+        member: str,
+        epoch: int,
+        owned: dict[str, list[int]] | list[int] | None = None,
+        group: str = "g",
+        **fields: Any,
+    ) -> ConsumerGroupHeartbeatResponse:
+        response = self.send(
+            ConsumerGroupHeartbeatRequest(
+                group_id=group,
+                member_id=member,
+                member_epoch=epoch,
+                topic_partitions=self.owned(owned),
+                **fields,
+            )
+        )
+        assert isinstance(response, ConsumerGroupHeartbeatResponse)
+        return response
+
+    def join(
+        self, member: str, topics: tuple[str, ...] = ("foo",), group: str = "g", **fields: Any
+    ) -> ConsumerGroupHeartbeatResponse:
+        fields.setdefault("rebalance_timeout_ms", 300000)
+        if "subscribed_topic_regex" not in fields:
+            fields.setdefault("subscribed_topic_names", topics)
+        return self.hb(member, 0, [], group=group, **fields)
+
+    def advance(self, ms: int) -> None:
+        self.now += ms
+        result = self.coordinator.on_timer(self.now)
+        self.records.extend(result.records)
+        self.events.extend(result.events)
+
+    def set_topics(self, topics: dict[str, int]) -> None:
+        image = self.coordinator.metadata
+        for name, count in topics.items():
+            existing = image.topic(name)
+            from regroup.model.metadata import TopicImage
+            from regroup.model.uuid import Uuid
+
+            image = image.with_topic(
+                TopicImage(existing.topic_id if existing else Uuid.for_name(name), name, count)
+            )
+        result = self.coordinator.update_metadata(image, self.now)
+        self.records.extend(result.records)
+        self.events.extend(result.events)
+
+    def group(self, group_id: str = "g") -> ConsumerGroup:
+        group = self.coordinator.groups[group_id]
+        assert isinstance(group, ConsumerGroup)
+        return group
+
+    def parts(self, member: str, group: str = "g") -> list[int]:
+        m = self.group(group).members[member]
+        return sorted(p for ps in m.assigned_partitions.values() for p in ps)
+
+    def rebuilt(self, group_id: str = "g") -> ConsumerGroup | None:
+        fresh = GroupCoordinator(self.coordinator.config, metadata=self.coordinator.metadata)
+        for record in self.records:
+            fresh.replay(record)
+        group = fresh.groups.get(group_id)
+        assert group is None or isinstance(group, ConsumerGroup)
+        return group
+
+    def stabilize(self, members: list[str], rounds: int = 6) -> None:
+        """Heartbeat every member with what it was last told, until nothing changes."""
+        for _ in range(rounds):
+            for m in members:
+                member = self.group().members[m]
+                self.hb(m, member.member_epoch, self.parts(m))
+
+
+def response_parts(response: ConsumerGroupHeartbeatResponse) -> list[int] | None:
+    if response.assignment is None:
+        return None
+    return sorted(p for tp in response.assignment.topic_partitions for p in tp.partitions)
+
+
+# -- validation (Kafka's order) ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        (dict(member_id="", member_epoch=0), "MemberId can't be empty."),
+        (dict(member_id="", member_epoch=-1, client_generates_member_id=False), "MemberId can't"),
+        (dict(group_id="  "), "GroupId can't be empty."),
+        (dict(instance_id=" "), "InstanceId can't be empty."),
+        (dict(rack_id=""), "RackId can't be empty."),
+        (dict(rebalance_timeout_ms=-1), "RebalanceTimeoutMs must be provided"),
+        (dict(topic_partitions=None), "TopicPartitions must be empty"),
+        (dict(subscribed_topic_names=None), "SubscribedTopicNames or SubscribedTopicRegex"),
+        (dict(member_epoch=-2), "InstanceId can't be null."),
+        (dict(member_epoch=-3), "MemberEpoch is invalid."),
+        (dict(subscribed_topic_regex="fo.*"), "cannot be used together"),
+        (
+            dict(server_assignor="range", client_assignors=(ClientAssignor("x", 0, 1),)),
+            "ServerAssignor and ClientAssignors",
+        ),
+        (dict(client_assignors=(ClientAssignor("", 0, 1),)), "Assignor.Name"),
+        (dict(client_assignors=(ClientAssignor("x", -1, 1),)), "MinimumVersion"),
+        (dict(client_assignors=(ClientAssignor("x", 2, 1, 2),)), "MaximumVersion"),
+        (dict(client_assignors=(ClientAssignor("x", 1, 2, 3),)), "Assignor.Version"),
+    ],
+)
+def test_invalid_requests(fields: dict[str, Any], message: str) -> None:
+    h = Harness()
+    base: dict[str, Any] = dict(
+        group_id="g",
+        member_id="m",
+        member_epoch=0,
+        rebalance_timeout_ms=1000,
+        subscribed_topic_names=("foo",),
+        topic_partitions=(),
+    )
+    base.update(fields)
+    response = h.send(ConsumerGroupHeartbeatRequest(**base))
+    assert response.error_code is ErrorCode.INVALID_REQUEST
+    assert message in response.error_message
+    assert h.records == []
+    assert "g" not in h.coordinator.groups
+
+
+def test_joining_with_owned_partitions_is_invalid() -> None:
+    h = Harness()
+    response = h.hb("m", 0, [1], rebalance_timeout_ms=1, subscribed_topic_names=("foo",))
+    assert response.error_code is ErrorCode.INVALID_REQUEST
+
+
+def test_unsupported_server_assignor_comes_after_invalid_request() -> None:
+    h = Harness()
+    response = h.join("m", server_assignor="bar")
+    assert response.error_code is ErrorCode.UNSUPPORTED_ASSIGNOR
+    assert (
+        response.error_message
+        == "ServerAssignor bar is not supported. Supported assignors: uniform, range."
+    )
+    response = h.hb("m", 0, [], server_assignor="bar")  # also missing first-request fields
+    assert response.error_code is ErrorCode.INVALID_REQUEST
+
+
+def test_v0_coordinator_generates_member_id() -> None:
+    h = Harness()
+    response = h.join("", client_generates_member_id=False)
+    assert response.error_code is ErrorCode.NONE
+    assert response.member_id and len(response.member_id) == 22
+    assert response.member_id in h.group().members
+
+
+def test_group_id_not_found_and_unknown_member() -> None:
+    h = Harness()
+    assert h.hb("m", 1, [0]).error_code is ErrorCode.GROUP_ID_NOT_FOUND
+    assert h.hb("m", -1).error_code is ErrorCode.GROUP_ID_NOT_FOUND
+    h.join("a")
+    assert h.hb("ghost", 1, []).error_code is ErrorCode.UNKNOWN_MEMBER_ID
+    assert h.hb("ghost", -1).error_code is ErrorCode.UNKNOWN_MEMBER_ID
+
+
+def test_group_of_another_type_is_not_found() -> None:
+    h = Harness()
+    h.coordinator.groups["classic"] = object()  # type: ignore[assignment]
+    response = h.join("m", group="classic")
+    assert response.error_code is ErrorCode.GROUP_ID_NOT_FOUND
+    assert response.error_message == "Group classic is not a consumer group."
+
+
+def test_group_max_size_never_rejects_existing_members() -> None:
+    h = Harness(group_consumer_max_size=1)
+    h.join("a")
+    assert h.join("b").error_code is ErrorCode.GROUP_MAX_SIZE_REACHED
+    assert h.hb("a", 1, [0, 1, 2]).error_code is ErrorCode.NONE
+
+
+# -- epochs and fencing --------------------------------------------------------------------
+
+
+def test_fenced_member_epoch_greater_and_smaller() -> None:
+    h = Harness()
+    h.join("a")
+    response = h.hb("a", 2, [0, 1, 2])
+    assert response.error_code is ErrorCode.FENCED_MEMBER_EPOCH
+    h.join("b")
+    h.hb("a", 1, [0, 1, 2])
+    h.hb("a", 1, [0, 1])  # a -> epoch 2 (previous 1)
+    assert h.group().members["a"].member_epoch == 2
+    # previous epoch with a subset of the current partitions: the lost-response case.
+    response = h.hb("a", 1, [0, 1])
+    assert response.error_code is ErrorCode.NONE
+    assert response.member_epoch == 2
+    # previous epoch without owned partitions, or with partitions it no longer has: fenced.
+    assert h.hb("a", 1).error_code is ErrorCode.FENCED_MEMBER_EPOCH
+    assert h.hb("a", 1, [0, 1, 2]).error_code is ErrorCode.FENCED_MEMBER_EPOCH
+    # a bare epoch-0 heartbeat from a member at another epoch: fenced, it must rejoin.
+    assert h.hb("a", 0, [0]).error_code is ErrorCode.FENCED_MEMBER_EPOCH
+    # a join with owned partitions is still invalid. The member stays in the group.
+    assert h.hb(
+        "a", 0, [0], rebalance_timeout_ms=1, subscribed_topic_names=("foo",)
+    ).error_code is (ErrorCode.INVALID_REQUEST)
+    assert "a" in h.group().members
+
+
+def test_bare_epoch_zero_from_a_dropped_member_is_unknown() -> None:
+    h = Harness()
+    h.join("a")
+    h.join("b")  # blocked at epoch 0 (Rule 5), then silent
+    assert h.hb("b", 0).member_epoch == 0
+    for _ in range(10):
+        h.advance(5000)
+        h.hb("a", h.group().members["a"].member_epoch, h.parts("a"))
+    assert "b" not in h.group().members
+    assert h.hb("b", 0).error_code is ErrorCode.UNKNOWN_MEMBER_ID
+
+
+def test_lost_join_response_is_accepted_again() -> None:
+    h = Harness()
+    first = h.join("a")
+    again = h.join("a")
+    assert again.error_code is ErrorCode.NONE
+    assert (again.member_epoch, response_parts(again)) == (first.member_epoch, [0, 1, 2])
+    assert h.group().group_epoch == 1
+
+
+def test_rejoin_with_epoch_zero_resets_the_member() -> None:
+    h = Harness()
+    h.join("a")
+    h.hb("a", 1, [0, 1, 2])
+    h.join("b")
+    h.stabilize(["a", "b"])
+    epoch_before = h.group().group_epoch
+    # a was fenced client-side, lost its partitions and rejoins with the same id.
+    response = h.join("a")
+    assert response.error_code is ErrorCode.NONE
+    assert response_parts(response) == h.parts("a")
+    assert h.group().group_epoch == epoch_before
+    assert h.rebuilt() == h.group()
+
+
+def test_null_fields_mean_unchanged() -> None:
+    h = Harness(topics={"foo": 3, "bar": 2})
+    h.join("a", rack_id="r1", server_assignor="range")
+    h.hb("a", 1, [0, 1, 2])
+    member = h.group().members["a"]
+    assert (member.rack_id, member.server_assignor, member.rebalance_timeout_ms) == (
+        "r1",
+        "range",
+        300000,
+    )
+    assert member.subscribed_topic_names == frozenset({"foo"})
+    records_before = len(h.records)
+    h.hb("a", 1)
+    assert len(h.records) == records_before
+    # a subscription change bumps the group epoch and reassigns.
+    response = h.hb("a", 1, subscribed_topic_names=("foo", "bar"))
+    assert h.group().group_epoch == 2
+    assert response.member_epoch == 2
+    assert sorted(tp.topic_id for tp in response.assignment.topic_partitions) == sorted(
+        [h.tid("foo"), h.tid("bar")]
+    )
+
+
+def test_rack_change_writes_member_record_without_bump() -> None:
+    h = Harness()
+    h.join("a")
+    h.hb("a", 1, rack_id="r2")
+    assert h.group().group_epoch == 1
+    assert [r.key.record_name for r in h.last_records] == ["ConsumerGroupMemberMetadata"]
+
+
+def test_response_carries_assignment_only_when_needed() -> None:
+    h = Harness()
+    assert response_parts(h.join("a")) == [0, 1, 2]
+    assert h.hb("a", 1, [0, 1, 2]).assignment is None
+    assert h.hb("a", 1).assignment is None
+    # a full request (as after an error) gets the assignment again.
+    full = h.hb("a", 1, [0, 1, 2], rebalance_timeout_ms=1000, subscribed_topic_names=("foo",))
+    assert response_parts(full) == [0, 1, 2]
+
+
+def test_partial_heartbeat_never_acknowledges_a_revocation() -> None:
+    h = Harness()
+    h.join("a")
+    h.hb("a", 1, [0, 1, 2])
+    h.join("b")
+    assert response_parts(h.hb("a", 1, [0, 1, 2])) == [0, 1]
+    for _ in range(3):
+        response = h.hb("a", 1)
+        assert response.member_epoch == 1
+    assert h.group().members["a"].state is MemberState.UNREVOKED_PARTITIONS
+    # b is withheld foo-2 until a gives it up.
+    assert response_parts(h.hb("b", 0)) == []
+    assert h.hb("a", 1, [0, 1]).member_epoch == 2
+    assert response_parts(h.hb("b", 0)) == [2]
+
+
+def test_revocation_already_done_skips_unrevoked_state() -> None:
+    h = Harness()
+    h.join("a")
+    h.hb("a", 1, [0, 1, 2])
+    h.join("b")
+    response = h.hb("a", 1, [0, 1])  # the member already reports foo-2 gone
+    assert (response.member_epoch, response_parts(response)) == (2, [0, 1])
+
+
+# -- leaving --------------------------------------------------------------------------------
+
+
+def test_leave_writes_tombstones_in_kafka_order_and_bumps() -> None:
+    h = Harness()
+    h.join("a")
+    h.join("b")
+    response = h.hb("b", -1)
+    assert (response.error_code, response.member_epoch, response.member_id) == (
+        ErrorCode.NONE,
+        -1,
+        "b",
+    )
+    names = [(r.key.record_name, r.value is None) for r in h.last_records]
+    assert names == [
+        ("ConsumerGroupCurrentMemberAssignment", True),
+        ("ConsumerGroupTargetAssignmentMember", True),
+        ("ConsumerGroupMemberMetadata", True),
+        ("ConsumerGroupMetadata", False),
+    ]
+    assert h.group().group_epoch == 3
+    assert h.group().state_name() == "Assigning"
+    h.stabilize(["a"])
+    assert h.parts("a") == [0, 1, 2]
+    assert h.group().state_name() == "Stable"
+    kinds = [e.kind for e in h.events]
+    assert "member_left" in kinds and "group_epoch_bumped" in kinds
+
+
+def test_last_member_leaving_empties_the_group_and_expiry_deletes_it() -> None:
+    h = Harness()
+    h.join("a")
+    h.hb("a", -1)
+    assert h.group().state_name() == "Empty"
+    assert h.group().subscription_metadata == {}
+    h.advance(7 * 24 * 3600 * 1000)
+    assert "g" not in h.coordinator.groups
+    assert h.rebuilt() is None
+    assert any(
+        e.kind == "group_state_changed" and getattr(e, "new_state", "") == "Dead" for e in h.events
+    )
+
+
+# -- static membership ----------------------------------------------------------------------
+
+
+def test_static_member_leaves_temporarily_and_is_replaced() -> None:
+    h = Harness()
+    h.join("a1", instance_id="i-a")
+    h.hb("a1", 1, [0, 1, 2])
+    h.join("b", instance_id="i-b")
+    h.stabilize(["a1", "b"])
+    epoch = h.group().group_epoch
+    kept = h.parts("a1")
+    response = h.hb("a1", -2, instance_id="i-a")
+    assert (response.error_code, response.member_epoch) == (ErrorCode.NONE, -2)
+    assert h.group().group_epoch == epoch  # no bump
+    assert h.group().members["a1"].member_epoch == -2
+    # a new instance with another member id takes over a1's assignment at once.
+    response = h.join("a2", instance_id="i-a")
+    assert response.error_code is ErrorCode.NONE
+    assert response.member_epoch == h.group().assignment_epoch
+    assert response_parts(response) == kept
+    assert "a1" not in h.group().members
+    assert h.group().group_epoch == epoch
+    assert h.rebuilt() == h.group()
+
+
+def test_unreleased_and_fenced_instance_ids() -> None:
+    h = Harness()
+    h.join("a1", instance_id="i-a")
+    assert h.join("a2", instance_id="i-a").error_code is ErrorCode.UNRELEASED_INSTANCE_ID
+    assert h.hb("a2", 1, [], instance_id="i-a").error_code is ErrorCode.FENCED_INSTANCE_ID
+    assert h.hb("a2", -1, instance_id="i-a").error_code is ErrorCode.FENCED_INSTANCE_ID
+    assert h.hb("x", 1, [], instance_id="i-x").error_code is ErrorCode.UNKNOWN_MEMBER_ID
+    assert h.hb("x", -2, instance_id="i-x").error_code is ErrorCode.UNKNOWN_MEMBER_ID
+    # leaving for good with -1 removes the static member and frees the instance id.
+    assert h.hb("a1", -1, instance_id="i-a").error_code is ErrorCode.NONE
+    assert h.join("a2", instance_id="i-a").error_code is ErrorCode.NONE
+
+
+def test_static_member_away_is_removed_by_session_timeout() -> None:
+    h = Harness()
+    h.join("a1", instance_id="i-a")
+    h.hb("a1", -2, instance_id="i-a")
+    h.advance(45000)
+    assert h.group().members == {}
+    assert any(getattr(e, "reason", "") == "session_timeout" for e in h.events)
+
+
+# -- timers ----------------------------------------------------------------------------------
+
+
+def test_session_timeout_removes_a_silent_member() -> None:
+    h = Harness()
+    h.join("a")
+    h.join("b")
+    for _ in range(10):
+        h.advance(5000)
+        h.hb("a", h.group().members["a"].member_epoch, h.parts("a"))
+    assert "b" not in h.group().members
+    assert h.parts("a") == [0, 1, 2]
+    assert h.rebuilt() == h.group()
+
+
+def test_session_timeout_follows_the_group_config() -> None:
+    from regroup.model.requests.consumer import (
+        AlterableGroupConfig,
+        IncrementalAlterGroupConfigsRequest,
+    )
+
+    h = Harness(group_consumer_max_session_timeout_ms=90000)
+    h.join("a")
+    h.send(
+        IncrementalAlterGroupConfigsRequest(
+            "g", (AlterableGroupConfig("consumer.session.timeout.ms", value="90000"),)
+        )
+    )
+    h.hb("a", 1)
+    h.advance(60000)
+    assert "a" in h.group().members
+    h.advance(30000)
+    assert "a" not in h.group().members
+
+
+def test_rebalance_timeout_removes_a_member_that_does_not_revoke() -> None:
+    h = Harness()
+    h.join("a", rebalance_timeout_ms=10000)
+    h.hb("a", 1, [0, 1, 2])
+    h.join("b")
+    h.hb("a", 1, [0, 1, 2])  # told to revoke; never acknowledges
+    h.advance(5000)
+    h.hb("a", 1)  # partial heartbeats keep the session alive
+    h.hb("b", 0)
+    h.advance(5000)
+    assert "a" not in h.group().members
+    assert any(getattr(e, "reason", "") == "rebalance_timeout" for e in h.events)
+
+
+def test_stale_rebalance_timer_does_nothing() -> None:
+    h = Harness()
+    h.join("a", rebalance_timeout_ms=10000)
+    h.hb("a", 1, [0, 1, 2])
+    h.join("b")
+    h.hb("a", 1, [0, 1, 2])
+    h.hb("a", 1, [0, 1])  # acknowledged in time
+    h.advance(10000)
+    assert "a" in h.group().members
+
+
+# -- metadata, regex, assignors ----------------------------------------------------------------
+
+
+def test_partitions_added_bump_the_epoch() -> None:
+    h = Harness()
+    h.join("a")
+    h.hb("a", 1, [0, 1, 2])
+    h.set_topics({"foo": 4})
+    assert h.group().group_epoch == 2
+    response = h.hb("a", 1)
+    assert (response.member_epoch, response_parts(response)) == (2, [0, 1, 2, 3])
+    # a topic nobody subscribes to changes nothing.
+    h.set_topics({"other": 5})
+    assert h.group().group_epoch == 2
+
+
+def test_unknown_topic_gets_nothing_until_created() -> None:
+    h = Harness()
+    response = h.join("a", topics=("later",))
+    assert response_parts(response) == []
+    h.set_topics({"later": 2})
+    response = h.hb("a", 1)
+    assert response_parts(response) == [0, 1]
+
+
+def test_regex_subscription() -> None:
+    h = Harness(topics={"foo-1": 1, "foo-2": 1, "bar": 1})
+    response = h.join("a", subscribed_topic_regex="foo-.*")
+    assert response.error_code is ErrorCode.NONE
+    assert sorted(tp.topic_id for tp in response.assignment.topic_partitions) == sorted(
+        [h.tid("foo-1"), h.tid("foo-2")]
+    )
+    assert "foo-.*" in h.group().resolved_regexes
+    h.set_topics({"foo-3": 1})
+    assert h.group().resolved_regexes["foo-.*"].topics == frozenset({"foo-1", "foo-2", "foo-3"})
+    response = h.hb("a", 1)
+    assert len(response.assignment.topic_partitions) == 3
+    # clearing the regex drops its record.
+    h.hb("a", 2, subscribed_topic_regex="", subscribed_topic_names=("bar",))
+    assert h.group().resolved_regexes == {}
+    assert h.rebuilt() == h.group()
+
+
+def test_invalid_regex() -> None:
+    h = Harness()
+    response = h.join("a", subscribed_topic_regex="foo(")
+    assert response.error_code is ErrorCode.INVALID_REGULAR_EXPRESSION
+    assert (
+        h.join("b", subscribed_topic_regex="(?=x)").error_code
+        is ErrorCode.INVALID_REGULAR_EXPRESSION
+    )
+
+
+def test_most_voted_assignor_runs() -> None:
+    h = Harness(topics={"foo": 4})
+    h.join("a", server_assignor="range")
+    h.join("b", server_assignor="range")
+    h.join("c", server_assignor="uniform")
+    computed = [e for e in h.events if e.kind == "target_assignment_computed"]
+    assert [e.assignor for e in computed] == ["range", "range", "range"]
+    h2 = Harness()
+    h2.join("a")
+    computed = next(e for e in h2.events if e.kind == "target_assignment_computed")
+    assert computed.assignor  # type: ignore[attr-defined] == "uniform"
+
+
+class _Failing(ConsumerGroupPartitionAssignor):
+    name = "uniform"
+
+    def assign(
+        self, group_spec: GroupSpec, subscribed_topic_describer: SubscribedTopicDescriber
+    ) -> GroupAssignment:
+        raise PartitionAssignorError("boom")
+
+
+def test_assignor_failure_is_unknown_server_error_and_writes_nothing() -> None:
+    h = Harness()
+    h.join("a")
+    before = h.group().copy()
+    h.coordinator.consumer.assignor_resolver = lambda name: _Failing()
+    response = h.join("b")
+    assert response.error_code is ErrorCode.UNKNOWN_SERVER_ERROR
+    assert h.last_records == []
+    assert h.group() == before
+
+
+def test_events_name_topics() -> None:
+    h = Harness()
+    h.join("a")
+    computed = next(e for e in h.events if e.kind == "target_assignment_computed")
+    assert [str(p) for p in computed.assignment["a"]] == ["foo-0", "foo-1", "foo-2"]
+    kinds = [e.kind for e in h.events]
+    for kind in (
+        "member_joined",
+        "group_epoch_bumped",
+        "target_assignment_computed",
+        "member_assignment_changed",
+        "group_state_changed",
+    ):
+        assert kind in kinds
