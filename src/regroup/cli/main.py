@@ -12,12 +12,12 @@ import sys
 from collections.abc import Sequence
 
 from regroup import __version__
-from regroup.cli import assign, replay
+from regroup.cli import assign, groups, replay, serve, simulate
 from regroup.cli.errors import UsageError
 
 __all__ = ["main"]
 
-_SUBCOMMANDS = (assign, replay)
+_SUBCOMMANDS = (assign, replay, serve, groups, simulate)
 
 
 def build_parser() -> argparse.ArgumentParser:

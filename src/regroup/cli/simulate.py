@@ -1,0 +1,210 @@
+"""``regroup simulate``: run a scenario on a virtual clock and report what it cost.
+
+    regroup simulate --scenario rolling-bounce --protocol cooperative \\
+        --assignor cooperative-sticky --members 6 --partitions 24 --seed 7 \\
+        --session-timeout-ms 10000 --config max.poll.interval.ms=60000 \\
+        --json --events run.jsonl --timeline run.html
+
+Kafka configs: ``--config key=value`` (repeatable) with Kafka's names. Names
+of the coordinator (``GroupCoordinatorConfig``: ``group.*``, e.g.
+``group.initial.rebalance.delay.ms``, ``group.consumer.session.timeout.ms``)
+go to the coordinator; every other name is a consumer config
+(``session.timeout.ms``, ``heartbeat.interval.ms``, ``max.poll.interval.ms``,
+``enable.auto.commit``, ``auto.commit.interval.ms``,
+``partition.assignment.strategy``, ``request.timeout.ms`` ...). The shortcuts
+``--session-timeout-ms`` and ``--heartbeat-interval-ms`` set the consumer
+config under the classic protocol and the coordinator's
+``group.consumer.*`` config under ``--protocol consumer`` (KIP-848 moved them
+to the broker); ``--max-poll-interval-ms`` is a consumer config for both.
+
+Output: a summary table (rich) or, with ``--json``, the metrics as one JSON
+object (``regroup.sim.metrics`` defines every field). ``--events`` writes the
+event log (JSON lines), ``--timeline`` draws ownership over time (``.html`` or
+``.png``). A progress bar is drawn on stderr when it is a terminal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from regroup.cli.errors import UsageError
+from regroup.sim.scenario import BUILTINS, PROTOCOLS, ScenarioError, load_scenario
+from regroup.sim.simulation import RunResult, Settings, Simulation
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "simulate",
+        help="run a consumer-group scenario on a virtual clock",
+        description="Run a scenario (a built-in name or a .toml/.json file) with the real "
+        f"protocol code on a virtual clock. Built-ins: {', '.join(BUILTINS)}.",
+    )
+    parser.add_argument("--scenario", required=True, metavar="NAME|PATH")
+    parser.add_argument("--protocol", choices=PROTOCOLS, default=None)
+    parser.add_argument("--assignor", default=None, metavar="NAME")
+    parser.add_argument("--members", type=int, default=None, metavar="N")
+    parser.add_argument("--partitions", type=int, default=None, metavar="P")
+    parser.add_argument("--seed", type=int, default=0, metavar="S")
+    parser.add_argument("--duration-ms", type=int, default=None, metavar="MS")
+    parser.add_argument(
+        "--static", action="store_true", default=None, help="static membership (KIP-345)"
+    )
+    parser.add_argument("--session-timeout-ms", type=int, default=None, metavar="MS")
+    parser.add_argument("--heartbeat-interval-ms", type=int, default=None, metavar="MS")
+    parser.add_argument("--max-poll-interval-ms", type=int, default=None, metavar="MS")
+    parser.add_argument(
+        "--config",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a Kafka consumer or coordinator config (repeatable)",
+    )
+    parser.add_argument("--json", action="store_true", help="print the metrics as JSON")
+    parser.add_argument("--events", default=None, metavar="PATH", help="write the event log")
+    parser.add_argument(
+        "--timeline", default=None, metavar="PATH", help="draw ownership (.png or .html)"
+    )
+    parser.set_defaults(run=run)
+
+
+def _configs(args: argparse.Namespace, protocol: str) -> dict[str, str]:
+    configs: dict[str, str] = {}
+    for item in args.config:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--config expects KEY=VALUE, got {item!r}")
+        configs[key.strip()] = value.strip()
+    kip848 = protocol == "consumer"
+    shortcuts = (
+        (args.session_timeout_ms, "session.timeout.ms", "group.consumer.session.timeout.ms"),
+        (
+            args.heartbeat_interval_ms,
+            "heartbeat.interval.ms",
+            "group.consumer.heartbeat.interval.ms",
+        ),
+    )
+    for value, classic_name, broker_name in shortcuts:
+        if value is not None:
+            if value < 1:
+                raise UsageError(f"--{classic_name.replace('.', '-')} must be >= 1")
+            configs[broker_name if kip848 else classic_name] = str(value)
+    if args.max_poll_interval_ms is not None:
+        configs["max.poll.interval.ms"] = str(args.max_poll_interval_ms)
+    return configs
+
+
+def run(args: argparse.Namespace) -> int:
+    for name in ("members", "partitions", "duration_ms"):
+        value = getattr(args, name)
+        if value is not None and value < (0 if name == "members" else 1):
+            raise UsageError(f"--{name.replace('_', '-')} must be positive, got {value}")
+    for path, suffixes in ((args.timeline, (".png", ".html")),):
+        if path is not None and not path.endswith(suffixes):
+            raise UsageError(f"--timeline must end in .png or .html, got {path!r}")
+    try:
+        scenario = load_scenario(args.scenario)
+        protocol = args.protocol or scenario.protocol
+        settings = Settings(
+            scenario=scenario,
+            protocol=args.protocol,
+            assignor=args.assignor,
+            members=args.members,
+            partitions=args.partitions,
+            seed=args.seed,
+            static=args.static,
+            duration_ms=args.duration_ms,
+            configs=_configs(args, protocol),
+        )
+        simulation = Simulation(
+            settings, keep_events=args.events is not None or args.timeline is not None
+        )
+    except (ScenarioError, ValueError) as error:
+        raise UsageError(str(error)) from None
+    result = _run_with_progress(simulation)
+    if args.events is not None:
+        try:
+            with open(args.events, "w", encoding="utf-8") as out:
+                for event in result.events:
+                    out.write(event.to_json_line())
+                    out.write("\n")
+        except OSError as error:
+            raise UsageError(f"cannot write {args.events}: {error.strerror}") from None
+    if args.timeline is not None:
+        from regroup.sim.timeline import write_timeline
+
+        try:
+            write_timeline(result.events, args.timeline)
+        except OSError as error:
+            raise UsageError(f"cannot write {args.timeline}: {error.strerror}") from None
+    if args.json:
+        print(json.dumps(result.metrics.to_json(), sort_keys=False))
+    else:
+        _print_summary(simulation, result)
+    return 0
+
+
+def _run_with_progress(simulation: Simulation) -> RunResult:
+    if not sys.stderr.isatty():
+        return simulation.run()
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(
+        TextColumn("simulating"),
+        BarColumn(),
+        TextColumn("{task.completed:.0f}/{task.total:.0f} virtual s"),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as progress:
+        task = progress.add_task("run", total=1.0)
+
+        def report(now: int, end: int) -> None:
+            progress.update(task, completed=now / 1000, total=end / 1000)
+
+        return simulation.run(report)
+
+
+def _print_summary(simulation: Simulation, result: RunResult) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    m = result.metrics
+    table = Table(
+        title=f"{simulation.scenario.name}: {simulation.protocol}, {simulation.assignor}, "
+        f"{simulation.member_count} members, seed {simulation.seed}"
+    )
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    rows: list[tuple[str, object]] = [
+        ("virtual time", f"{result.duration_ms / 1000:.1f} s"),
+        ("idle partition-seconds", m.idle_partition_seconds),
+        ("longest partition pause", f"{m.max_partition_pause_ms} ms"),
+        ("partitions paused", m.paused_partitions),
+        ("rebalances", m.rebalances),
+        ("generations / group epochs", f"{m.generations} / {m.group_epochs}"),
+        ("partitions assigned", m.partitions_assigned),
+        ("partitions revoked", m.partitions_revoked),
+        ("partitions lost", m.partitions_lost),
+        ("partitions moved", m.partitions_moved),
+        ("records processed twice", m.duplicates),
+        ("peak lag (records)", m.peak_lag),
+        (
+            "time to stable",
+            "-" if m.time_to_stable_ms is None else f"{m.time_to_stable_ms} ms",
+        ),
+        ("invariant violations", len(m.violations)),
+    ]
+    for name, value in rows:
+        table.add_row(name, str(value))
+    console = Console()
+    console.print(table)
+    for violation in m.violations[:10]:
+        console.print(f"[red]violation[/red] {violation['invariant']}: {violation['detail']}")
+    if len(m.violations) > 10:
+        console.print(f"... and {len(m.violations) - 10} more (see --json)")

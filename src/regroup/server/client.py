@@ -1,0 +1,138 @@
+"""A minimal blocking Kafka wire client: one socket, one request at a time.
+
+For ``regroup groups`` (ListGroups, DescribeGroups, ConsumerGroupDescribe, like
+kafka-consumer-groups.sh), the tests and the benchmark. It negotiates nothing:
+the caller names the version (``versions.ADVERTISED`` says what the server
+speaks). Request header v1 or v2 by the message class, as Kafka's clients do.
+"""
+
+from __future__ import annotations
+
+import io
+import socket
+import struct
+from typing import Any
+
+from kio.index import load_request_schema, load_response_schema
+from kio.serial import entity_reader, entity_writer
+
+from regroup.server import assignor_rpc
+from regroup.server.kio_build import build
+from regroup.server.versions import INSTALL_ASSIGNMENT_KEY, PREPARE_ASSIGNMENT_KEY
+
+__all__ = ["RequestEncoder", "WireClient", "WireClientError"]
+
+_PRIVATE = (PREPARE_ASSIGNMENT_KEY, INSTALL_ASSIGNMENT_KEY)
+
+
+class WireClientError(ConnectionError):
+    """The server closed the connection or answered with an unexpected frame."""
+
+
+def _encode(encoder: RequestEncoder, api_key: int, version: int, values: Any) -> tuple[int, bytes]:
+    """(correlation id, framed request); ``values`` is a dict of kio field names or a body."""
+    encoder._correlation += 1
+    cid = encoder._correlation
+    out = io.BytesIO()
+    out.write(b"\0\0\0\0")
+    if api_key in _PRIVATE:
+        from kio.schema.request_header.v1.header import RequestHeader
+
+        header_cls: Any = RequestHeader
+        entity_writer(header_cls)(
+            out,
+            header_cls(
+                request_api_key=api_key,
+                request_api_version=version,
+                correlation_id=cid,
+                client_id=encoder.client_id,
+            ),
+        )
+        out.write(assignor_rpc.encode_request(values))
+    else:
+        request_cls: Any = load_request_schema(api_key, version)
+        body = build(request_cls, values) if isinstance(values, dict) else values
+        header_cls = request_cls.__header_schema__
+        entity_writer(header_cls)(
+            out,
+            build(
+                header_cls,
+                {
+                    "request_api_key": api_key,
+                    "request_api_version": version,
+                    "correlation_id": cid,
+                    "client_id": encoder.client_id,
+                },
+            ),
+        )
+        entity_writer(request_cls)(out, body)
+    data = out.getbuffer()
+    struct.pack_into(">i", data, 0, len(data) - 4)
+    return cid, bytes(data)
+
+
+class RequestEncoder:
+    """Frames requests with increasing correlation ids (no socket: benchmarks, tests)."""
+
+    def __init__(self, client_id: str = "regroup-cli") -> None:
+        self.client_id = client_id
+        self._correlation = 0
+
+    def encode(self, api_key: int, version: int, values: Any) -> tuple[int, bytes]:
+        """(correlation id, framed request); ``values`` is a dict of kio field names or a body."""
+        return _encode(self, api_key, version, values)
+
+
+class WireClient(RequestEncoder):
+    def __init__(
+        self, host: str, port: int, *, client_id: str = "regroup-cli", timeout: float = 10.0
+    ) -> None:
+        super().__init__(client_id)
+        self._sock = socket.create_connection((host, port), timeout=timeout)
+        self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def __enter__(self) -> WireClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._sock.close()
+
+    def send_raw(self, data: bytes) -> None:
+        self._sock.sendall(data)
+
+    def read_frame(self) -> bytes:
+        head = self._recv(4)
+        (size,) = struct.unpack(">i", head)
+        return self._recv(size)
+
+    def _recv(self, n: int) -> bytes:
+        parts: list[bytes] = []
+        while n:
+            chunk = self._sock.recv(n)
+            if not chunk:
+                raise WireClientError("connection closed by the server")
+            parts.append(chunk)
+            n -= len(chunk)
+        return b"".join(parts)
+
+    def decode(self, api_key: int, version: int, cid: int, frame: bytes) -> Any:
+        if api_key in _PRIVATE:
+            (got,) = struct.unpack_from(">i", frame, 0)
+            body: Any = assignor_rpc.decode_response(api_key, frame[4:])
+        else:
+            response_cls: Any = load_response_schema(api_key, version)
+            header, offset = entity_reader(response_cls.__header_schema__)(frame, 0)
+            got = header.correlation_id
+            body, _ = entity_reader(response_cls)(frame, offset)
+        if got != cid:
+            raise WireClientError(f"correlation id {got}, expected {cid}")
+        return body
+
+    def request(self, api_key: int, version: int, values: Any) -> Any:
+        """Send one request and wait for its response (decoded kio object)."""
+        cid, data = self.encode(api_key, version, values)
+        self._sock.sendall(data)
+        return self.decode(api_key, version, cid, self.read_frame())

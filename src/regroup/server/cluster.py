@@ -1,0 +1,402 @@
+"""The broker APIs that do not involve a group: one node that is the whole cluster.
+
+ApiVersions, Metadata, FindCoordinator, CreateTopics, InitProducerId, Produce,
+ListOffsets and Fetch, answered from the server's ``Log``. One node (id ``node_id``) leads every
+partition, is every replica and every coordinator, as a single-broker Kafka
+cluster would be; partition leader epochs are 0.
+
+Rule 1: Metadata auto-creates a missing topic when the request allows it
+(v4+ ``allow_auto_topic_creation``; always before v4) and the server's
+``auto_create_topics`` is on, with ``default_partitions`` partitions, like
+Kafka's ``auto.create.topics.enable`` / ``num.partitions``.
+Rule 2: Metadata v10+ may name topics by id; an unknown id is
+UNKNOWN_TOPIC_ID, an unknown name UNKNOWN_TOPIC_OR_PARTITION.
+Rule 3: Produce with ``acks=0`` gets no response at all (Kafka sends none).
+Rule 4: Fetch never returns null records (``b""``: kafka-python fails on
+null), no fetch sessions (``session_id`` 0, KIP-227 "sessionless"), and an
+offset outside ``[log start, high watermark]`` is OFFSET_OUT_OF_RANGE.
+Rule 5: ListOffsets: -2 earliest, -1 latest, -3 the max timestamp (KIP-734),
+otherwise the first batch at or after the timestamp (batch grain).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from regroup.model.errors import ErrorCode, KafkaProtocolError
+from regroup.model.uuid import Uuid
+from regroup.server.codec import DecodedRequest, response_class
+from regroup.server.kio_build import build, ms, to_uuid
+from regroup.server.log import Log, TopicLog
+from regroup.server.versions import ADVERTISED
+
+__all__ = ["Cluster", "FetchPlan"]
+
+EARLIEST_TIMESTAMP = -2
+LATEST_TIMESTAMP = -1
+MAX_TIMESTAMP = -3
+
+
+@dataclass(frozen=True, slots=True)
+class FetchPlan:
+    """How long a Fetch may wait, and how many bytes make it return early."""
+
+    max_wait_ms: int
+    min_bytes: int
+
+
+class Cluster:
+    """Answers the non-group APIs for a one-node cluster."""
+
+    def __init__(
+        self,
+        log: Log,
+        *,
+        host: str,
+        port: int,
+        node_id: int = 0,
+        cluster_id: str = "regroup-cluster",
+        auto_create_topics: bool = True,
+        default_partitions: int = 1,
+        on_topics_changed: Callable[[], None] | None = None,
+    ) -> None:
+        self.log = log
+        self.host = host
+        self.port = port
+        self.node_id = node_id
+        self.cluster_id = cluster_id
+        self.auto_create_topics = auto_create_topics
+        self.default_partitions = default_partitions
+        self.on_topics_changed = on_topics_changed or (lambda: None)
+        self._next_producer_id = int(time.time()) << 16
+
+    # -- ApiVersions (18) ---------------------------------------------------------------
+
+    def api_versions(self, req: DecodedRequest) -> Any:
+        return build(
+            response_class(18, req.api_version),
+            {
+                "error_code": ErrorCode.NONE,
+                "api_keys": [
+                    {"api_key": key, "min_version": low, "max_version": high}
+                    for key, (low, high) in sorted(ADVERTISED.items())
+                ],
+                "throttle_time": 0,
+                "supported_features": (),
+                "finalized_features_epoch": -1,
+                "finalized_features": (),
+                "zk_migration_ready": False,
+            },
+        )
+
+    # -- Metadata (3) -------------------------------------------------------------------
+
+    def _partitions(self, topic: TopicLog) -> list[dict[str, Any]]:
+        node = self.node_id
+        return [
+            {
+                "error_code": ErrorCode.NONE,
+                "partition_index": index,
+                "leader_id": node,
+                "leader_epoch": 0,
+                "replica_nodes": (node,),
+                "isr_nodes": (node,),
+                "offline_replicas": (),
+            }
+            for index in range(len(topic.partitions))
+        ]
+
+    def _topic_entry(self, topic: TopicLog) -> dict[str, Any]:
+        return {
+            "error_code": ErrorCode.NONE,
+            "name": topic.name,
+            "topic_id": topic.topic_id,
+            "is_internal": False,
+            "partitions": self._partitions(topic),
+            "topic_authorized_operations": -(2**31),
+        }
+
+    def metadata(self, req: DecodedRequest) -> Any:
+        body, version = req.body, req.api_version
+        allow_create = bool(getattr(body, "allow_auto_topic_creation", True))
+        requested = body.topics
+        if requested is None or (version == 0 and not requested):
+            entries = [self._topic_entry(t) for t in self.log.topics.values()]
+        else:
+            entries = []
+            created = False
+            for wanted in requested:
+                name = wanted.name
+                topic_id = to_uuid(getattr(wanted, "topic_id", None))
+                if name is None:
+                    topic = self.log.topic_by_id(topic_id)
+                    if topic is None:
+                        entries.append(self._missing(None, topic_id, ErrorCode.UNKNOWN_TOPIC_ID))
+                        continue
+                else:
+                    topic = self.log.topic(name)
+                    if topic is None and allow_create and self.auto_create_topics:
+                        try:
+                            topic = self.log.create_topic(name, self.default_partitions)
+                            created = True
+                        except KafkaProtocolError as exc:
+                            entries.append(self._missing(name, Uuid.ZERO, exc.code))
+                            continue
+                    if topic is None:
+                        entries.append(
+                            self._missing(name, Uuid.ZERO, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+                        )
+                        continue
+                entries.append(self._topic_entry(topic))
+            if created:
+                self.on_topics_changed()
+        return build(
+            response_class(3, version),
+            {
+                "throttle_time": 0,
+                "brokers": [
+                    {"node_id": self.node_id, "host": self.host, "port": self.port, "rack": None}
+                ],
+                "cluster_id": self.cluster_id,
+                "controller_id": self.node_id,
+                "topics": entries,
+                "cluster_authorized_operations": -(2**31),
+            },
+        )
+
+    @staticmethod
+    def _missing(name: str | None, topic_id: Uuid, code: ErrorCode) -> dict[str, Any]:
+        return {
+            "error_code": code,
+            "name": name,
+            "topic_id": topic_id,
+            "is_internal": False,
+            "partitions": (),
+            "topic_authorized_operations": -(2**31),
+        }
+
+    # -- FindCoordinator (10) -----------------------------------------------------------
+
+    def find_coordinator(self, req: DecodedRequest) -> Any:
+        body, version = req.body, req.api_version
+        me = {"node_id": self.node_id, "host": self.host, "port": self.port}
+        if version < 4:
+            values: dict[str, Any] = {
+                "throttle_time": 0,
+                "error_code": ErrorCode.NONE,
+                "error_message": None,
+                **me,
+            }
+        else:
+            values = {
+                "throttle_time": 0,
+                "coordinators": [
+                    {"key": key, **me, "error_code": ErrorCode.NONE, "error_message": None}
+                    for key in body.coordinator_keys
+                ],
+            }
+        return build(response_class(10, version), values)
+
+    # -- CreateTopics (19) --------------------------------------------------------------
+
+    def create_topics(self, req: DecodedRequest) -> Any:
+        body, version = req.body, req.api_version
+        results = []
+        created = False
+        for wanted in body.topics:
+            partitions = wanted.num_partitions
+            if partitions == -1:
+                partitions = len(wanted.assignments) or self.default_partitions
+            code, message, topic_id = ErrorCode.NONE, None, Uuid.ZERO
+            try:
+                if wanted.replication_factor not in (-1, 1):
+                    raise KafkaProtocolError(
+                        ErrorCode.INVALID_REPLICATION_FACTOR,
+                        f"replication factor {wanted.replication_factor} > 1 broker",
+                    )
+                if body.validate_only:
+                    if wanted.name in self.log.topics:
+                        raise KafkaProtocolError(ErrorCode.TOPIC_ALREADY_EXISTS)
+                else:
+                    topic_id = self.log.create_topic(wanted.name, partitions).topic_id
+                    created = True
+            except KafkaProtocolError as exc:
+                code, message = exc.code, exc.message
+            results.append(
+                {
+                    "name": wanted.name,
+                    "topic_id": topic_id,
+                    "error_code": code,
+                    "error_message": message,
+                    "topic_config_error_code": ErrorCode.NONE,
+                    "num_partitions": partitions if code == ErrorCode.NONE else -1,
+                    "replication_factor": 1 if code == ErrorCode.NONE else -1,
+                    "configs": (),
+                }
+            )
+        if created:
+            self.on_topics_changed()
+        return build(response_class(19, version), {"throttle_time": 0, "topics": results})
+
+    # -- InitProducerId (22) -----------------------------------------------------------
+
+    def init_producer_id(self, req: DecodedRequest) -> Any:
+        """A fresh producer id, epoch 0 (KIP-98 idempotence; no transactions, no sequence checks).
+
+        Ids count up from the current wall-clock second, so they differ across restarts.
+        """
+        self._next_producer_id += 1
+        return build(
+            response_class(22, req.api_version),
+            {
+                "throttle_time": 0,
+                "error_code": ErrorCode.NONE,
+                "producer_id": self._next_producer_id,
+                "producer_epoch": 0,
+            },
+        )
+
+    # -- Produce (0) --------------------------------------------------------------------
+
+    def produce(self, req: DecodedRequest) -> tuple[Any | None, list[tuple[str, int, int, int]]]:
+        """The response (``None`` for acks=0, rule 3) and (topic, partition, count, end)."""
+        body, version = req.body, req.api_version
+        appended: list[tuple[str, int, int, int]] = []
+        topics = []
+        for topic_data in body.topic_data:
+            partitions = []
+            for pdata in topic_data.partition_data:
+                partition = self.log.partition(topic_data.name, pdata.index)
+                code, message, base = ErrorCode.NONE, None, -1
+                if partition is None:
+                    code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                elif pdata.records:
+                    try:
+                        before = partition.next_offset
+                        base = partition.append(bytes(pdata.records))
+                        count = partition.next_offset - before
+                        appended.append(
+                            (topic_data.name, pdata.index, count, partition.next_offset)
+                        )
+                    except KafkaProtocolError as exc:
+                        code, message = exc.code, exc.message
+                partitions.append(
+                    {
+                        "index": pdata.index,
+                        "error_code": code,
+                        "base_offset": base,
+                        "log_append_time": -1,
+                        "log_start_offset": 0 if partition is None else partition.start_offset,
+                        "record_errors": (),
+                        "error_message": message,
+                    }
+                )
+            topics.append({"name": topic_data.name, "partition_responses": partitions})
+        if body.acks == 0:
+            return None, appended
+        response = build(
+            response_class(0, version),
+            {"responses": topics, "throttle_time": 0, "node_endpoints": ()},
+        )
+        return response, appended
+
+    # -- ListOffsets (2) ----------------------------------------------------------------
+
+    def list_offsets(self, req: DecodedRequest) -> Any:
+        body, version = req.body, req.api_version
+        topics = []
+        for topic in body.topics:
+            partitions = []
+            for p in topic.partitions:
+                log = self.log.partition(topic.name, p.partition_index)
+                code, timestamp, offset = ErrorCode.NONE, -1, -1
+                if log is None:
+                    code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                elif p.timestamp == EARLIEST_TIMESTAMP:
+                    offset = log.start_offset
+                elif p.timestamp == LATEST_TIMESTAMP:
+                    offset = log.high_watermark
+                elif p.timestamp == MAX_TIMESTAMP:
+                    timestamp, offset = log.max_timestamp()
+                else:
+                    found = log.offset_for_timestamp(p.timestamp)
+                    if found is not None:
+                        timestamp, offset = p.timestamp, found
+                partitions.append(
+                    {
+                        "partition_index": p.partition_index,
+                        "error_code": code,
+                        "timestamp": timestamp,
+                        "offset": offset,
+                        "leader_epoch": 0,
+                    }
+                )
+            topics.append({"name": topic.name, "partitions": partitions})
+        return build(response_class(2, version), {"throttle_time": 0, "topics": topics})
+
+    # -- Fetch (1) ----------------------------------------------------------------------
+
+    @staticmethod
+    def fetch_plan(req: DecodedRequest) -> FetchPlan:
+        return FetchPlan(max(0, ms(req.body.max_wait)), max(0, req.body.min_bytes))
+
+    def fetch(self, req: DecodedRequest) -> tuple[Any, int]:
+        """The response and the number of record bytes in it (rule 4)."""
+        body, version = req.body, req.api_version
+        by_id = version >= 13
+        budget = body.max_bytes if body.max_bytes > 0 else 1 << 30
+        total = 0
+        responses = []
+        for topic in body.topics:
+            if by_id:
+                topic_id = to_uuid(topic.topic_id)
+                found = self.log.topic_by_id(topic_id)
+                missing = ErrorCode.UNKNOWN_TOPIC_ID
+            else:
+                found = self.log.topic(topic.topic)
+                missing = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            partitions = []
+            for p in topic.partitions:
+                code, records, hwm, start = ErrorCode.NONE, b"", -1, -1
+                log = None
+                if found is not None and 0 <= p.partition < len(found.partitions):
+                    log = found.partitions[p.partition]
+                if log is None:
+                    code = missing if found is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                else:
+                    hwm, start = log.high_watermark, log.start_offset
+                    if not start <= p.fetch_offset <= hwm:
+                        code = ErrorCode.OFFSET_OUT_OF_RANGE
+                    elif p.fetch_offset < hwm and budget > 0:
+                        limit = min(p.partition_max_bytes, budget)
+                        records = log.read(p.fetch_offset, limit)
+                        budget -= len(records)
+                        total += len(records)
+                partitions.append(
+                    {
+                        "partition_index": p.partition,
+                        "error_code": code,
+                        "high_watermark": hwm,
+                        "last_stable_offset": hwm,
+                        "log_start_offset": start,
+                        "aborted_transactions": None,
+                        "preferred_read_replica": -1,
+                        "records": records,
+                    }
+                )
+            key = {"topic_id": topic.topic_id} if by_id else {"topic": topic.topic}
+            responses.append({**key, "partitions": partitions})
+        response = build(
+            response_class(1, version),
+            {
+                "throttle_time": 0,
+                "error_code": ErrorCode.NONE,
+                "session_id": 0,
+                "responses": responses,
+                "node_endpoints": (),
+            },
+        )
+        return response, total

@@ -1,0 +1,113 @@
+"""Durable coordinator state: the coordinator's records in SQLite (DESIGN.md, "Contracts").
+
+Kafka keeps its group coordinator's records in the compacted
+``__consumer_offsets`` topic and rebuilds every group by replaying them when
+it becomes the coordinator. regroup does the same with an embedded SQLite
+file (no server to run).
+
+Rule 1: ``append`` commits before it returns, and the server calls it before
+it sends the responses of the step that produced the records, so an
+acknowledged commit or join is on disk ("written before a response is sent").
+Rule 2: the table is compacted as Kafka's log compaction would leave it: one
+row per record key, holding the key's latest value, ordered by the sequence
+number of that latest write; a tombstone deletes the row (compaction removes
+a tombstone and every earlier record of its key). Replaying the rows in
+sequence order gives the state the full history gives.
+Rule 3: ``load`` returns the records in that order for
+``GroupCoordinator.replay``.
+
+``MemoryStore`` has the same interface and keeps nothing (no ``--data-dir``).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Protocol
+
+from regroup.records import CoordinatorRecord
+
+__all__ = ["MemoryStore", "RecordStore", "SqliteRecordStore"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS records (
+    record_key TEXT PRIMARY KEY,
+    seq INTEGER NOT NULL,
+    record TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS records_by_seq ON records (seq);
+"""
+
+
+class RecordStore(Protocol):
+    def append(self, records: Iterable[CoordinatorRecord]) -> None: ...
+
+    def load(self) -> list[CoordinatorRecord]: ...
+
+    def close(self) -> None: ...
+
+
+def _key_text(record: CoordinatorRecord) -> str:
+    data = record.to_dict()
+    return json.dumps([data["type"], data["key"]], separators=(",", ":"), sort_keys=True)
+
+
+class SqliteRecordStore:
+    """Records in ``<directory>/coordinator.db`` (rules 1-3)."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._db = sqlite3.connect(str(path), isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=FULL")
+        self._db.executescript(_SCHEMA)
+        row = self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM records").fetchone()
+        self._seq = int(row[0])
+
+    def append(self, records: Iterable[CoordinatorRecord]) -> None:
+        batch = list(records)
+        if not batch:
+            return
+        cursor = self._db.cursor()
+        cursor.execute("BEGIN IMMEDIATE")
+        try:
+            for record in batch:
+                key = _key_text(record)
+                if record.is_tombstone:
+                    cursor.execute("DELETE FROM records WHERE record_key = ?", (key,))
+                else:
+                    self._seq += 1
+                    cursor.execute(
+                        "INSERT OR REPLACE INTO records (record_key, seq, record) VALUES (?, ?, ?)",
+                        (key, self._seq, record.to_json()),
+                    )
+            cursor.execute("COMMIT")
+        except BaseException:
+            cursor.execute("ROLLBACK")
+            raise
+
+    def load(self) -> list[CoordinatorRecord]:
+        rows = self._db.execute("SELECT record FROM records ORDER BY seq").fetchall()
+        return [CoordinatorRecord.from_json(text) for (text,) in rows]
+
+    def count(self) -> int:
+        return int(self._db.execute("SELECT COUNT(*) FROM records").fetchone()[0])
+
+    def close(self) -> None:
+        self._db.close()
+
+
+class MemoryStore:
+    """Keeps nothing: a server without ``--data-dir`` forgets its groups on exit."""
+
+    def append(self, records: Iterable[CoordinatorRecord]) -> None:
+        return None
+
+    def load(self) -> list[CoordinatorRecord]:
+        return []
+
+    def close(self) -> None:
+        return None

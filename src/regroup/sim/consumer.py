@@ -1,0 +1,555 @@
+"""A simulated consumer process: the application's poll loop around a real member.
+
+Theory of operation
+-------------------
+
+A ``SimConsumer`` is one process slot (``client_id`` ``c00``, ``c01`` ...):
+it can be started, stopped cleanly, crashed and started again; each start is
+a new *incarnation* with a new member object (``ClassicMember`` for eager and
+cooperative, ``ConsumerMember`` for KIP-848). Anything addressed to an older
+incarnation (a response, a wake-up) is dropped.
+
+The member is driven as its module says: ``poll(now)`` whenever its
+``next_deadline()`` comes or an input arrives, responses through
+``on_response``, lost requests through ``on_request_failed``. That plays the
+client's background (heartbeat) thread.
+
+The application loop, as a Kafka application's ``while True: poll(); process()``:
+
+* ``app poll``: ``member.on_application_poll`` (the ``max.poll.interval.ms``
+  timer), classic auto-commit when ``auto.commit.interval.ms`` has passed
+  (Kafka commits inside ``poll``), then a batch: up to ``max.poll.records``
+  records from the partitions it may process (owned, restored, with a known
+  position; not pending revocation), taken round-robin;
+* ``batch done`` after ``records * processing_us_per_record`` (plus any
+  stall of a ``slow`` action): each partition's chunk is processed
+  (``records_processed``) if the partition is still owned, else dropped
+  (the application checks ownership before its side effects); with
+  ``enable.auto.commit=false`` the application commits after each batch;
+* no records: poll again at the next produce tick or after ``idle_poll_ms``.
+
+New partitions: the committed offsets are fetched (OffsetFetch to the
+coordinator, through the network; none: ``auto.offset.reset=earliest``, offset
+0) and state is restored for ``restore_ms``; ``partitions_restored`` marks the
+end of the restore. Revocation: the classic member calls the listener inside
+its step, and the listener commits the positions of the revoked partitions
+(Kafka's ``onPartitionsRevoked`` commit, and ``onJoinPrepare``'s auto-commit);
+the KIP-848 member commits them itself through the ``positions`` provider.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from regroup.classic.member import ClassicMember
+from regroup.classic.member_config import ClassicMemberConfig
+from regroup.classic.member_state import MemberState as ClassicState
+from regroup.consumer.member import ConsumerMember
+from regroup.consumer.member_config import ConsumerMemberConfig
+from regroup.consumer.member_state import MemberState as ConsumerState
+from regroup.events import (
+    ConsumerStarted,
+    ConsumerStopped,
+    Event,
+    PartitionsAssigned,
+    PartitionsLost,
+    PartitionsRestored,
+    PartitionsRevoked,
+    RecordsProcessed,
+)
+from regroup.model import TopicPartition
+from regroup.model.requests.offsets import (
+    OffsetFetchRequest,
+    OffsetFetchRequestTopic,
+    OffsetFetchResponse,
+)
+
+if TYPE_CHECKING:
+    from regroup.sim.simulation import Simulation
+
+__all__ = ["CONSUMER_PROTOCOL_CONFIGS", "SimConsumer"]
+
+#: The consumer configs a ``group.protocol=consumer`` member takes (Kafka names).
+CONSUMER_PROTOCOL_CONFIGS = {
+    "client.rack": "client_rack",
+    "max.poll.interval.ms": "max_poll_interval_ms",
+    "retry.backoff.ms": "retry_backoff_ms",
+    "retry.backoff.max.ms": "retry_backoff_max_ms",
+    "group.remote.assignor": "group_remote_assignor",
+    "enable.auto.commit": "enable_auto_commit",
+    "auto.commit.interval.ms": "auto_commit_interval_ms",
+}
+#: Kafka refuses these with ``group.protocol=consumer`` (the coordinator owns them).
+CLASSIC_ONLY_CONFIGS = frozenset(
+    {
+        "session.timeout.ms",
+        "heartbeat.interval.ms",
+        "partition.assignment.strategy",
+        "rebalance.protocol.selection",
+    }
+)
+#: Configs of the simulated process itself, valid under both protocols (``group.protocol``
+#: picks the member: ``classic`` or ``consumer``; default: the simulation's protocol).
+PROCESS_CONFIGS = frozenset({"request.timeout.ms", "group.protocol"})
+
+_PARTITION_EVENTS = (PartitionsAssigned, PartitionsRevoked, PartitionsLost)
+
+
+def _as_bool(key: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text not in ("true", "false"):
+        raise ValueError(f"{key} must be true or false, got {value!r}")
+    return text == "true"
+
+
+def consumer_member_config(group_id: str, client_id: str, props: Mapping[str, Any]) -> Any:
+    """A ``ConsumerMemberConfig`` from Kafka-named properties (``ValueError`` if refused)."""
+    kwargs: dict[str, Any] = {"group_id": group_id, "client_id": client_id}
+    for key, value in props.items():
+        if key in PROCESS_CONFIGS or key == "group.instance.id":
+            continue
+        if key in CLASSIC_ONLY_CONFIGS:
+            raise ValueError(f"{key} is not a consumer config with group.protocol=consumer")
+        name = CONSUMER_PROTOCOL_CONFIGS.get(key)
+        if name is None:
+            raise ValueError(f"unknown consumer config {key!r}")
+        if name == "enable_auto_commit":
+            kwargs[name] = _as_bool(key, value)
+        elif name in ("client_rack", "group_remote_assignor"):
+            kwargs[name] = str(value)
+        else:
+            try:
+                kwargs[name] = int(value)
+            except (TypeError, ValueError):
+                raise ValueError(f"{key} must be an integer, got {value!r}") from None
+    instance = props.get("group.instance.id")
+    kwargs["group_instance_id"] = None if instance is None else str(instance)
+    return ConsumerMemberConfig(**kwargs)
+
+
+class SimConsumer:
+    """One consumer process slot (see the module docstring)."""
+
+    def __init__(self, sim: Simulation, index: int, props: Mapping[str, Any]) -> None:
+        self.sim = sim
+        self.index = index
+        self.client_id = f"c{index:02d}" if index < 100 else f"c{index}"
+        self.props: dict[str, Any] = dict(props)
+        self.member: ClassicMember | ConsumerMember | None = None
+        self.alive = False
+        self.closing = False
+        self.incarnation = 0
+        self.member_id = ""
+        self.wake_at: int | None = None
+        self.stable = False
+        self.stall_ms = 0
+        self.positions: dict[TopicPartition, int] = {}
+        self.ready: set[TopicPartition] = set()
+        self._committed: dict[TopicPartition, int] = {}
+        self._app_token = 0
+        self._batch: dict[TopicPartition, tuple[int, int]] | None = None
+        self._rotate = 0
+        self._next_auto_commit = 0
+        self.errors: list[str] = []
+        #: When ``drive`` last polled the member, and how often its deadline was stale.
+        self.polled_at: int | None = None
+        self.stale_deadlines = 0
+        self._epoch = -1
+
+    # -- configuration -------------------------------------------------------------------------
+
+    @property
+    def request_timeout_ms(self) -> int:
+        return int(self.props.get("request.timeout.ms", 30000))
+
+    @property
+    def auto_commit(self) -> bool:
+        return _as_bool("enable.auto.commit", self.props.get("enable.auto.commit", True))
+
+    @property
+    def auto_commit_interval_ms(self) -> int:
+        return int(self.props.get("auto.commit.interval.ms", 5000))
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    def start(self, now: int) -> None:
+        """A new incarnation: a new member, subscribed, polling."""
+        sim = self.sim
+        self.incarnation += 1
+        self.alive, self.closing, self.stable = True, False, False
+        self.member_id = ""
+        self.positions.clear()
+        self.ready.clear()
+        self._committed.clear()
+        self._batch = None
+        self.wake_at = None
+        self._next_auto_commit = now + self.auto_commit_interval_ms
+        instance = self.props.get("group.instance.id")
+        protocol = str(self.props.get("group.protocol", sim.group_protocol)).lower()
+        if protocol == "classic":
+            props = {k: v for k, v in self.props.items() if k not in PROCESS_CONFIGS}
+            config = ClassicMemberConfig.from_properties(props)
+            config = replace(config, group_id=sim.group_id, client_id=self.client_id)
+            member: ClassicMember | ConsumerMember = ClassicMember(
+                config, listener=self, metadata=sim.metadata, now_ms=now
+            )
+        else:
+            rng = random.Random(f"{sim.seed}/{self.client_id}/{self.incarnation}")
+            props = dict(self.props)
+            if sim.group_protocol != "consumer":
+                # Migrated by the scenario: the classic configs were removed, as Kafka requires.
+                props = {k: v for k, v in props.items() if k not in CLASSIC_ONLY_CONFIGS}
+            member = ConsumerMember(
+                consumer_member_config(sim.group_id, self.client_id, props),
+                rng=rng,
+                positions=self._positions_to_commit,
+                metadata=sim.metadata,
+            )
+            self.member_id = member.member_id
+        self.member = member
+        member.on_application_poll(now)
+        member.subscribe(sorted(sim.topics))
+        sim.emit(
+            ConsumerStarted(
+                ts_ms=now,
+                group_id=sim.group_id,
+                client_id=self.client_id,
+                group_protocol=protocol,
+                instance_id=None if instance is None else str(instance),
+            )
+        )
+        sim.consumer_changed(self)
+        self.drive(now)
+        self._schedule_app_poll(now)
+
+    def crash(self, now: int) -> None:
+        """The process dies: no callbacks, no leave, nothing more sent."""
+        if not self.alive:
+            return
+        self._finish(now, crashed=True)
+
+    def stop(self, now: int) -> None:
+        """Kafka ``close``: the member revokes, commits and leaves; then the process exits."""
+        member = self.member
+        if not self.alive or member is None or self.closing:
+            return
+        self.closing = True
+        self._app_token += 1
+        self._batch = None
+        if isinstance(member, ClassicMember):
+            requests = member.close(now)
+            self._send(requests)
+            self._absorb(now)
+            self._finish(now, crashed=False)
+            return
+        member.close(now)
+        self.drive(now)
+        self.sim.world.at(now + self.request_timeout_ms, self._close_timeout, self.incarnation)
+
+    def _close_timeout(self, incarnation: int) -> None:
+        if self.alive and self.closing and incarnation == self.incarnation:
+            self._finish(self.sim.world.now_ms, crashed=False)
+
+    def _finish(self, now: int, *, crashed: bool) -> None:
+        self.alive = False
+        self.closing = False
+        self.stable = False
+        self.member = None
+        self._app_token += 1
+        self._batch = None
+        self.ready.clear()
+        self.wake_at = None
+        self.sim.emit(
+            ConsumerStopped(
+                ts_ms=now,
+                group_id=self.sim.group_id,
+                client_id=self.client_id,
+                member_id=self.member_id,
+                crashed=crashed,
+            )
+        )
+        self.sim.consumer_changed(self)
+
+    # -- driving the member (the client's background thread) ----------------------------------
+
+    def drive(self, now: int) -> None:
+        member = self.member
+        if member is None or not self.alive:
+            return
+        self.polled_at = now
+        try:
+            requests: Sequence[Any] = member.poll(now)
+        except Exception as error:  # a listener error or a fatal error, raised from poll
+            self.errors.append(f"{now}: {type(error).__name__}: {error}")
+            requests = []
+        self._send(requests)
+        self._absorb(now)
+
+    def on_response(self, request: Any, response: Any, now: int) -> None:
+        member = self.member
+        if member is None:
+            return
+        if isinstance(request, OffsetFetchRequest):
+            self._on_offsets(response)
+            return
+        member.on_response(request, response, now)
+        self.drive(now)
+
+    def on_request_failed(self, request: Any, now: int) -> None:
+        member = self.member
+        if member is None:
+            return
+        if isinstance(request, OffsetFetchRequest):
+            self._fetch_offsets(sorted(tp for tp in member.assignment if tp not in self.positions))
+            return
+        member.on_request_failed(request, now)
+        self.drive(now)
+
+    def _send(self, requests: Sequence[Any]) -> None:
+        for request in requests:
+            self.sim.send(self, request)
+
+    def _absorb(self, now: int) -> None:
+        """Publish the member's events and react to assignment changes."""
+        member = self.member
+        if member is None:
+            return
+        if member.member_id:
+            self.member_id = member.member_id
+        events: list[Event] = member.take_events()
+        for event in events:
+            if isinstance(event, _PARTITION_EVENTS):
+                if not event.member_id and self.member_id:
+                    # The classic member clears its id before it reports a loss.
+                    event = replace(event, member_id=self.member_id)
+                if isinstance(event, PartitionsAssigned):
+                    self.sim.emit(event)
+                    if event.partitions:
+                        self._on_assigned(event.partitions, now)
+                    continue
+                for tp in event.partitions:
+                    self.ready.discard(tp)
+                    self.positions.pop(tp, None)
+                    self._committed.pop(tp, None)
+            self.sim.emit(event)
+        if isinstance(member, ClassicMember):
+            stable = member.state is ClassicState.STABLE
+            epoch = member.generation_id
+        else:
+            stable = member.state is ConsumerState.STABLE
+            epoch = member.member_epoch
+            if self.closing and member.state in (ConsumerState.UNSUBSCRIBED, ConsumerState.FATAL):
+                self._finish(now, crashed=False)
+                return
+        stable = stable and not self.closing
+        if stable != self.stable or epoch != self._epoch or events:
+            self.stable = stable
+            self._epoch = epoch
+            self.sim.consumer_changed(self)
+        self.sim.arm_consumer(self)
+
+    def _on_assigned(self, partitions: Sequence[TopicPartition], now: int) -> None:
+        self._fetch_offsets(partitions)
+        restore = self.sim.data.restore_ms
+        self.sim.world.at(now + restore, self._restored, self.incarnation, tuple(partitions))
+
+    def _restored(self, incarnation: int, partitions: tuple[TopicPartition, ...]) -> None:
+        member = self.member
+        if not self.alive or incarnation != self.incarnation or member is None:
+            return
+        owned = member.assignment
+        done = tuple(tp for tp in partitions if tp in owned)
+        if not done:
+            return
+        self.ready.update(done)
+        self.sim.emit(
+            PartitionsRestored(
+                ts_ms=self.sim.world.now_ms,
+                group_id=self.sim.group_id,
+                member_id=self.member_id,
+                partitions=done,
+                restore_ms=self.sim.data.restore_ms,
+            )
+        )
+
+    def _fetch_offsets(self, partitions: Sequence[TopicPartition]) -> None:
+        if not partitions:
+            return
+        by_topic: dict[str, list[int]] = {}
+        for tp in sorted(partitions):
+            by_topic.setdefault(tp.topic, []).append(tp.partition)
+        request = OffsetFetchRequest(
+            group_id=self.sim.group_id,
+            topics=tuple(OffsetFetchRequestTopic(t, tuple(p)) for t, p in by_topic.items()),
+        )
+        self.sim.send(self, request)
+
+    def _on_offsets(self, response: OffsetFetchResponse) -> None:
+        member = self.member
+        if member is None:
+            return
+        owned = member.assignment
+        for topic in response.topics:
+            for p in topic.partitions:
+                tp = TopicPartition(topic.name, p.partition_index)
+                if tp in owned and tp not in self.positions:
+                    # auto.offset.reset=earliest when nothing is committed.
+                    offset = max(p.committed_offset, 0)
+                    self.positions[tp] = offset
+                    self._committed[tp] = offset
+
+    # -- the classic member's listener (called inside the member's step) -----------------------
+
+    def on_partitions_revoked(self, partitions: Sequence[TopicPartition]) -> None:
+        member = self.member
+        if member is None or not isinstance(member, ClassicMember):
+            return
+        offsets = self._changed_positions(partitions)
+        if offsets:
+            try:
+                member.commit(offsets, member.clock_ms)
+            except Exception as error:  # refused outside a stable generation
+                self.errors.append(f"revocation commit: {type(error).__name__}")
+            for tp, offset in offsets.items():
+                self._committed[tp] = offset
+
+    def on_partitions_assigned(self, partitions: Sequence[TopicPartition]) -> None:
+        return None
+
+    def on_partitions_lost(self, partitions: Sequence[TopicPartition]) -> None:
+        return None
+
+    # -- positions and commits ------------------------------------------------------------------
+
+    def _changed_positions(self, partitions: Sequence[TopicPartition]) -> dict[TopicPartition, int]:
+        committed = self._committed
+        out: dict[TopicPartition, int] = {}
+        for tp in sorted(partitions):
+            position = self.positions.get(tp)
+            if position is not None and committed.get(tp) != position:
+                out[tp] = position
+        return out
+
+    def _positions_to_commit(self) -> Mapping[TopicPartition, int]:
+        """The KIP-848 member's ``positions`` provider (``allConsumed``)."""
+        member = self.member
+        if member is None:
+            return {}
+        owned = member.assignment
+        return {tp: pos for tp, pos in sorted(self.positions.items()) if tp in owned}
+
+    def _commit_owned(self, now: int) -> None:
+        member = self.member
+        if member is None:
+            return
+        offsets = self._changed_positions(sorted(member.assignment))
+        if not offsets:
+            return
+        try:
+            member.commit(offsets, now)
+        except Exception as error:  # rebalancing: Kafka's RebalanceInProgressException
+            self.errors.append(f"{now}: commit: {type(error).__name__}")
+            return
+        self._committed.update(offsets)
+        self.drive(now)
+
+    # -- the application loop -------------------------------------------------------------------
+
+    def _schedule_app_poll(self, when: int) -> None:
+        self._app_token += 1
+        self.sim.world.at(when, self._app_poll, self._app_token)
+
+    def _app_poll(self, token: int) -> None:
+        member = self.member
+        if token != self._app_token or member is None or not self.alive or self.closing:
+            return
+        sim = self.sim
+        now = sim.world.now_ms
+        member.on_application_poll(now)
+        if isinstance(member, ClassicMember) and self.auto_commit and now >= self._next_auto_commit:
+            self._next_auto_commit = now + self.auto_commit_interval_ms
+            if member.state is ClassicState.STABLE:
+                self._commit_owned(now)
+        self.drive(now)
+        if self.member is None:
+            return
+        batch = self._take_batch()
+        data = sim.data
+        if batch:
+            count = sum(last - first + 1 for first, last in batch.values())
+            duration = (count * data.processing_us_per_record + 999) // 1000 + self.stall_ms
+            self.stall_ms = 0
+            self._batch = batch
+            self._app_token += 1
+            sim.world.at(now + duration, self._batch_done, self._app_token)
+            return
+        if self.stall_ms:
+            stall, self.stall_ms = self.stall_ms, 0
+            self._schedule_app_poll(now + stall)
+            return
+        wait = data.idle_poll_ms
+        if sim.plane.active:
+            wait = min(wait, sim.plane.next_tick(now) - now)
+        self._schedule_app_poll(now + max(1, wait))
+
+    def _take_batch(self) -> dict[TopicPartition, tuple[int, int]]:
+        member = self.member
+        if member is None or not self.ready:
+            return {}
+        owned = member.assignment
+        pending = member.pending_revocation if isinstance(member, ConsumerMember) else frozenset()
+        candidates = sorted(
+            tp for tp in self.ready if tp in owned and tp not in pending and tp in self.positions
+        )
+        if not candidates:
+            return {}
+        ends = self.sim.plane.end_offsets
+        budget = self.sim.data.max_poll_records
+        start = self._rotate % len(candidates)
+        self._rotate += 1
+        batch: dict[TopicPartition, tuple[int, int]] = {}
+        for i in range(len(candidates)):
+            tp = candidates[(start + i) % len(candidates)]
+            position = self.positions[tp]
+            available = ends.get(tp, 0) - position
+            if available <= 0:
+                continue
+            take = min(available, budget)
+            batch[tp] = (position, position + take - 1)
+            budget -= take
+            if budget <= 0:
+                break
+        return batch
+
+    def _batch_done(self, token: int) -> None:
+        member = self.member
+        batch = self._batch
+        if token != self._app_token or member is None or batch is None:
+            return
+        self._batch = None
+        sim = self.sim
+        now = sim.world.now_ms
+        owned = member.assignment
+        for tp in sorted(batch):
+            first, last = batch[tp]
+            if tp not in owned or tp not in self.ready or self.positions.get(tp) != first:
+                continue  # revoked or lost meanwhile: the application drops the chunk
+            self.positions[tp] = last + 1
+            sim.emit(
+                RecordsProcessed(
+                    ts_ms=now,
+                    group_id=sim.group_id,
+                    member_id=self.member_id,
+                    partition=tp,
+                    first_offset=first,
+                    last_offset=last,
+                )
+            )
+        if not self.auto_commit:
+            self._commit_owned(now)
+        self._schedule_app_poll(now)

@@ -1,0 +1,301 @@
+"""Invariants checked online over the event log; violations are reported, never hidden.
+
+The checker reads events only (the ``regroup.events`` schema), so it runs the
+same on a live simulation (fed each event as it is emitted) and on a log read
+back from disk (``check_events``). It ignores ``invariant_violated`` events it
+is fed; what it finds it returns as new ``InvariantViolated`` events.
+
+Ownership, as the checker sees it: a member *owns* a partition from its
+``partitions_assigned`` until its ``partitions_revoked`` / ``partitions_lost``
+for it, or until its process stops (``consumer_stopped`` with its member id).
+An owner is identified by its member id.
+
+Rule 1, ``exclusive_ownership``: no partition is owned by two members at the
+same time. Every protocol promises it among members that are alive and can
+reach the coordinator (eager: revoke-all before JoinGroup; cooperative:
+KIP-429's revoke-then-rejoin; KIP-848: a partition is assigned only once its
+previous owner acknowledged the revocation). A member cut off by the network
+keeps processing (a zombie) until it notices, in Kafka as here: this rule
+reports it, on purpose.
+
+Rule 2, ``commit_by_owner``: a stored commit (``offsets_committed``) for a
+partition comes from its owner, or from nobody's partition (a member that
+just gave it up and whose commit arrives before anyone else owns it). A
+commit by a member whose generation/epoch is not its current one (classic:
+the last ``generation_bumped``; KIP-848: its epoch in the last
+``member_assignment_changed``) is also reported. Commits from outside the
+group (``member_id`` ``""``) are not checked.
+
+Rule 3, ``offsets_monotonic``: the committed offset of a partition never goes
+backwards.
+
+Rule 4, ``all_partitions_owned``: when the group is stable
+(``group_stabilized``) every partition of the topics (``simulation_started``
+and ``scenario_step`` ``topics``) has an owner.
+
+Rule 5, ``nothing_lost``: every record below the highest processed offset of
+a partition was processed at least once: reported when a ``records_processed``
+starts above every offset processed so far (a consumer skipped records).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from regroup.events import (
+    ConsumerStopped,
+    Event,
+    GenerationBumped,
+    GroupStabilized,
+    InvariantViolated,
+    MemberAssignmentChanged,
+    OffsetsCommitted,
+    PartitionsAssigned,
+    PartitionsLost,
+    PartitionsRevoked,
+    RecordsProcessed,
+    ScenarioStep,
+    SimulationStarted,
+)
+from regroup.model import TopicPartition
+
+__all__ = ["INVARIANTS", "IntervalSet", "InvariantChecker", "check_events"]
+
+INVARIANTS = (
+    "exclusive_ownership",
+    "commit_by_owner",
+    "offsets_monotonic",
+    "all_partitions_owned",
+    "nothing_lost",
+)
+
+
+class IntervalSet:
+    """Disjoint, sorted half-open intervals of offsets; ``add`` returns the overlap count."""
+
+    __slots__ = ("_spans",)
+
+    def __init__(self) -> None:
+        self._spans: list[list[int]] = []
+
+    def add(self, start: int, end: int) -> int:
+        """Add ``[start, end)``; returns how many of its offsets were already present."""
+        if end <= start:
+            return 0
+        spans = self._spans
+        # Fast path: appending at (or overlapping only) the last span.
+        if spans and start >= spans[-1][0]:
+            last = spans[-1]
+            if start > last[1]:
+                spans.append([start, end])
+                return 0
+            overlap = max(0, min(end, last[1]) - start)
+            if end > last[1]:
+                last[1] = end
+            return overlap
+        overlap = 0
+        merged_start, merged_end = start, end
+        kept: list[list[int]] = []
+        for span in spans:
+            if span[1] < start or span[0] > end:
+                kept.append(span)
+                continue
+            overlap += max(0, min(end, span[1]) - max(start, span[0]))
+            merged_start = min(merged_start, span[0])
+            merged_end = max(merged_end, span[1])
+        kept.append([merged_start, merged_end])
+        kept.sort()
+        self._spans = kept
+        return overlap
+
+    @property
+    def high(self) -> int:
+        return self._spans[-1][1] if self._spans else 0
+
+    def gaps(self) -> list[tuple[int, int]]:
+        """The missing ``[start, end)`` ranges below ``high`` (from offset 0)."""
+        out: list[tuple[int, int]] = []
+        previous = 0
+        for start, end in self._spans:
+            if start > previous:
+                out.append((previous, start))
+            previous = end
+        return out
+
+    def __len__(self) -> int:
+        return sum(end - start for start, end in self._spans)
+
+
+@dataclass(slots=True)
+class InvariantChecker:
+    """Feed it events in order (``observe``), then ``finish`` at the end of the log."""
+
+    owners: dict[TopicPartition, set[str]] = field(default_factory=dict)
+    owned_by: dict[str, set[TopicPartition]] = field(default_factory=dict)
+    committed: dict[TopicPartition, int] = field(default_factory=dict)
+    processed: dict[TopicPartition, IntervalSet] = field(default_factory=dict)
+    topics: dict[str, int] = field(default_factory=dict)
+    generation: int | None = None
+    member_epochs: dict[str, int] = field(default_factory=dict)
+    violations: list[InvariantViolated] = field(default_factory=list)
+    group_id: str = ""
+
+    def observe(self, event: Event) -> list[InvariantViolated]:
+        """Check one event; returns the violations it revealed (also kept in ``violations``)."""
+        found: list[InvariantViolated] = []
+        self.group_id = event.group_id
+        if isinstance(event, PartitionsAssigned):
+            self._assign(event, found)
+        elif isinstance(event, PartitionsRevoked | PartitionsLost):
+            self._release(event.member_id, event.partitions)
+        elif isinstance(event, ConsumerStopped):
+            if event.member_id:
+                held = self.owned_by.pop(event.member_id, set())
+                self._release(event.member_id, sorted(held))
+        elif isinstance(event, RecordsProcessed):
+            intervals = self.processed.get(event.partition)
+            if intervals is None:
+                intervals = self.processed[event.partition] = IntervalSet()
+            if event.first_offset > intervals.high:
+                found.append(
+                    self._violation(
+                        event,
+                        "nothing_lost",
+                        f"{event.member_id} processed {event.partition} from offset "
+                        f"{event.first_offset}, skipping [{intervals.high}, {event.first_offset})",
+                        member_id=event.member_id,
+                        partition=event.partition,
+                    )
+                )
+            intervals.add(event.first_offset, event.last_offset + 1)
+        elif isinstance(event, OffsetsCommitted):
+            self._commit(event, found)
+        elif isinstance(event, GenerationBumped):
+            self.generation = event.generation
+        elif isinstance(event, MemberAssignmentChanged):
+            self.member_epochs[event.member_id] = event.epoch
+        elif isinstance(event, GroupStabilized):
+            for topic in sorted(self.topics):
+                for partition in range(self.topics[topic]):
+                    tp = TopicPartition(topic, partition)
+                    if not self.owners.get(tp):
+                        found.append(
+                            self._violation(
+                                event,
+                                "all_partitions_owned",
+                                f"{tp} has no owner although the group is stable",
+                                partition=tp,
+                            )
+                        )
+        elif isinstance(event, SimulationStarted) or (
+            isinstance(event, ScenarioStep) and event.topics
+        ):
+            self.topics.update(event.topics)
+        self.violations.extend(found)
+        return found
+
+    def finish(self, ts_ms: int) -> list[InvariantViolated]:
+        """End-of-log checks. Rule 5 is checked when a gap opens (a consumer skipping
+        offsets); records produced but not processed by the end are lag, not loss."""
+        return []
+
+    # -- rules ----------------------------------------------------------------------------
+
+    def _assign(self, event: PartitionsAssigned, found: list[InvariantViolated]) -> None:
+        member = event.member_id
+        held = self.owned_by.setdefault(member, set())
+        for tp in event.partitions:
+            owners = self.owners.setdefault(tp, set())
+            others = sorted(o for o in owners if o != member)
+            if others:
+                found.append(
+                    self._violation(
+                        event,
+                        "exclusive_ownership",
+                        f"{tp} assigned to {member} while {', '.join(others)} still owns it",
+                        member_id=member,
+                        partition=tp,
+                    )
+                )
+            owners.add(member)
+            held.add(tp)
+
+    def _release(self, member: str, partitions: Iterable[TopicPartition]) -> None:
+        held = self.owned_by.get(member)
+        for tp in partitions:
+            owners = self.owners.get(tp)
+            if owners is not None:
+                owners.discard(member)
+            if held is not None:
+                held.discard(tp)
+
+    def _commit(self, event: OffsetsCommitted, found: list[InvariantViolated]) -> None:
+        member = event.member_id
+        if member:
+            expected = self.member_epochs.get(member, self.generation)
+            if expected is not None and event.generation_or_epoch != expected:
+                found.append(
+                    self._violation(
+                        event,
+                        "commit_by_owner",
+                        f"{member} committed at generation/epoch {event.generation_or_epoch}, "
+                        f"its current one is {expected}",
+                        member_id=member,
+                    )
+                )
+        for tp, offset in sorted(event.offsets.items()):
+            if member:
+                owners = self.owners.get(tp, set())
+                if member not in owners and owners:
+                    found.append(
+                        self._violation(
+                            event,
+                            "commit_by_owner",
+                            f"{member} committed {tp} owned by {', '.join(sorted(owners))}",
+                            member_id=member,
+                            partition=tp,
+                        )
+                    )
+            previous = self.committed.get(tp)
+            if previous is not None and offset < previous:
+                found.append(
+                    self._violation(
+                        event,
+                        "offsets_monotonic",
+                        f"committed offset of {tp} went back from {previous} to {offset}",
+                        member_id=member or None,
+                        partition=tp,
+                    )
+                )
+            self.committed[tp] = offset
+
+    def _violation(
+        self,
+        event: Event,
+        invariant: str,
+        detail: str,
+        *,
+        member_id: str | None = None,
+        partition: TopicPartition | None = None,
+    ) -> InvariantViolated:
+        return InvariantViolated(
+            ts_ms=event.ts_ms,
+            group_id=event.group_id,
+            invariant=invariant,
+            detail=detail,
+            member_id=member_id,
+            partition=partition,
+        )
+
+
+def check_events(events: Iterable[Event]) -> list[InvariantViolated]:
+    """Every violation in a whole event log (``invariant_violated`` events in it are ignored)."""
+    checker = InvariantChecker()
+    last = 0
+    for event in events:
+        last = event.ts_ms
+        if not isinstance(event, InvariantViolated):
+            checker.observe(event)
+    checker.finish(last)
+    return list(checker.violations)

@@ -1,0 +1,196 @@
+"""``regroup serve`` options and ``regroup groups`` against a running server."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from regroup.cli.errors import UsageError
+from regroup.cli.main import build_parser, main
+from regroup.cli.serve import options_from_args
+from regroup.coordinator.config import GroupCoordinatorConfig
+from regroup.server.app import BackgroundServer, ServerOptions
+from regroup.server.client import WireClient
+
+
+def test_serve_cli_parses_options_and_kafka_configs(tmp_path: Path) -> None:
+    args = build_parser().parse_args(
+        [
+            "serve",
+            "--port",
+            "0",
+            "--data-dir",
+            str(tmp_path),
+            "--config",
+            "group.initial.rebalance.delay.ms=0",
+            "--partitions",
+            "4",
+        ]
+    )
+    options = options_from_args(args)
+    assert options.port == 0 and options.data_dir == tmp_path
+    assert options.default_partitions == 4
+    assert options.config.group_initial_rebalance_delay_ms == 0
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["serve", "--config", "no-equals-sign"],
+        ["serve", "--config", "not.a.broker.config=1"],
+        ["serve", "--port", "70000"],
+        ["serve", "--partitions", "0"],
+    ],
+)
+def test_serve_cli_rejects_bad_options(argv: list[str]) -> None:
+    with pytest.raises(UsageError):
+        options_from_args(build_parser().parse_args(argv))
+
+
+def test_serve_cli_bad_option_is_one_line_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["serve", "--config", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "NAME=VALUE" in err
+
+
+@pytest.fixture
+def running() -> Iterator[BackgroundServer]:
+    config = dataclasses.replace(GroupCoordinatorConfig(), group_initial_rebalance_delay_ms=0)
+    with BackgroundServer(ServerOptions(port=0, config=config)) as server:
+        yield server
+
+
+def _join_classic_group(server: BackgroundServer) -> None:
+    """One classic member joins group ``c`` and syncs an empty assignment, over the wire."""
+    protocols = [
+        {"name": "range", "metadata": b"\x00\x00\x00\x00\x00\x01\x00\x01t\xff\xff\xff\xff"}
+    ]
+    join = {
+        "group_id": "c",
+        "session_timeout": 30_000,
+        "rebalance_timeout": 10_000,
+        "group_instance_id": None,
+        "protocol_type": "consumer",
+        "protocols": protocols,
+    }
+    with WireClient("127.0.0.1", server.port) as client:
+        first = client.request(11, 5, {**join, "member_id": ""})
+        joined = client.request(11, 5, {**join, "member_id": first.member_id})
+        client.request(
+            14,
+            3,
+            {
+                "group_id": "c",
+                "generation_id": joined.generation_id,
+                "member_id": joined.member_id,
+                "group_instance_id": None,
+                "assignments": [{"member_id": joined.member_id, "assignment": b""}],
+            },
+        )
+
+
+def test_groups_cli_lists_and_describes_both_types(
+    running: BackgroundServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert running.server is not None
+    running.call(running.server.create_topic, "t", 2)
+    _join_classic_group(running)
+    with WireClient("127.0.0.1", running.port) as client:
+        beat = client.request(
+            68,
+            1,
+            {
+                "group_id": "k",
+                "member_id": "AAAAAAAAAAAAAAAAAAAAAA",
+                "member_epoch": 0,
+                "rebalance_timeout": 30_000,
+                "subscribed_topic_names": ("t",),
+                "server_assignor": "uniform",
+                "topic_partitions": (),
+            },
+        )
+        assert beat.error_code.value == 0
+    bootstrap = ["groups", "--bootstrap-server", running.bootstrap]
+    assert main([*bootstrap, "list", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert {(g["group_id"], g["type"]) for g in listed} == {("c", "classic"), ("k", "consumer")}
+    assert main([*bootstrap, "describe", "--json"]) == 0
+    described = {g["group_id"]: g for g in json.loads(capsys.readouterr().out)}
+    assert described["k"]["group_epoch"] >= 1 and len(described["k"]["members"]) == 1
+    assert described["k"]["members"][0]["target_assignment"] == "t:[0,1]"
+    assert described["c"]["state"] == "Stable" and len(described["c"]["members"]) == 1
+    assert main([*bootstrap, "describe"]) == 0
+    text = capsys.readouterr().out
+    assert "GROUP k  TYPE consumer" in text and "GROUP c  TYPE classic" in text
+
+
+def test_groups_cli_unreachable_server_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with BackgroundServer(ServerOptions(port=0)) as server:
+        port = server.port
+    assert main(["groups", "--bootstrap-server", f"127.0.0.1:{port}", "list"]) == 2
+    assert "cannot connect" in capsys.readouterr().err
+
+
+def test_serve_cli_runs_keeps_state_and_stops_on_sigterm(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    def start() -> tuple[subprocess.Popen[str], int]:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "regroup.cli.main",
+                "serve",
+                "--port",
+                "0",
+                "--data-dir",
+                str(tmp_path),
+                "--log-level",
+                "WARNING",
+            ],
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        assert "regroup serving on 127.0.0.1:" in line, line
+        return proc, int(line.rsplit(":", 1)[1])
+
+    proc, port = start()
+    try:
+        with WireClient("127.0.0.1", port) as client:
+            created = client.request(
+                19,
+                5,
+                {
+                    "topics": [
+                        {
+                            "name": "kept",
+                            "num_partitions": 2,
+                            "replication_factor": -1,
+                            "assignments": (),
+                            "configs": (),
+                        }
+                    ],
+                    "timeout": 1000,
+                    "validate_only": False,
+                },
+            )
+            assert created.topics[0].error_code.value == 0
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
+    proc, port = start()
+    try:
+        with WireClient("127.0.0.1", port) as client:
+            meta = client.request(3, 5, {"topics": None, "allow_auto_topic_creation": False})
+            assert [(t.name, len(t.partitions)) for t in meta.topics] == [("kept", 2)]
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0

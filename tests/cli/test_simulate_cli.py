@@ -1,0 +1,121 @@
+"""``regroup simulate``: the command line contract of issue 5."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from regroup.cli.main import main
+from regroup.events import event_from_json_line
+
+REQUIRED = {
+    "idle_partition_seconds",
+    "max_partition_pause_ms",
+    "rebalances",
+    "partitions_moved",
+    "partitions_revoked",
+    "duplicates",
+    "time_to_stable_ms",
+    "violations",
+}
+
+
+def test_json_is_one_object_with_the_required_metrics(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(
+        ["simulate", "--scenario", "scale-out", "--protocol", "cooperative",
+         "--assignor", "cooperative-sticky", "--members", "3", "--partitions", "6",
+         "--seed", "4", "--json"]
+    )  # fmt: skip
+    assert code == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data.keys() >= REQUIRED
+    assert data["violations"] == []
+    assert data["rebalances"] >= 1
+
+
+def test_events_and_timelines_are_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    events = tmp_path / "run.jsonl"
+    html = tmp_path / "run.html"
+    png = tmp_path / "run.png"
+    args = ["simulate", "--scenario", "crash", "--protocol", "eager", "--members", "3",
+            "--session-timeout-ms", "10000",
+            "--config", "group.initial.rebalance.delay.ms=0"]  # fmt: skip
+    assert main([*args, "--events", str(events), "--timeline", str(html)]) == 0
+    assert main([*args, "--timeline", str(png)]) == 0
+    out = capsys.readouterr().out
+    assert "idle partition-seconds" in out
+    lines = events.read_text().splitlines()
+    kinds = {event_from_json_line(line).kind for line in lines}
+    assert {"simulation_started", "consumer_stopped", "member_left", "simulation_ended"} <= kinds
+    assert "<svg" in html.read_text() and "http" not in html.read_text().replace(
+        "http://www.w3.org/2000/svg", ""
+    )
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_same_seed_writes_the_same_bytes(tmp_path: Path) -> None:
+    paths = [tmp_path / "a.jsonl", tmp_path / "b.jsonl"]
+    for path in paths:
+        assert main(["simulate", "--scenario", "rolling-bounce", "--protocol", "consumer",
+                     "--seed", "9", "--json", "--events", str(path)]) == 0  # fmt: skip
+    assert paths[0].read_bytes() == paths[1].read_bytes()
+
+
+def test_a_scenario_file_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "mine.toml"
+    path.write_text(
+        'name = "mine"\nduration_ms = 20000\n[group]\nmembers = 2\n[topics]\nx = 3\n'
+        '[[actions]]\nat_ms = 8000\naction = "start"\n'
+    )
+    assert main(["simulate", "--scenario", str(path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["partitions_moved"] >= 1
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--scenario", "nope"], "unknown scenario"),
+        (["--scenario", "steady", "--protocol", "eager", "--assignor", "cooperative-sticky"],
+         "COOPERATIVE"),
+        (["--scenario", "steady", "--assignor", "nosuch"], "nosuch"),
+        (["--scenario", "steady", "--members", "-1"], "--members"),
+        (["--scenario", "steady", "--partitions", "0"], "--partitions"),
+        (["--scenario", "steady", "--config", "novalue"], "KEY=VALUE"),
+        (["--scenario", "steady", "--config", "bogus.config=1"], "bogus.config"),
+        (["--scenario", "steady", "--timeline", "x.svg"], ".png or .html"),
+        (["--scenario", "downgrade", "--protocol", "consumer"], "not consumer"),
+        (["--scenario", "steady", "--protocol", "consumer", "--config", "session.timeout.ms=1"],
+         "group.protocol=consumer"),
+    ],
+)  # fmt: skip
+def test_bad_options_are_one_line_errors_with_exit_code_2(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["simulate", *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_event_logs_do_not_depend_on_the_hash_seed(tmp_path: Path) -> None:
+    """Same (scenario, seed) in two processes with different PYTHONHASHSEED: same bytes."""
+    import os
+    import subprocess
+    import sys
+
+    outputs = []
+    for hash_seed in ("1", "2"):
+        path = tmp_path / f"{hash_seed}.jsonl"
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        subprocess.run(
+            [sys.executable, "-m", "regroup.cli.main", "simulate", "--scenario", "scale-out",
+             "--protocol", "consumer", "--members", "4", "--partitions", "10", "--seed", "5",
+             "--json", "--events", str(path)],
+            check=True, env=env, capture_output=True,
+        )  # fmt: skip
+        outputs.append(path.read_bytes())
+    assert outputs[0] == outputs[1]

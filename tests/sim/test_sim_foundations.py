@@ -1,0 +1,175 @@
+"""The world, the network, the data plane and the scenario format."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from regroup.events import RecordsProduced
+from regroup.model import TopicPartition
+from regroup.sim.data_plane import DataPlane, DataPlaneConfig
+from regroup.sim.network import Network, NetworkConfig
+from regroup.sim.scenario import (
+    BUILTINS,
+    ScenarioError,
+    builtin_scenario,
+    load_scenario,
+    parse_scenario,
+)
+from regroup.sim.world import World
+
+
+def test_world_runs_actions_in_time_then_scheduling_order() -> None:
+    world = World()
+    seen: list[tuple[int, str]] = []
+    world.at(10, lambda name: seen.append((world.now_ms, name)), "b")
+    world.at(5, lambda name: seen.append((world.now_ms, name)), "a")
+    world.at(10, lambda name: seen.append((world.now_ms, name)), "c")
+    world.run_until(100)
+    assert seen == [(5, "a"), (10, "b"), (10, "c")]
+    assert world.now_ms == 100
+
+
+def test_world_clamps_the_past_to_now_and_stops_at_the_end() -> None:
+    world = World()
+    seen: list[int] = []
+
+    def chain() -> None:
+        seen.append(world.now_ms)
+        world.at(world.now_ms - 50, lambda: seen.append(world.now_ms))
+        world.after(1000, lambda: seen.append(-1))
+
+    world.at(20, chain)
+    world.run_until(500)
+    assert seen == [20, 20]
+
+
+def test_network_links_are_fifo_whatever_the_jitter() -> None:
+    network = Network(NetworkConfig(latency_ms=5, jitter_ms=50), random.Random(1))
+    arrivals = [network.transit("a", "b", t) for t in range(100)]
+    assert all(x is not None for x in arrivals)
+    assert arrivals == sorted(arrivals)  # type: ignore[type-var]
+
+
+def test_network_cut_drops_both_ways_until_healed() -> None:
+    network = Network(NetworkConfig(), random.Random(1))
+    network.cut("a")
+    assert network.transit("a", "c", 0) is None
+    assert network.transit("c", "a", 0) is None
+    assert not network.delivers("c", "a")
+    network.heal("a")
+    assert network.transit("a", "c", 0) == 1
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**32), loss=st.floats(0.0, 0.9))
+def test_network_is_deterministic_for_a_seed(seed: int, loss: float) -> None:
+    def run() -> list[int | None]:
+        network = Network(NetworkConfig(3, 7, loss), random.Random(seed))
+        return [network.transit("x", "y", t) for t in range(50)]
+
+    assert run() == run()
+
+
+def test_data_plane_produces_rate_times_time_at_each_tick() -> None:
+    produced: list[RecordsProduced] = []
+    plane = DataPlane(
+        DataPlaneConfig(records_per_second=7, produce_interval_ms=500), "g", produced.append
+    )
+    plane.set_topics({"t": 2}, 0)
+    for tick in (500, 1000, 1500):
+        plane.tick(tick)
+    assert plane.end_offsets == {TopicPartition("t", 0): 10, TopicPartition("t", 1): 10}
+    assert [e.end_offset for e in produced if e.partition.partition == 0] == [3, 7, 10]
+    plane.set_topics({"t": 3}, 1500)
+    plane.tick(2000)
+    assert plane.end_offsets[TopicPartition("t", 2)] == 3
+    assert plane.next_tick(2000) == 2500
+
+
+def test_every_builtin_is_valid_and_named_in_kebab_case() -> None:
+    expected = {
+        "steady", "scale-out", "scale-in", "crash", "rolling-bounce", "slow-member",
+        "network-partition", "add-partitions", "upgrade-double-bounce",
+        "upgrade-single-bounce", "downgrade", "misconfigured-eager-member", "enforce-rebalance",
+    }  # fmt: skip
+    assert set(BUILTINS) == expected
+    for name in BUILTINS:
+        scenario = builtin_scenario(name)
+        assert scenario.total_duration_ms() > max(
+            (t for t, _ in scenario.timed_actions()), default=0
+        )
+
+
+TOML = """
+name = "mine"
+settle_ms = 1000
+[group]
+members = 2
+protocol = "eager"
+[topics]
+a = 4
+[data]
+records_per_second = 0
+[consumer]
+"session.timeout.ms" = 10000
+[[actions]]
+at_ms = 100
+action = "rolling_bounce"
+members = "all"
+gap_ms = 50
+downtime_ms = 10
+[[actions]]
+after_ms = 200
+action = "crash"
+members = [0, -1]
+"""
+
+
+def test_toml_and_json_files_load_the_same_scenario(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import tomllib
+
+    toml_path = tmp_path / "s.toml"
+    toml_path.write_text(TOML)
+    json_path = tmp_path / "s.json"
+    json_path.write_text(json.dumps(tomllib.loads(TOML)))
+    a, b = load_scenario(str(toml_path)), load_scenario(str(json_path))
+    assert a == b
+    assert a.members == 2 and a.protocol == "eager" and dict(a.topics) == {"a": 4}
+    # bounce of 2 members: 100 + 50 + 10 = 160; crash 200 after that.
+    assert [t for t, _ in a.timed_actions()] == [100, 360]
+    assert a.total_duration_ms() == 360 + 1000
+    assert a.actions[1].members == (0, -1)
+
+
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        ({}, "needs a name"),
+        ({"name": "x", "members": 3}, "unknown scenario key"),
+        ({"name": "x", "group": {"protocol": "nope"}}, "group.protocol"),
+        ({"name": "x", "actions": [{"action": "explode"}]}, "action must be one of"),
+        ({"name": "x", "actions": [{"action": "crash", "at_ms": 1, "after_ms": 2}]}, "not both"),
+        ({"name": "x", "topics": {"t": 0}}, ">= 1"),
+        ({"name": "x", "network": {"loss": 1.5}}, "loss"),
+        ({"name": "x", "data": {"bogus": 1}}, "unknown key"),
+    ],
+)
+def test_bad_scenarios_are_one_line_errors(data: dict[str, object], message: str) -> None:
+    with pytest.raises(ScenarioError, match=message):
+        parse_scenario(data)
+
+
+def test_unknown_names_and_files_are_refused(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ScenarioError, match="built-in"):
+        load_scenario("no-such-scenario")
+    with pytest.raises(ScenarioError, match="cannot read"):
+        load_scenario(str(tmp_path / "missing.toml"))
+    bad = tmp_path / "bad.json"
+    bad.write_text("{nope")
+    with pytest.raises(ScenarioError):
+        load_scenario(str(bad))
