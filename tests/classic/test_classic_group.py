@@ -205,3 +205,37 @@ def test_vote_winner_is_supported_by_every_member(prefs: list[list[str]]) -> Non
     for p in prefs:
         votes[next(n for n in p if n in common)] += 1
     assert votes[winner] == max(votes.values())
+
+
+def test_the_awaiting_join_count_follows_every_way_a_token_changes() -> None:
+    """``num_awaiting_join`` is a kept count (O(1)); it equals a scan of the members."""
+    group = ClassicGroup("g")
+
+    def scan() -> int:
+        return sum(m.awaiting_join is not None for m in group.members.values())
+
+    a, b, c = member("a"), member("b"), member("c")
+    group.add(a, awaiting_join="ta")
+    group.add(b)
+    assert group.num_awaiting_join() == scan() == 1
+    b.awaiting_join = "tb"
+    b.awaiting_join = "tb2"  # a replaced token is still one parked join
+    assert group.num_awaiting_join() == scan() == 2
+    group.update_member(a, a.supported_protocols, 1, 1, None)
+    assert group.num_awaiting_join() == scan() == 1
+    c.awaiting_join = "tc"  # parked before it is added: counted when added
+    group.add(c, awaiting_join="tc")
+    assert group.num_awaiting_join() == scan() == 2
+    group.remove("b")
+    b.awaiting_join = None  # a removed member no longer touches the count
+    assert group.num_awaiting_join() == scan() == 1
+
+
+def test_a_replaced_static_member_takes_its_parked_join_out_of_the_count() -> None:
+    group = ClassicGroup("g")
+    group.add(member("a", "range", instance="i"), awaiting_join="ta")
+    old, new = group.replace_static_member("i", "a", "a2")
+    assert old.awaiting_join == "ta" and group.num_awaiting_join() == 0
+    new.awaiting_join = "tn"
+    old.awaiting_join = None  # the caller answers the old member's parked join
+    assert group.num_awaiting_join() == 1

@@ -873,6 +873,36 @@ def test_lost_event_and_revoked_event_carry_the_generation() -> None:
     assert len(lost) == 1 and lost[0].partitions == (tp(0),)
 
 
+def test_events_after_unknown_member_id_name_the_member_that_had_the_partitions() -> None:
+    """The id is cleared before onJoinPrepare reports the loss (Kafka); the event still
+    names the member that lost the partitions, and the new id once one is given."""
+    member, _ = make()
+    stable(member, [tp(0), tp(1)])
+    member.take_events()
+    hb = heartbeat(member, 3000)
+    member.on_response(hb, HeartbeatResponse(ErrorCode.UNKNOWN_MEMBER_ID), 3000)
+    assert member.member_id == ""
+    sync = join_ok(member, 3000, generation=2, member_id="m2")
+    events = member.take_events()
+    lost = [e for e in events if isinstance(e, PartitionsLost)]
+    assert len(lost) == 1 and lost[0].member_id == "m1"
+    assert lost[0].partitions == (tp(0), tp(1))
+    assert all(getattr(e, "member_id", "x") for e in events)
+    sync_ok(member, sync, [tp(2)], 3001)
+    (assigned,) = [e for e in member.take_events() if isinstance(e, PartitionsAssigned)]
+    assert assigned.member_id == "m2"
+
+
+def test_poll_timeout_loss_names_the_member() -> None:
+    member, _ = make(max_poll_interval_ms=10_000)
+    stable(member, [tp(0)])
+    member.take_events()
+    member.poll(10_000)  # no application poll for max.poll.interval.ms: leave, lose
+    lost = [e for e in member.take_events() if isinstance(e, PartitionsLost)]
+    assert len(lost) == 1 and lost[0].member_id == "m1"
+    assert member.member_id == ""
+
+
 def test_leader_notices_a_metadata_change_made_during_the_rebalance() -> None:
     assignor = ScriptedAssignor("coop", COOP, lambda gs: {"m1": [tp(0)]})
     leader, _ = make(assignors=[assignor], metadata={T: 1})

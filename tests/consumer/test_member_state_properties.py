@@ -3,6 +3,7 @@ error and leaves the state unchanged, or lands in a state the table allows."""
 
 from __future__ import annotations
 
+import contextlib
 import random
 from collections.abc import Sequence
 
@@ -317,3 +318,95 @@ def test_random_inputs_raise_typed_errors_or_follow_the_table(
         }
         deadline = member.next_deadline()
         assert deadline is None or deadline >= 0
+
+
+# -- next_deadline only names instants poll acts on ------------------------------------------------
+
+
+def _polls_to_settle(driver: Driver) -> int:
+    """Poll at ``driver.now`` while the member names that instant; how many polls it took.
+
+    A poll that raises surfaces one pending error (a listener's, the fatal one) and does
+    nothing else, so the deadline may name the same instant again after it."""
+    member = driver.member
+    for polls in range(1, 9):
+        try:
+            driver.in_flight.extend(member.poll(driver.now))
+        except TYPED:
+            continue
+        deadline = member.next_deadline()
+        if deadline is None or deadline > driver.now:
+            return polls
+    raise AssertionError(f"next_deadline() keeps naming {driver.now} in {member.state}")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    steps=st.lists(actions, min_size=1, max_size=60),
+    static=st.booleans(),
+    flaky=st.booleans(),
+    auto_commit=st.booleans(),
+    seed=st.integers(0, 3),
+)
+def test_after_poll_the_next_deadline_is_later(
+    steps: list[tuple[str, object]], static: bool, flaky: bool, auto_commit: bool, seed: int
+) -> None:
+    """After ``poll(t)`` with no new input, ``next_deadline()`` is ``None`` or after ``t``:
+    a driver that trusts the deadline never loops at one instant (the simulator found a
+    member in JOINING, epoch 0, whose auto-commit deadline ``poll`` never acted on)."""
+    positions = {TopicPartition("foo", p): 10 for p in range(3)}
+    member = ConsumerMember(
+        ConsumerMemberConfig(
+            "grp",
+            group_instance_id="i" if static else None,
+            max_poll_interval_ms=300_000,
+            enable_auto_commit=auto_commit,
+            auto_commit_interval_ms=1_000,
+        ),
+        rng=random.Random(seed),
+        listener=Listener(flaky),
+        positions=lambda: positions,
+        metadata=PARTIAL,
+    )
+    driver = Driver(member)
+    for action, arg in [("subscribe", ["foo", "bar"]), *steps]:
+        with contextlib.suppress(*TYPED):
+            driver.apply(action, arg)
+        polls = _polls_to_settle(driver)
+        if not flaky:
+            # No listener errors to surface: one poll(t) leaves nothing due at t.
+            assert polls == 1 or (action == "error" and polls == 2), (action, member.state)
+
+
+def test_joining_after_the_poll_timer_has_no_stale_auto_commit_deadline() -> None:
+    """The simulator's case: the poll timer expired, the member rejoined (JOINING, epoch 0)
+    with its auto-commit clock in the past; the deadline must not name that past instant."""
+    positions = {TopicPartition("foo", 0): 5}
+    member = ConsumerMember(
+        ConsumerMemberConfig("grp", max_poll_interval_ms=1_000, auto_commit_interval_ms=500),
+        rng=random.Random(0),
+        positions=lambda: positions,
+        metadata=PARTIAL,
+    )
+    member.on_application_poll(0)
+    member.subscribe(["foo"])
+    (hb,) = member.poll(0)
+    assignment = ConsumerGroupHeartbeatAssignment((TopicPartitions(FOO, (0,)),))
+    response = ConsumerGroupHeartbeatResponse(
+        ErrorCode.NONE, member_epoch=1, heartbeat_interval_ms=5_000, assignment=assignment
+    )
+    member.on_response(hb, response, 0)
+    in_flight = member.poll(0)  # reconcile, acknowledge; the auto-commit clock starts
+    assert member.state is S.STABLE
+    for request in in_flight:
+        if isinstance(request, ConsumerGroupHeartbeatRequest):
+            member.on_response(
+                request, ConsumerGroupHeartbeatResponse(ErrorCode.NONE, member_epoch=1), 0
+            )
+    member.poll(2_000)  # the poll timer expired: leave, STALE
+    assert member.state in (S.STALE,)
+    member.on_application_poll(2_000)
+    assert member.state is S.JOINING
+    member.poll(2_000)
+    deadline = member.next_deadline()
+    assert deadline is None or deadline > 2_000

@@ -239,6 +239,10 @@ def test_random_sequences_keep_the_invariants(
                 assert member.awaiting_join not in cc.replies
             if member.awaiting_sync is not None:
                 assert member.awaiting_sync not in cc.replies
+        # the kept count of parked JoinGroups is the count a scan finds
+        assert group.num_awaiting_join() == sum(
+            m.awaiting_join is not None for m in group.members.values()
+        )
         counts = group.supported_protocol_counts()
         expected_counts: dict[str, int] = {}
         for member in group.members.values():

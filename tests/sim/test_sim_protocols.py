@@ -23,7 +23,7 @@ from regroup.events import (
 from regroup.model import TopicPartition
 from regroup.sim.invariants import check_events
 from regroup.sim.metrics import compute_metrics
-from regroup.sim.scenario import BUILTINS, builtin_scenario
+from regroup.sim.scenario import BUILTINS, Action, Scenario, builtin_scenario
 from regroup.sim.simulation import RunResult, Settings, run_simulation
 
 ALL = {TopicPartition("events", p) for p in range(6)}
@@ -229,3 +229,28 @@ def test_the_timeline_draws_large_groups_as_counts(tmp_path) -> None:  # type: i
     assert len(timeline.rows) == 4
     write_timeline(result.events, tmp_path / "t.html")
     assert "<polyline" in (tmp_path / "t.html").read_text()
+
+
+@pytest.mark.parametrize("protocol", ["eager", "cooperative"])
+def test_a_classic_member_busy_with_a_batch_rejoins_after_it(protocol: str) -> None:
+    """Kafka sends JoinGroup from the application's poll(): a member stalled in a batch
+    holds the join phase until its batch ends (the barrier the classic protocol pays)."""
+    scenario = Scenario(
+        "slow-batch-scale-out",
+        members=3,
+        duration_ms=80000,
+        actions=(
+            Action("slow", at_ms=30000, members=(0,), duration_ms=8000),
+            Action("start", at_ms=30500, count=1),
+        ),
+    )
+    result = run_simulation(Settings(scenario, protocol=protocol, seed=1))
+    events = result.events
+    stall_start = next(
+        e.ts_ms for e in events if isinstance(e, ScenarioStep) and e.action == "slow"
+    )
+    bumps = [e.ts_ms for e in events if isinstance(e, GenerationBumped) and e.ts_ms > 30500]
+    assert bumps, "the new member's rebalance completed"
+    # member 0's batch (started at its first poll after the stall began) ends >= 8 s later
+    assert bumps[0] >= stall_start + 8000
+    assert result.metrics.violations == []

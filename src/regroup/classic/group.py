@@ -38,7 +38,7 @@ from collections import Counter
 from collections.abc import Hashable, Iterator
 
 from regroup.assignors.java_order import java_hashmap_order, java_string_hash
-from regroup.classic.group_member import ClassicGroupMember
+from regroup.classic.group_member import AwaitingJoinCount, ClassicGroupMember
 from regroup.classic.group_state import ClassicGroupState, check_transition
 from regroup.model.errors import ErrorCode, KafkaProtocolError
 from regroup.model.requests.classic import JoinGroupRequestProtocol, JoinGroupResponseMember
@@ -74,6 +74,7 @@ class ClassicGroup:
         #: A member joined during the initial rebalance delay (Kafka: ``newMemberAdded``).
         self.new_member_added = False
         self._supported_protocols: Counter[str] = Counter()
+        self._awaiting_join = AwaitingJoinCount()
 
     # -- the Group protocol ------------------------------------------------------------
 
@@ -185,7 +186,8 @@ class ClassicGroup:
         return None if group_instance_id is None else self.static_members.get(group_instance_id)
 
     def num_awaiting_join(self) -> int:
-        return sum(1 for m in self.members.values() if m.is_awaiting_join)
+        """Members with a parked JoinGroup; O(1) (a count the members keep)."""
+        return self._awaiting_join.value
 
     def rebalance_timeout_ms(self) -> int:
         """The largest member rebalance timeout (Kafka: ``ClassicGroup.rebalanceTimeoutMs``)."""
@@ -195,12 +197,16 @@ class ClassicGroup:
         """Admit ``member`` (Kafka ``ClassicGroup.add``); the first one sets the protocol type."""
         if not self.members:
             self.protocol_type = member.protocol_type
+        previous = self.members.get(member.member_id)
+        if previous is not None and previous is not member:
+            previous.attach(None)
         self.members[member.member_id] = member
         self._supported_protocols.update(member.protocol_names())
         if self.leader_id is None:
             self.leader_id = member.member_id
         if member.group_instance_id is not None:
             self.static_members[member.group_instance_id] = member.member_id
+        member.attach(self._awaiting_join)
         member.awaiting_join = awaiting_join
         self.pending_members.discard(member.member_id)
 
@@ -208,6 +214,7 @@ class ClassicGroup:
         """Drop a member or pending member (Kafka ``ClassicGroup.remove``); leadership passes on."""
         removed = self.members.pop(member_id, None)
         if removed is not None:
+            removed.attach(None)
             self._supported_protocols.subtract(removed.protocol_names())
             self._supported_protocols += Counter()  # drop zero counts
             if removed.group_instance_id is not None:
@@ -245,6 +252,7 @@ class ClassicGroup:
         FENCED_INSTANCE_ID (their tokens stay on the returned old member).
         """
         old = self.members.pop(old_member_id)
+        old.attach(None)  # its parked requests are answered by the caller, outside the group
         new = ClassicGroupMember(
             member_id=new_member_id,
             group_instance_id=old.group_instance_id,
@@ -257,6 +265,7 @@ class ClassicGroup:
             assignment=old.assignment,
         )
         self.members[new_member_id] = new
+        new.attach(self._awaiting_join)
         if self.leader_id == old_member_id:
             self.leader_id = new_member_id
         self.static_members[group_instance_id] = new_member_id
@@ -300,6 +309,10 @@ class ClassicGroup:
         if not self.members:
             raise ValueError(f"group {self.group_id!r} has no members to select a protocol")
         candidates = self.candidate_protocols()
+        if len(candidates) == 1:
+            # Every member votes for the only protocol all support: skip the O(members) ballot
+            # (it runs on every static member's rejoin in Stable).
+            return candidates[0]
         votes: Counter[str] = Counter()
         ballot_order: list[str] = []
         for member in self.members.values():

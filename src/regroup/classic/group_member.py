@@ -14,11 +14,22 @@ response *futures*, we keep the driver's *tokens* (``awaiting_join`` and
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from regroup.model.requests.classic import JoinGroupRequestProtocol
 
-__all__ = ["ClassicGroupMember"]
+__all__ = ["AwaitingJoinCount", "ClassicGroupMember"]
+
+
+class AwaitingJoinCount:
+    """How many of a group's members have a parked JoinGroup (Kafka:
+    ``ClassicGroup.numMembersAwaitingJoinResponse``), kept up to date by the members
+    themselves so that the count costs O(1) on every JoinGroup."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value = 0
 
 
 @dataclass(slots=True)
@@ -33,12 +44,36 @@ class ClassicGroupMember:
     #: In the member's order of preference (the order of its JoinGroup protocols).
     supported_protocols: tuple[JoinGroupRequestProtocol, ...]
     assignment: bytes = b""
-    #: The token of a parked JoinGroup (Kafka: ``awaitingJoinFuture``).
-    awaiting_join: Hashable | None = None
     #: The token of a parked SyncGroup (Kafka: ``awaitingSyncFuture``).
     awaiting_sync: Hashable | None = None
     #: A member added in this join phase; it may expire even while its JoinGroup is parked.
     is_new: bool = False
+    #: The token of a parked JoinGroup (Kafka: ``awaitingJoinFuture``); see ``awaiting_join``.
+    _awaiting_join: Hashable | None = field(default=None, init=False)
+    #: The count of the group the member is in (set by ``ClassicGroup.add``).
+    _join_count: AwaitingJoinCount | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+
+    @property
+    def awaiting_join(self) -> Hashable | None:
+        """The token of a parked JoinGroup; setting it keeps the group's count."""
+        return self._awaiting_join
+
+    @awaiting_join.setter
+    def awaiting_join(self, token: Hashable | None) -> None:
+        count = self._join_count
+        if count is not None:
+            count.value += (token is not None) - (self._awaiting_join is not None)
+        self._awaiting_join = token
+
+    def attach(self, count: AwaitingJoinCount | None) -> None:
+        """Join a group's count (``None``: leave it), carrying this member's parked join."""
+        if self._join_count is not None and self._awaiting_join is not None:
+            self._join_count.value -= 1
+        self._join_count = count
+        if count is not None and self._awaiting_join is not None:
+            count.value += 1
 
     @property
     def is_static(self) -> bool:

@@ -26,13 +26,24 @@ answer, fixed (``static``, Kafka) or following the selected assignor
 event (``regroup.events``).
 
 Deviations from Kafka, on purpose (a sans-IO member has no threads):
-``poll`` plays both Kafka's heartbeat thread and ``KafkaConsumer.poll``, so a
-JoinGroup goes out as soon as a rejoin is needed and callbacks run inside
-``poll`` / ``on_response``. A slow application is modelled by
-``on_application_poll`` alone: after ``max.poll.interval.ms`` without it the
-member leaves (Kafka ``maybeLeaveGroup``), calls ``onPartitionsLost`` at once
-(Kafka defers it to the application's next ``poll``) and does not rejoin
-before the application polls again. Coordinator discovery is the driver's:
+``poll`` plays both Kafka's heartbeat thread and ``KafkaConsumer.poll``, so by
+default a JoinGroup goes out as soon as a rejoin is needed and callbacks run
+inside ``poll`` / ``on_response``. With ``join_on_application_poll=True`` a
+needed JoinGroup (and ``onJoinPrepare``'s callbacks) waits until the
+application has called ``on_application_poll`` since the need arose, as
+Kafka's consumer sends it from ``KafkaConsumer.poll`` -> ``ConsumerCoordinator
+.poll`` -> ``ensureActiveGroup``, after the application's current batch;
+heartbeats go on meanwhile (Kafka's heartbeat thread). The follow-up rejoin of
+a cooperative rebalance (step 3.b) is not held: Kafka's ``joinGroupIfNeeded``
+sends it in the poll that completed the join. Still not modelled: Kafka also
+runs ``onJoinComplete`` (the SyncGroup's assignment and its callbacks) on the
+application thread; here it runs when the SyncGroup response arrives.
+
+A slow application is modelled by ``on_application_poll`` alone: after
+``max.poll.interval.ms`` without it the member leaves (Kafka
+``maybeLeaveGroup``), calls ``onPartitionsLost`` at once (Kafka defers it to
+the application's next ``poll``) and does not rejoin before the application
+polls again. Coordinator discovery is the driver's:
 retriable coordinator errors back off ``retry.backoff.ms`` and retry. The
 member does not own fetch positions: with ``enable.auto.commit`` the driver
 commits through ``commit``.
@@ -199,10 +210,16 @@ class ClassicMember(MemberBase):
         self._metadata = image
 
     def on_application_poll(self, now_ms: int) -> None:
-        """The application called ``poll()``: resets the ``max.poll.interval.ms`` timer."""
+        """The application called ``poll()``: resets the ``max.poll.interval.ms`` timer.
+
+        With ``join_on_application_poll`` it also lets a needed JoinGroup go out at the
+        next ``poll(now_ms)`` of the driver (Kafka ``ConsumerCoordinator.poll`` ->
+        ``ensureActiveGroup``, on the application thread).
+        """
         self._advance(now_ms)
         self._last_application_poll_ms = self._now
         self._poll_timeout_expired = False
+        self._app_polled_since_rejoin_needed = True
 
     def enforce_rebalance(self, reason: str | None = None) -> bool:
         """KIP-568 ``enforceRebalance``: rejoin at the next ``poll``, without revoking.
@@ -341,6 +358,7 @@ class ClassicMember(MemberBase):
             and self._join is None
             and self._sync is None
             and not self._poll_timeout_expired
+            and (self._app_polled_since_rejoin_needed or not self.join_on_application_poll)
         )
 
     def _maybe_join(self) -> None:
@@ -448,6 +466,11 @@ class ClassicMember(MemberBase):
         self.metrics.rebalance_succeeded(self._now)
         self._on_join_complete(response.assignment)
         self._needs_join_prepare = True
+        if self._rejoin_needed:
+            # Kafka runs onJoinComplete on the application thread and its
+            # joinGroupIfNeeded loop rejoins in that same poll (KIP-429 step 3.b's
+            # follow-up rebalance): no further application poll is awaited.
+            self._app_polled_since_rejoin_needed = True
 
     def _on_join_complete(self, data: bytes) -> None:
         """Kafka ``onJoinComplete``: KIP-429 steps 3.a to 3.d."""
@@ -584,8 +607,11 @@ class ClassicMember(MemberBase):
         self._clear_generation(reset_member_id=True)
         if self._sm.can(Trigger.LEFT):
             self._transition(Trigger.LEFT)
-        self._rejoin_needed = bool(self._subscription)
-        self._rejoin_reason = reason
+        if self._subscription:
+            self._need_rejoin(reason)
+        else:
+            self._rejoin_needed = False
+            self._rejoin_reason = reason
         self._needs_join_prepare = True
 
     # -- metadata and subscription checks (Kafka ``rejoinNeededOrPending``) -------------

@@ -67,8 +67,12 @@ class MemberBase:
         metadata: MetadataImage | None = None,
         callback_clock: CallbackClock | None = None,
         now_ms: int = 0,
+        join_on_application_poll: bool = False,
     ) -> None:
         self.config = config
+        #: Send a needed JoinGroup only after the application's next ``poll()`` (Kafka's
+        #: ``ConsumerCoordinator.poll`` runs on the application thread); see ``ClassicMember``.
+        self.join_on_application_poll = join_on_application_poll
         if assignors is None:
             # Imported at call time: the registry imports every assignor implementation.
             from regroup.assignors.classic.registry import create_classic_assignor
@@ -85,6 +89,8 @@ class MemberBase:
         self._metadata_changed_from: MetadataImage | None = None
 
         self.member_id = ""
+        #: The id the member had before it was reset (its events keep naming it).
+        self._former_member_id = ""
         self.generation_id = NO_GENERATION
         #: The assignor the group selected in the current generation.
         self.protocol_name: str | None = None
@@ -97,6 +103,8 @@ class MemberBase:
         self._rejoin_needed = False
         self._rejoin_reason = ""
         self._needs_join_prepare = True
+        #: The application polled since the rejoin became needed (``join_on_application_poll``).
+        self._app_polled_since_rejoin_needed = True
         #: Kafka ``assignmentSnapshot`` (leader only): partition counts at assignment time.
         self._assignment_snapshot: dict[str, int] | None = None
         #: KIP-726: set after losing partitions to an EAGER selection, until rejoined.
@@ -124,14 +132,32 @@ class MemberBase:
     def group_id(self) -> str:
         return self.config.group_id
 
+    @property
+    def event_member_id(self) -> str:
+        """The member id events carry: the current one, else the one the member had.
+
+        Kafka clears the member id on UNKNOWN_MEMBER_ID, on a poll timeout and on a
+        leave before ``onJoinPrepare`` reports the loss; the events still name the
+        member that lost the partitions (``""`` only before the first JoinGroup reply).
+        """
+        return self.member_id or self._former_member_id
+
     # -- bookkeeping -------------------------------------------------------------------
 
-    def _request_rejoin(self, reason: str) -> None:
+    def _need_rejoin(self, reason: str) -> None:
+        """Kafka ``rejoinNeeded = true``: from now on the JoinGroup waits for an app poll."""
         self._rejoin_needed = True
         self._rejoin_reason = reason
+        self._app_polled_since_rejoin_needed = False
+
+    def _request_rejoin(self, reason: str) -> None:
+        self._need_rejoin(reason)
         self._emit(
             RebalanceRequested(
-                ts_ms=self._now, group_id=self.group_id, member_id=self.member_id, reason=reason
+                ts_ms=self._now,
+                group_id=self.group_id,
+                member_id=self.event_member_id,
+                reason=reason,
             )
         )
 
@@ -142,14 +168,15 @@ class MemberBase:
         self._next_heartbeat_ms = None
         if self._sm.can(Trigger.REBALANCE_FAILED):
             self._transition(Trigger.REBALANCE_FAILED)
-        self._rejoin_needed = True
-        self._rejoin_reason = f"rebalance failed due to {cause}"
+        # Kafka: the failed join future is retried by ``joinGroupIfNeeded``, app thread.
+        self._need_rejoin(f"rebalance failed due to {cause}")
         self._join_retry_at = self._now + (self.config.retry_backoff_ms if backoff else 0)
 
     def _clear_generation(self, *, reset_member_id: bool) -> None:
         self.generation_id = NO_GENERATION
         self.protocol_name = None
         if reset_member_id:
+            self._former_member_id = self.member_id or self._former_member_id
             self.member_id = ""
         self._join = self._sync = self._heartbeat = None
         self._next_heartbeat_ms = None
@@ -185,7 +212,7 @@ class MemberBase:
             _EVENT_KINDS[name](
                 ts_ms=self._now,
                 group_id=self.group_id,
-                member_id=self.member_id,
+                member_id=self.event_member_id,
                 partitions=tuple(sorted(partitions)),
                 generation_or_epoch=generation,
             )
@@ -207,7 +234,7 @@ class MemberBase:
                 MemberStateChanged(
                     ts_ms=self._now,
                     group_id=self.group_id,
-                    member_id=self.member_id,
+                    member_id=self.event_member_id,
                     group_protocol=GROUP_PROTOCOL,
                     old_state=str(old),
                     new_state=str(new),

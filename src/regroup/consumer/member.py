@@ -15,8 +15,9 @@ network::
     events = member.take_events()
 
 ``poll`` first raises what the application must see (KIP-429's first
-callback exception; the fatal error once), then checks the poll timer,
-reconciles, and returns the requests due now. State changes are checked
+callback exception; the fatal error once), then starts a join, checks the
+poll timer, reconciles, and returns the requests due now; ``next_deadline``
+names only instants at which ``poll`` acts. State changes are checked
 against ``member_state.ALLOWED_PREDECESSORS``; an illegal one raises and
 changes nothing.
 
@@ -282,8 +283,8 @@ class ConsumerMember:
         """Raise what the application must see, then return the requests due now."""
         self._now = max(self._now, now_ms)
         self._raise_pending()
-        self._check_poll_timer()
         self._maybe_join()
+        self._check_poll_timer()
         self._maybe_reconcile()
         self._maybe_auto_commit()
         requests: list[MemberRequest] = list(self._commits.take_queued())
@@ -295,10 +296,20 @@ class ConsumerMember:
         heartbeat = self._maybe_heartbeat()
         if heartbeat is not None:
             requests.append(heartbeat)
+            # A leave heartbeat ends in UNSUBSCRIBED: a member subscribed again meanwhile
+            # rejoins now, not at a second poll at the same instant (``next_deadline`` rule),
+            # and an application that stopped polling leaves again at once.
+            self._maybe_join()
+            self._check_poll_timer()
         return requests
 
     def next_deadline(self) -> int | None:
-        """When ``poll`` has something to do next (``None``: nothing until an input)."""
+        """When ``poll`` has something to do next (``None``: nothing until an input).
+
+        Rule: every deadline returned is one ``poll`` acts on (sends, changes state, raises,
+        or moves the deadline on), so after a ``poll(t)`` that returned normally and with no
+        new input, the next deadline is ``None`` or later than ``t``.
+        """
         if (
             self._errors.pending
             or (self._fatal is not None and not self._fatal_raised)
@@ -317,7 +328,9 @@ class ConsumerMember:
         if self._state.is_active and self._last_app_poll_ms is not None:
             deadlines.append(self._last_app_poll_ms + self.config.max_poll_interval_ms + 1)
         auto_commit_ms = self._commits.next_auto_commit_ms
-        if self._auto_commits and auto_commit_ms is not None and self._state.is_active:
+        if auto_commit_ms is not None and self._auto_commit_applies:
+            # Only while ``_maybe_auto_commit`` would act on it: a deadline ``poll`` ignores
+            # (e.g. JOINING at epoch 0, after the poll timer expired) would be returned forever.
             deadlines.append(auto_commit_ms)
         return min(deadlines) if deadlines else None
 
@@ -692,9 +705,14 @@ class ConsumerMember:
         positions = self._positions()
         return {tp: offset for tp, offset in positions.items() if tp in self._assigned.owned}
 
+    @property
+    def _auto_commit_applies(self) -> bool:
+        """Auto-commit runs only for an active member with an epoch (Kafka commits with it)."""
+        return self._auto_commits and self._state.is_active and self.member_epoch > 0
+
     def _maybe_auto_commit(self) -> None:
         """``enable.auto.commit``: commit moved positions every ``auto.commit.interval.ms``."""
-        if not self._auto_commits or not self._state.is_active or self.member_epoch <= 0:
+        if not self._auto_commit_applies:
             return
         offsets = self._commits.auto_commit_due(self._now, self._consumed_positions())
         if offsets:

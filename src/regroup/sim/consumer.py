@@ -26,7 +26,15 @@ The application loop, as a Kafka application's ``while True: poll(); process()``
   (``records_processed``) if the partition is still owned, else dropped
   (the application checks ownership before its side effects); with
   ``enable.auto.commit=false`` the application commits after each batch;
-* no records: poll again at the next produce tick or after ``idle_poll_ms``.
+* no records: poll again at the next produce tick or after ``idle_poll_ms``;
+  meanwhile the application is *inside* ``poll()`` (``in_poll``), as a Kafka
+  application blocked in ``poll(timeout)`` is.
+
+The classic member is built with ``join_on_application_poll``: a rejoin its
+heartbeat reports goes out at the application's next poll (Kafka sends
+JoinGroup from ``KafkaConsumer.poll`` -> ``ConsumerCoordinator.poll``), so a
+member busy with a batch (or stalled) joins after it; a member waiting inside
+``poll()`` joins at once (every ``drive`` counts as a poll-loop iteration).
 
 New partitions: the committed offsets are fetched (OffsetFetch to the
 coordinator, through the network; none: ``auto.offset.reset=earliest``, offset
@@ -146,6 +154,9 @@ class SimConsumer:
         self.incarnation = 0
         self.member_id = ""
         self.wake_at: int | None = None
+        #: The application is inside ``poll()``, waiting for records (neither processing a
+        #: batch nor stalled): a classic member's needed JoinGroup may go out at once.
+        self.in_poll = False
         self.stable = False
         self.stall_ms = 0
         self.positions: dict[TopicPartition, int] = {}
@@ -156,9 +167,6 @@ class SimConsumer:
         self._rotate = 0
         self._next_auto_commit = 0
         self.errors: list[str] = []
-        #: When ``drive`` last polled the member, and how often its deadline was stale.
-        self.polled_at: int | None = None
-        self.stale_deadlines = 0
         self._epoch = -1
 
     # -- configuration -------------------------------------------------------------------------
@@ -188,6 +196,7 @@ class SimConsumer:
         self._committed.clear()
         self._batch = None
         self.wake_at = None
+        self.in_poll = False
         self._next_auto_commit = now + self.auto_commit_interval_ms
         instance = self.props.get("group.instance.id")
         protocol = str(self.props.get("group.protocol", sim.group_protocol)).lower()
@@ -196,7 +205,11 @@ class SimConsumer:
             config = ClassicMemberConfig.from_properties(props)
             config = replace(config, group_id=sim.group_id, client_id=self.client_id)
             member: ClassicMember | ConsumerMember = ClassicMember(
-                config, listener=self, metadata=sim.metadata, now_ms=now
+                config,
+                listener=self,
+                metadata=sim.metadata,
+                now_ms=now,
+                join_on_application_poll=True,
             )
         else:
             rng = random.Random(f"{sim.seed}/{self.client_id}/{self.incarnation}")
@@ -212,8 +225,12 @@ class SimConsumer:
             )
             self.member_id = member.member_id
         self.member = member
-        member.on_application_poll(now)
-        member.subscribe(sorted(sim.topics))
+        if isinstance(member, ClassicMember):
+            member.subscribe(sorted(sim.topics))  # subscribe(), then the first poll()
+            member.on_application_poll(now)
+        else:
+            member.on_application_poll(now)
+            member.subscribe(sorted(sim.topics))
         sim.emit(
             ConsumerStarted(
                 ts_ms=now,
@@ -241,6 +258,7 @@ class SimConsumer:
         self.closing = True
         self._app_token += 1
         self._batch = None
+        self.in_poll = False
         if isinstance(member, ClassicMember):
             requests = member.close(now)
             self._send(requests)
@@ -262,6 +280,7 @@ class SimConsumer:
         self.member = None
         self._app_token += 1
         self._batch = None
+        self.in_poll = False
         self.ready.clear()
         self.wake_at = None
         self.sim.emit(
@@ -281,7 +300,9 @@ class SimConsumer:
         member = self.member
         if member is None or not self.alive:
             return
-        self.polled_at = now
+        if self.in_poll and isinstance(member, ClassicMember):
+            # Kafka's poll() loop calls ConsumerCoordinator.poll while it waits for records.
+            member.on_application_poll(now)
         try:
             requests: Sequence[Any] = member.poll(now)
         except Exception as error:  # a listener error or a fatal error, raised from poll
@@ -324,9 +345,6 @@ class SimConsumer:
         events: list[Event] = member.take_events()
         for event in events:
             if isinstance(event, _PARTITION_EVENTS):
-                if not event.member_id and self.member_id:
-                    # The classic member clears its id before it reports a loss.
-                    event = replace(event, member_id=self.member_id)
                 if isinstance(event, PartitionsAssigned):
                     self.sim.emit(event)
                     if event.partitions:
@@ -485,13 +503,16 @@ class SimConsumer:
             duration = (count * data.processing_us_per_record + 999) // 1000 + self.stall_ms
             self.stall_ms = 0
             self._batch = batch
+            self.in_poll = False
             self._app_token += 1
             sim.world.at(now + duration, self._batch_done, self._app_token)
             return
         if self.stall_ms:
             stall, self.stall_ms = self.stall_ms, 0
+            self.in_poll = False
             self._schedule_app_poll(now + stall)
             return
+        self.in_poll = True
         wait = data.idle_poll_ms
         if sim.plane.active:
             wait = min(wait, sim.plane.next_tick(now) - now)

@@ -64,8 +64,6 @@ __all__ = ["COORDINATOR", "RunResult", "Settings", "Simulation", "run_simulation
 
 COORDINATOR = "coordinator"
 GROUP_ID = "sim-group"
-#: When a member keeps returning a past deadline its ``poll`` does not act on.
-STALE_DEADLINE_BACKOFF_MS = 100
 
 _DIRTYING = (
     MemberJoined,
@@ -489,12 +487,6 @@ class Simulation:
         deadline = member.next_deadline()
         if deadline is None:
             return
-        now = self.world.now_ms
-        if deadline <= now and consumer.polled_at == now:
-            # The member was just polled and still asks for "now": a deadline its poll
-            # does not act on (see the report). Look again a little later, not in a loop.
-            consumer.stale_deadlines += 1
-            deadline = now + STALE_DEADLINE_BACKOFF_MS
         if consumer.wake_at is None or deadline < consumer.wake_at:
             consumer.wake_at = deadline
             self.world.at(deadline, self._fire_consumer, consumer, consumer.incarnation, deadline)
