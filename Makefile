@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 PYTEST_WORKERS ?= 2
 
-.PHONY: run test lint typecheck layers unit bench clean setup
+.PHONY: run test lint typecheck layers unit bench clean setup browser
 
 setup: $(STAMP)
 
@@ -16,8 +16,15 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
+# The main job: eager vs cooperative vs KIP-848 under scale-out, rolling bounce and
+# crash, a few seeds each, simulated on local Spark; writes out/demo/report.html.
 run: $(STAMP)
-	$(BIN)/regroup assign examples/assign-cooperative-sticky.json
+	$(BIN)/regroup demo --out out/demo
+
+# Headless Chromium (Debian's package) for the report's browser test; the test
+# is skipped, saying so, on a machine without it.
+browser:
+	command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

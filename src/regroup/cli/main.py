@@ -12,12 +12,12 @@ import sys
 from collections.abc import Sequence
 
 from regroup import __version__
-from regroup.cli import assign, groups, replay, serve, simulate
+from regroup.cli import analyze, assign, demo, groups, replay, serve, simulate, sweep
 from regroup.cli.errors import UsageError
 
 __all__ = ["main"]
 
-_SUBCOMMANDS = (assign, replay, serve, groups, simulate)
+_SUBCOMMANDS = (assign, replay, serve, groups, simulate, sweep, analyze, demo)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,165 @@
+"""``regroup sweep``: a grid of scenario runs, simulated on Spark, then analyzed.
+
+The grid is a file (``--grid``; the format is ``regroup.pipeline.sweep``'s
+docstring) and/or flags for the common axes; a flag replaces that axis of the
+file. Each run is simulated inside a Spark task; the event logs land in
+``OUT/events`` (Parquet, partitioned by scenario and run), the specs in
+``OUT/runs``, and the metrics tables beside them (``regroup analyze``'s).
+A progress bar counts finished runs on stderr when it is a terminal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from regroup.cli.analyze import add_master_argument, analyze_and_report
+from regroup.cli.errors import UsageError
+
+__all__ = ["add_parser", "run"]
+
+
+def _list(kind: type) -> Any:
+    def parse(text: str) -> list[Any]:
+        try:
+            return [kind(item.strip()) for item in text.split(",") if item.strip()]
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected a comma-separated list, got {text!r}"
+            ) from None
+
+    return parse
+
+
+def add_parser(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "sweep",
+        help="simulate a grid of scenarios on Spark and analyze the runs",
+        description="Simulate every combination of scenario x protocol x assignor x members "
+        "x partitions x configs x seeds on Spark; write the event logs and metrics as Parquet.",
+    )
+    parser.add_argument("--grid", default=None, metavar="FILE", help="a grid (.toml or .json)")
+    parser.add_argument("--scenario", type=_list(str), default=None, metavar="A,B")
+    parser.add_argument("--protocol", type=_list(str), default=None, metavar="P,Q")
+    parser.add_argument("--assignor", type=_list(str), default=None, metavar="A,B")
+    parser.add_argument("--members", type=_list(int), default=None, metavar="N,M")
+    parser.add_argument("--partitions", type=_list(int), default=None, metavar="P,Q")
+    parser.add_argument("--seeds", type=int, default=None, metavar="N", help="seeds 0..N-1")
+    parser.add_argument(
+        "--config",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a Kafka config for every run (repeatable)",
+    )
+    parser.add_argument("--out", required=True, metavar="DIR")
+    add_master_argument(parser)
+    parser.set_defaults(run=run)
+
+
+def _grid(args: argparse.Namespace) -> Any:
+    from regroup.pipeline.sweep import Grid, GridError, load_grid, parse_grid
+
+    try:
+        grid = load_grid(args.grid) if args.grid else None
+        if grid is None:
+            if not args.scenario:
+                raise UsageError("give --grid FILE or --scenario NAME[,NAME...]")
+            grid = Grid(scenarios=tuple(args.scenario))
+        axes: dict[str, Any] = {}
+        for name in ("scenario", "protocol", "assignor", "members", "partitions"):
+            value = getattr(args, name)
+            if value:
+                axes[name + ("s" if name != "members" and name != "partitions" else "")] = value
+        if args.seeds is not None:
+            if args.seeds < 1:
+                raise UsageError("--seeds must be >= 1")
+            axes["seeds"] = args.seeds
+        merged = {
+            "scenarios": list(grid.scenarios),
+            "seeds": list(grid.seeds),
+            "configs": [dict(c) for c in grid.configs],
+        }
+        for name in ("protocols", "assignors", "members", "partitions"):
+            values = getattr(grid, name)
+            if values != (None,):
+                merged[name] = list(values)
+        merged.update(axes)
+        grid = parse_grid(merged)
+    except GridError as error:
+        raise UsageError(str(error)) from None
+    extra: dict[str, str] = {}
+    for item in args.config:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--config expects KEY=VALUE, got {item!r}")
+        extra[key.strip()] = value.strip()
+    if extra:
+        grid = replace(grid, configs=tuple({**c, **extra} for c in grid.configs))
+    return grid
+
+
+def run(args: argparse.Namespace) -> int:
+    from regroup.pipeline.spark import build_session
+    from regroup.pipeline.sweep import GridError, expand, run_sweep
+
+    for name in ("members", "partitions"):
+        for value in getattr(args, name) or ():
+            if value < 1:
+                raise UsageError(f"--{name} values must be >= 1, got {value}")
+    grid = _grid(args)
+    try:
+        specs, skipped = expand(grid)
+    except GridError as error:
+        raise UsageError(str(error)) from None
+    for line in skipped:
+        print(f"skipped: {line}", file=sys.stderr)
+    if not specs:
+        raise UsageError("the grid has no runnable combination")
+    out = Path(args.out)
+    spark = build_session(args.master, app_name="regroup sweep")
+    done = spark.sparkContext.accumulator(0)
+    print(f"{len(specs)} runs on {spark.sparkContext.master}", file=sys.stderr)
+    _with_progress(len(specs), done, lambda: run_sweep(spark, specs, out, done=done))
+    from regroup.pipeline.logs import read_events
+
+    analyze_and_report(spark, read_events(spark, out / "events"), out)
+    return 0
+
+
+def _with_progress(total: int, done: Any, work: Any) -> None:
+    """Run ``work()``; on a terminal, a progress bar of finished runs (``done``) meanwhile."""
+    if not sys.stderr.isatty():
+        work()
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    failure: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            work()
+        except BaseException as error:
+            failure.append(error)
+
+    thread = threading.Thread(target=target, daemon=True)
+    with Progress(
+        TextColumn("simulating"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as progress:
+        task = progress.add_task("runs", total=total)
+        thread.start()
+        while thread.is_alive():
+            thread.join(0.5)
+            progress.update(task, completed=min(total, done.value))
+    if failure:
+        raise failure[0]
