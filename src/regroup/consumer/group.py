@@ -13,11 +13,25 @@ KIP-848, "Data Model" and "Rebalance Process"; Kafka: ``ConsumerGroup`` (and
   (assigned or pending revocation) - the input of Rule 3 of
   ``regroup.consumer.reconciliation``;
 * the **subscription metadata** (the subscribed topics that exist, with their
-  partition counts) and the resolved regular expressions.
+  partition counts) and the resolved regular expressions;
+* how many STABLE members are at each member epoch, so that the state below
+  is derived in O(1), not by a walk over every member on each heartbeat.
 
 Only the coordinator's record replay calls the mutators (``set_*``,
 ``put_*``, ``remove_*``), so a group rebuilt from its records equals the live
 one (``==`` compares every field, derived maps included).
+
+Undo journal (rolling an operation back). The coordinator replays each record
+as it is written and must restore the group when the operation fails. Copying
+the group for that made every heartbeat cost O(members). Instead, between
+``start_journal()`` and ``end_journal()`` every mutator notes the previous
+value of each map entry and attribute it changes, so ``undo_journal()`` puts
+them back, newest first, in O(entries changed). Maps whose iteration order is
+visible (members, targets, static members, regexes) are copied once, on the
+first deletion in the operation, so their order is restored exactly too; the
+pure indexes (partition -> owner / epoch, the STABLE counts) are only ever
+looked up, so their order does not matter. One operation at a time: starting
+a journal discards any unfinished one.
 
 States (KIP-848, "Consumer Group States"), derived after every change:
 
@@ -42,8 +56,9 @@ reports DEAD to anyone still holding it.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from typing import Any, Final
 
 from regroup.assignors.consumer.api import SubscriptionType, TopicMetadata
 from regroup.consumer.group_member import Assignment, ConsumerGroupMember, MemberState
@@ -70,6 +85,25 @@ class IllegalGroupStateError(RuntimeError):
     """A record that contradicts the group (two owners for a partition...): a bug."""
 
 
+#: "No entry": the previous value of a map entry that did not exist.
+_MISSING: Final = object()
+#: Journal key meaning "restore this whole map from the copy" (an order-sensitive map).
+_WHOLE_MAP: Final = object()
+#: Journal key meaning "restore these entries" (the old value: a map of previous values).
+_MANY: Final = object()
+
+
+class _Journal:
+    """The undo entries of one operation: ``(map or group, key or attribute, old value)``."""
+
+    __slots__ = ("copied", "entries")
+
+    def __init__(self) -> None:
+        self.entries: list[tuple[Any, Any, Any]] = []
+        #: ids of the order-sensitive maps already copied whole in this operation.
+        self.copied: set[int] = set()
+
+
 @dataclass(frozen=True, slots=True)
 class ResolvedRegex:
     """A regular expression resolved to topic names (Kafka ``ResolvedRegularExpression``)."""
@@ -93,6 +127,13 @@ class ConsumerGroup:
     inverted_target: dict[Uuid, dict[int, str]] = field(default_factory=dict)
     partition_epochs: dict[Uuid, dict[int, int]] = field(default_factory=dict)
     dead: bool = False
+    #: member epoch -> how many STABLE members are at it (the state in O(1)).
+    stable_by_epoch: dict[int, int] = field(default_factory=dict, init=False, repr=False)
+    _journal: _Journal | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        for member in self.members.values():
+            self._count_stable(member, 1)
 
     # -- the Group protocol of regroup.coordinator.group ------------------------------
 
@@ -107,7 +148,8 @@ class ConsumerGroup:
             return ConsumerGroupState.EMPTY
         if self.group_epoch > self.assignment_epoch:
             return ConsumerGroupState.ASSIGNING
-        if any(not m.is_reconciled_to(self.assignment_epoch) for m in self.members.values()):
+        if self.stable_by_epoch.get(self.assignment_epoch, 0) != len(self.members):
+            # Some member is not STABLE at the assignment epoch (``is_reconciled_to``).
             return ConsumerGroupState.RECONCILING
         return ConsumerGroupState.STABLE
 
@@ -214,10 +256,10 @@ class ConsumerGroup:
     # -- mutators: called by record replay only ----------------------------------------
 
     def set_group_epoch(self, epoch: int) -> None:
-        self.group_epoch = epoch
+        self._set_attr("group_epoch", epoch)
 
     def set_subscription_metadata(self, topics: Mapping[str, TopicMetadata]) -> None:
-        self.subscription_metadata = dict(topics)
+        self._set_attr("subscription_metadata", dict(topics))
 
     def put_member_metadata(self, updated: ConsumerGroupMember) -> None:
         """Record 5: the member's metadata; its current assignment is kept."""
@@ -260,52 +302,63 @@ class ConsumerGroup:
 
     def remove_member(self, member_id: str) -> None:
         """Record 5 tombstone."""
-        old = self.members.pop(member_id, None)
+        old = self.members.get(member_id)
         if old is None:
             return
+        self._del_ordered(self.members, member_id)
+        self._count_stable(old, -1)
         self._release(old)
         self._drop_static(old)
 
     def set_target(self, member_id: str, assignment: Assignment) -> None:
         """Record 7."""
         self.remove_target(member_id)
-        self.target_assignment[member_id] = dict(assignment)
+        self._set_item(self.target_assignment, member_id, dict(assignment))
         for topic_id, partitions in assignment.items():
-            by_partition = self.inverted_target.setdefault(topic_id, {})
-            for partition in partitions:
-                by_partition[partition] = member_id
+            by_partition = self.inverted_target.get(topic_id)
+            if by_partition is None:
+                by_partition = {}
+                self._set_item(self.inverted_target, topic_id, by_partition)
+            if self._journal is not None:
+                get = by_partition.get
+                self._note_many(by_partition, {p: get(p, _MISSING) for p in partitions})
+            by_partition.update(dict.fromkeys(partitions, member_id))
 
     def remove_target(self, member_id: str) -> None:
         """Record 7 tombstone."""
-        old = self.target_assignment.pop(member_id, None)
+        old = self.target_assignment.get(member_id)
         if old is None:
             return
+        self._del_ordered(self.target_assignment, member_id)
         for topic_id, partitions in old.items():
             by_partition = self.inverted_target.get(topic_id)
             if by_partition is None:
                 continue
-            for partition in partitions:
-                if by_partition.get(partition) == member_id:
-                    del by_partition[partition]
+            mine = [p for p in partitions if by_partition.get(p) == member_id]
+            if self._journal is not None:
+                self._note_many(by_partition, dict.fromkeys(mine, member_id))
+            for partition in mine:
+                del by_partition[partition]
             if not by_partition:
-                del self.inverted_target[topic_id]
+                self._del_item(self.inverted_target, topic_id)
 
     def set_assignment_epoch(self, epoch: int) -> None:
         """Record 6 (tombstone: -1)."""
-        self.assignment_epoch = epoch
+        self._set_attr("assignment_epoch", epoch)
 
     def put_regex(self, regex: str, resolved: ResolvedRegex) -> None:
-        self.resolved_regexes[regex] = resolved
+        self._set_item(self.resolved_regexes, regex, resolved)
 
     def remove_regex(self, regex: str) -> None:
-        self.resolved_regexes.pop(regex, None)
+        if regex in self.resolved_regexes:
+            self._del_ordered(self.resolved_regexes, regex)
 
     def mark_dead(self) -> None:
-        self.dead = True
+        self._set_attr("dead", True)
 
     def copy(self) -> ConsumerGroup:
-        """A copy to roll back to (members and assignments are immutable, maps are copied)."""
-        return replace(
+        """An independent copy (members and assignments are immutable, maps are copied)."""
+        copied = replace(
             self,
             members=dict(self.members),
             target_assignment=dict(self.target_assignment),
@@ -315,35 +368,152 @@ class ConsumerGroup:
             inverted_target={t: dict(p) for t, p in self.inverted_target.items()},
             partition_epochs={t: dict(p) for t, p in self.partition_epochs.items()},
         )
+        return copied
+
+    # -- the undo journal (see the module docstring) ------------------------------------
+
+    def start_journal(self) -> None:
+        """From now on, note how to undo every change (an operation begins)."""
+        self._journal = _Journal()
+
+    def end_journal(self) -> None:
+        """Keep the changes (the operation succeeded)."""
+        self._journal = None
+
+    def undo_journal(self) -> None:
+        """Undo every change since ``start_journal`` (the operation failed)."""
+        journal, self._journal = self._journal, None
+        if journal is None:
+            return
+        for target, key, old in reversed(journal.entries):
+            if target is self:
+                setattr(self, key, old)
+            elif key is _WHOLE_MAP:
+                target.clear()
+                target.update(old)
+            elif key is _MANY:
+                for item, value in old.items():
+                    if value is _MISSING:
+                        target.pop(item, None)
+                    else:
+                        target[item] = value
+            elif old is _MISSING:
+                target.pop(key, None)
+            else:
+                target[key] = old
+
+    def _set_attr(self, name: str, value: object) -> None:
+        if self._journal is not None:
+            self._journal.entries.append((self, name, getattr(self, name)))
+        setattr(self, name, value)
+
+    def _set_item(self, mapping: dict[Any, Any], key: object, value: object) -> None:
+        if self._journal is not None:
+            self._journal.entries.append((mapping, key, mapping.get(key, _MISSING)))
+        mapping[key] = value
+
+    def _note_many(self, mapping: dict[Any, Any], previous: dict[Any, Any]) -> None:
+        """Note the previous values of many entries of an index at once."""
+        assert self._journal is not None
+        self._journal.entries.append((mapping, _MANY, previous))
+
+    def _del_item(self, mapping: dict[Any, Any], key: object) -> None:
+        """Delete from a map whose order nobody sees (an index)."""
+        if self._journal is not None:
+            self._journal.entries.append((mapping, key, mapping[key]))
+        del mapping[key]
+
+    def _del_ordered(self, mapping: dict[Any, Any], key: object) -> None:
+        """Delete from a map whose order is visible: copied whole, once per operation."""
+        journal = self._journal
+        if journal is not None and id(mapping) not in journal.copied:
+            journal.copied.add(id(mapping))
+            journal.entries.append((mapping, _WHOLE_MAP, dict(mapping)))
+        del mapping[key]
 
     # -- index maintenance ---------------------------------------------------------------
 
     def _put(self, old: ConsumerGroupMember | None, updated: ConsumerGroupMember) -> None:
+        """Swap ``updated`` in; move the partition epochs from ``old``'s partitions to its own.
+
+        Only the difference is applied: partitions ``old`` held and ``updated`` does not
+        are released, new ones are claimed (each must be free), kept ones take the new
+        epoch - the same index as releasing everything and claiming it back.
+        """
         if old is not None:
-            self._release(old)
-        self.members[updated.member_id] = updated
-        if updated.instance_id is not None:
-            self.static_members[updated.instance_id] = updated.member_id
-        for topic_id, partition in updated.owned_partitions():
-            epochs = self.partition_epochs.setdefault(topic_id, {})
-            if partition in epochs:
+            self._count_stable(old, -1)
+        before = _owned_by_topic(old) if old is not None else {}
+        after = _owned_by_topic(updated)
+        for topic_id, partitions in after.items():
+            epochs = self.partition_epochs.get(topic_id)
+            if epochs is None:
+                epochs = {}
+                self._set_item(self.partition_epochs, topic_id, epochs)
+            held = before.get(topic_id, frozenset())
+            taken = (partitions - held) & epochs.keys()
+            if taken:
+                partition = min(taken)
                 raise IllegalGroupStateError(
                     f"partition {topic_id}-{partition} is owned at epoch {epochs[partition]}; "
                     f"member {updated.member_id} cannot own it too"
                 )
-            epochs[partition] = updated.member_epoch
-
-    def _release(self, member: ConsumerGroupMember) -> None:
-        for topic_id, partition in member.owned_partitions():
+            gone = held - partitions
+            if gone:
+                self._pop_many(epochs, gone)
+            if self._journal is not None:
+                get = epochs.get
+                self._note_many(epochs, {p: get(p, _MISSING) for p in partitions})
+            epochs.update(dict.fromkeys(partitions, updated.member_epoch))
+        for topic_id, held in before.items():
+            if topic_id in after:
+                continue
             epochs = self.partition_epochs.get(topic_id)
             if epochs is not None:
-                epochs.pop(partition, None)
+                self._pop_many(epochs, held)
                 if not epochs:
-                    del self.partition_epochs[topic_id]
+                    self._del_item(self.partition_epochs, topic_id)
+        self._set_item(self.members, updated.member_id, updated)
+        self._count_stable(updated, 1)
+        if updated.instance_id is not None:
+            self._set_item(self.static_members, updated.instance_id, updated.member_id)
+
+    def _pop_many(self, epochs: dict[int, int], partitions: Iterable[int]) -> None:
+        present = [p for p in partitions if p in epochs]
+        if self._journal is not None:
+            self._note_many(epochs, {p: epochs[p] for p in present})
+        for partition in present:
+            del epochs[partition]
+
+    def _release(self, member: ConsumerGroupMember) -> None:
+        for topic_id, partitions in _owned_by_topic(member).items():
+            epochs = self.partition_epochs.get(topic_id)
+            if epochs is not None:
+                self._pop_many(epochs, partitions)
+                if not epochs:
+                    self._del_item(self.partition_epochs, topic_id)
+
+    def _count_stable(self, member: ConsumerGroupMember, delta: int) -> None:
+        """Keep ``stable_by_epoch`` (no zero counts, so rebuilt groups compare equal)."""
+        if member.state is not MemberState.STABLE:
+            return
+        count = self.stable_by_epoch.get(member.member_epoch, 0) + delta
+        if count:
+            self._set_item(self.stable_by_epoch, member.member_epoch, count)
+        else:
+            self._del_item(self.stable_by_epoch, member.member_epoch)
 
     def _drop_static(self, member: ConsumerGroupMember) -> None:
         if (
             member.instance_id is not None
             and self.static_members.get(member.instance_id) == member.member_id
         ):
-            del self.static_members[member.instance_id]
+            self._del_ordered(self.static_members, member.instance_id)
+
+
+def _owned_by_topic(member: ConsumerGroupMember) -> dict[Uuid, frozenset[int]]:
+    """Assigned plus pending-revocation partitions, by topic (no empty sets)."""
+    owned = {t: p for t, p in member.assigned_partitions.items() if p}
+    for topic_id, partitions in member.partitions_pending_revocation.items():
+        if partitions:
+            owned[topic_id] = owned[topic_id] | partitions if topic_id in owned else partitions
+    return owned

@@ -59,6 +59,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 
 from regroup.consumer.group_member import (
     Assignment,
@@ -228,22 +229,25 @@ def _next_assignment(step: _Step, epoch_if_revoking: int) -> ConsumerGroupMember
 
     if revoke and step.owns_any_of(revoke):
         # Rules 1 and 2: give up first, keep the old epoch meanwhile.
-        revoking = replace(
+        return _moved(
             member,
+            epoch_if_revoking,
             state=S.UNREVOKED_PARTITIONS,
             assigned_partitions=keep,
             partitions_pending_revocation=revoke,
         )
-        return _with_epoch(revoking, epoch_if_revoking)
     if add:
         grown = dict(keep)
         for topic_id, partitions in add.items():
             grown[topic_id] = grown.get(topic_id, frozenset()) | partitions
         state = S.UNRELEASED_PARTITIONS if has_unreleased else S.STABLE
-        moved = replace(
-            member, state=state, assigned_partitions=grown, partitions_pending_revocation={}
+        return _moved(
+            member,
+            step.target_epoch,
+            state=state,
+            assigned_partitions=grown,
+            partitions_pending_revocation={},
         )
-        return _with_epoch(moved, step.target_epoch)
     if has_unreleased:
         # Rule 5: blocked; the member keeps its epoch and what it keeps.
         return replace(
@@ -252,13 +256,19 @@ def _next_assignment(step: _Step, epoch_if_revoking: int) -> ConsumerGroupMember
             assigned_partitions=keep,
             partitions_pending_revocation={},
         )
-    stable = replace(
-        member, state=S.STABLE, assigned_partitions=keep, partitions_pending_revocation={}
+    return _moved(
+        member,
+        step.target_epoch,
+        state=S.STABLE,
+        assigned_partitions=keep,
+        partitions_pending_revocation={},
     )
-    return _with_epoch(stable, step.target_epoch)
 
 
-def _with_epoch(member: ConsumerGroupMember, epoch: int) -> ConsumerGroupMember:
-    if member.member_epoch == epoch:
-        return member
-    return member.with_epoch(epoch)
+def _moved(member: ConsumerGroupMember, epoch: int, **changes: Any) -> ConsumerGroupMember:
+    """``member`` with ``changes``, at ``epoch`` (the old epoch becomes the previous one when
+    it moves: Kafka ``updateMemberEpoch``); one copy of the member, not two."""
+    if member.member_epoch != epoch:
+        changes["previous_member_epoch"] = member.member_epoch
+        changes["member_epoch"] = epoch
+    return replace(member, **changes)

@@ -37,7 +37,12 @@ from regroup.consumer.group import ConsumerGroup
 from regroup.consumer.group_member import Assignment, ConsumerGroupMember
 from regroup.consumer.subscription import subscription_type
 
-__all__ = ["TargetAssignmentResult", "build_target_assignment", "preferred_server_assignor"]
+__all__ = [
+    "SpecCache",
+    "TargetAssignmentResult",
+    "build_target_assignment",
+    "preferred_server_assignor",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,43 +64,79 @@ def preferred_server_assignor(
     return min(votes, key=lambda name: (-votes[name], order.get(name, len(order)), name))
 
 
+#: Per member: what its ``MemberSubscriptionSpec`` was built from, and the spec
+#: (``build_target_assignment``'s ``spec_cache``).
+SpecCache = dict[str, tuple[tuple[object, ...], MemberSubscriptionSpec]]
+
+
 def build_target_assignment(
     group: ConsumerGroup,
     members: Mapping[str, ConsumerGroupMember],
     assignor: ConsumerGroupPartitionAssignor,
+    spec_cache: SpecCache | None = None,
 ) -> TargetAssignmentResult:
     """Run ``assignor`` over ``members`` (the group's members after this change).
+
+    ``spec_cache`` (kept by the caller between computations of one group) saves
+    rebuilding the spec of a member whose subscription, rack, instance id,
+    target and topics equal last time's (mostly the very same objects, so the
+    comparison is by identity): a computation then costs little per unchanged
+    member. The result is the same with or without it.
 
     Raises whatever the assignor raises (Kafka: ``PartitionAssignorException``,
     answered UNKNOWN_SERVER_ERROR with nothing written).
     """
-    ids_by_name = {name: topic.topic_id for name, topic in group.subscription_metadata.items()}
+    metadata = group.subscription_metadata
+    ids_by_name = {name: topic.topic_id for name, topic in metadata.items()}
+    cache: SpecCache = {} if spec_cache is None else spec_cache
+    fresh: SpecCache = {}
     specs: dict[str, MemberSubscriptionSpec] = {}
+    targets_now = group.target_assignment
+    regexes = group.resolved_regexes
     for member_id, member in members.items():
-        topic_ids = frozenset(
-            ids_by_name[name] for name in group.member_topic_names(member) if name in ids_by_name
-        )
-        specs[member_id] = MemberSubscriptionSpec(
-            subscribed_topic_ids=topic_ids,
-            rack_id=member.rack_id,
-            instance_id=member.instance_id,
-            assigned_partitions=group.target_of(member_id),
-        )
-    spec = GroupSpec(specs, subscription_type(members))
-    describer = SubscribedTopicDescriber(
-        {topic.topic_id: topic for topic in group.subscription_metadata.values()}
-    )
-    result = assignor.assign(spec, describer)
+        target = targets_now.get(member_id)
+        names = member.subscribed_topic_names
+        regex = member.subscribed_topic_regex
+        resolved = regexes.get(regex) if regex else None
+        inputs = (names, regex, resolved, member.rack_id, member.instance_id, target, metadata)
+        hit = cache.get(member_id)
+        if hit is not None and hit[0] == inputs:
+            spec = hit[1]
+        else:
+            topic_ids = frozenset(
+                ids_by_name[name]
+                for name in group.member_topic_names(member)
+                if name in ids_by_name
+            )
+            spec = MemberSubscriptionSpec(
+                subscribed_topic_ids=topic_ids,
+                rack_id=member.rack_id,
+                instance_id=member.instance_id,
+                assigned_partitions=group.target_of(member_id) if target is None else target,
+            )
+        specs[member_id] = spec
+        fresh[member_id] = (inputs, spec)
+    if spec_cache is not None:
+        spec_cache.clear()
+        spec_cache.update(fresh)
+    group_spec = GroupSpec(specs, subscription_type(members))
+    describer = SubscribedTopicDescriber({topic.topic_id: topic for topic in metadata.values()})
+    result = assignor.assign(group_spec, describer)
     targets: dict[str, Assignment] = {}
     changed: dict[str, Assignment] = {}
     for member_id in members:
         assigned = result.members.get(member_id)
-        new_target: Assignment = (
-            {}
-            if assigned is None
-            else {t: frozenset(p) for t, p in assigned.partitions.items() if p}
-        )
+        current = targets_now.get(member_id)
+        new_target: Assignment
+        if assigned is None:
+            new_target = {}
+        elif current is not None and (
+            assigned.partitions is current or assigned.partitions == current
+        ):
+            new_target = current  # unchanged: keep the group's own map (no copy, no record)
+        else:
+            new_target = {t: frozenset(p) for t, p in assigned.partitions.items() if p}
         targets[member_id] = new_target
-        if member_id not in group.target_assignment or group.target_of(member_id) != new_target:
+        if current is None or (current is not new_target and current != new_target):
             changed[member_id] = new_target
     return TargetAssignmentResult(targets, changed)

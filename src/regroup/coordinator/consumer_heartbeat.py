@@ -438,6 +438,8 @@ def _apply_request(
         changes["client_id"] = req.client_id
     if req.client_host:
         changes["client_host"] = req.client_host
+    # Only what differs: a steady heartbeat that repeats its fields makes no new member.
+    changes = {name: value for name, value in changes.items() if getattr(member, name) != value}
     return replace(member, **changes) if changes else member  # type: ignore[arg-type]
 
 

@@ -30,7 +30,8 @@ timer key                                 fires
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
+from itertools import chain
 from typing import Any
 
 from regroup.assignors.consumer.api import (
@@ -44,7 +45,11 @@ from regroup.consumer.client_assignors import ClientAssignmentInFlight
 from regroup.consumer.group import ConsumerGroup, ResolvedRegex
 from regroup.consumer.group_member import Assignment, ConsumerGroupMember
 from regroup.consumer.subscription import InvalidRegexError, resolve_regex
-from regroup.consumer.target_assignment import build_target_assignment, preferred_server_assignor
+from regroup.consumer.target_assignment import (
+    SpecCache,
+    build_target_assignment,
+    preferred_server_assignor,
+)
 from regroup.coordinator import consumer_records as rec
 from regroup.coordinator.consumer_txn import ConsumerTxn
 from regroup.coordinator.result import CoordinatorResult
@@ -63,6 +68,11 @@ __all__ = ["ConsumerGroupManager", "ScriptedAssignor"]
 Handler = Callable[[Hashable, Any, int], CoordinatorResult]
 
 #: Group config names (KIP-848 "Dynamic Group Configuration"; Kafka ``GroupConfig``).
+#: A member's target, the names it was converted with, and the converted target.
+_NamedTarget = tuple[
+    Assignment, Mapping[str, TopicMetadata], MetadataImage, tuple[TopicPartition, ...]
+]
+
 SESSION_TIMEOUT_CONFIG = "consumer.session.timeout.ms"
 HEARTBEAT_INTERVAL_CONFIG = "consumer.heartbeat.interval.ms"
 
@@ -105,6 +115,12 @@ class ConsumerGroupManager:
         self.group_configs: dict[str, dict[str, str]] = {}
         #: How many metadata images were seen (the "version" of resolved regexes).
         self.metadata_version = 0
+        #: Per group, each member's target converted to names (``_targets_by_name``).
+        self._target_names: dict[str, dict[str, _NamedTarget]] = {}
+        #: One ``TopicPartition`` per partition number, by topic name (``partitions_by_name``).
+        self._topic_partitions: dict[str, list[TopicPartition]] = {}
+        #: Per group, the assignor's member specs (``build_target_assignment``).
+        self._spec_cache: dict[str, SpecCache] = {}
 
     # -- wiring ----------------------------------------------------------------------------
 
@@ -247,6 +263,8 @@ class ConsumerGroupManager:
         else:
             self.coordinator.timer.cancel(key)
         if state_name in (None, "Dead"):
+            self._target_names.pop(group_id, None)
+            self._spec_cache.pop(group_id, None)
             self.in_flight.pop(group_id, None)
             self.coordinator.timer.cancel(self.client_assign_key(group_id))
 
@@ -353,7 +371,8 @@ class ConsumerGroupManager:
         else:
             name = preferred_server_assignor(group.members, self.configured_assignors())
             assignor = self.assignor_resolver(name)
-        result = build_target_assignment(group, group.members, assignor)
+        specs = self._spec_cache.setdefault(txn.group_id, {})
+        result = build_target_assignment(group, group.members, assignor, specs)
         self.install_target(txn, result.targets, group.group_epoch, name)
 
     def install_target(
@@ -365,14 +384,14 @@ class ConsumerGroupManager:
     ) -> None:
         group = txn.group
         assert group is not None
+        current = group.target_assignment
         for member_id in sorted(targets):
             if member_id not in group.members:
                 continue
-            if (
-                member_id not in group.target_assignment
-                or group.target_of(member_id) != targets[member_id]
-            ):
-                txn.write(rec.target_member_record(txn.group_id, member_id, targets[member_id]))
+            target = targets[member_id]
+            now = current.get(member_id)
+            if now is None or (now is not target and now != target):
+                txn.write(rec.target_member_record(txn.group_id, member_id, target))
         txn.write(rec.target_metadata_record(txn.group_id, epoch))
         txn.emit(
             TargetAssignmentComputed(
@@ -380,27 +399,66 @@ class ConsumerGroupManager:
                 group_id=txn.group_id,
                 epoch=epoch,
                 assignor=assignor_name,
-                assignment={
-                    member_id: self.partitions_by_name(group, group.target_of(member_id))
-                    for member_id in sorted(group.target_assignment)
-                },
+                assignment=self._targets_by_name(group),
             )
         )
+
+    def _targets_by_name(self, group: ConsumerGroup) -> dict[str, tuple[TopicPartition, ...]]:
+        """Every member's target by topic name, for ``target_assignment_computed``.
+
+        Converting is O(partitions); an epoch changes few targets. A member's
+        converted target is kept while its target map is the same object (the
+        group stores a new map only when a target record changes it) and the
+        names it was converted with are the same (the subscription metadata and
+        the image are replaced, never changed in place), so each epoch converts
+        only the targets that changed.
+        """
+        metadata = group.subscription_metadata
+        image = self.coordinator.metadata
+        cached = self._target_names.get(group.group_id, {})
+        fresh: dict[str, _NamedTarget] = {}
+        assignment: dict[str, tuple[TopicPartition, ...]] = {}
+        for member_id in sorted(group.target_assignment):
+            target = group.target_assignment[member_id]
+            hit = cached.get(member_id)
+            if hit is None or hit[0] is not target or hit[1] is not metadata or hit[2] is not image:
+                hit = (target, metadata, image, self.partitions_by_name(group, target))
+            fresh[member_id] = hit
+            assignment[member_id] = hit[3]
+        self._target_names[group.group_id] = fresh
+        return assignment
 
     def partitions_by_name(
         self, group: ConsumerGroup, assignment: Assignment
     ) -> tuple[TopicPartition, ...]:
-        """Topic ids to names (subscription metadata first, then the image); unknown ids kept."""
+        """Topic ids to names (subscription metadata first, then the image); unknown ids kept.
+
+        Sorted by name then partition (``TopicPartition`` order), built topic by
+        topic so that only integers are sorted, from one shared (immutable)
+        ``TopicPartition`` per partition.
+        """
         names = {t.topic_id: name for name, t in group.subscription_metadata.items()}
         image: MetadataImage = self.coordinator.metadata
-        result: list[TopicPartition] = []
+        by_name: dict[str, list[Iterable[int]]] = {}
         for topic_id, partitions in assignment.items():
             name = names.get(topic_id)
             if name is None:
                 topic = image.topic_by_id(topic_id)
                 name = topic.name if topic is not None else str(topic_id)
-            result.extend(TopicPartition(name, p) for p in partitions)
-        return tuple(sorted(result))
+            by_name.setdefault(name, []).append(partitions)
+        result: list[TopicPartition] = []
+        for name in sorted(by_name):
+            ordered = sorted(chain.from_iterable(by_name[name]))
+            shared = self._topic_partitions.get(name)
+            if shared is None:
+                shared = self._topic_partitions[name] = []
+            if ordered and ordered[-1] >= len(shared):
+                shared.extend(TopicPartition(name, p) for p in range(len(shared), ordered[-1] + 1))
+            if ordered and ordered[0] < 0:  # not a partition number: no sharing
+                result.extend(TopicPartition(name, p) for p in ordered)
+            else:
+                result.extend(map(shared.__getitem__, ordered))
+        return tuple(result)
 
     def emit_assignment_changed(self, txn: ConsumerTxn, member: ConsumerGroupMember) -> None:
         group = txn.group

@@ -3,9 +3,11 @@
 Kafka's handlers compute records without touching the group and the runtime
 replays them once written; a failed write rolls the whole batch back. regroup
 replays each record as it is written (later steps of a heartbeat read the
-state earlier records made - the bumped epoch, the new target), and keeps a
-copy of the group to restore when the operation fails. Either way the only
-path that changes a group is replay.
+state earlier records made - the bumped epoch, the new target), and has the
+group keep an undo journal of what those replays changed
+(``ConsumerGroup.start_journal``), to restore when the operation fails. Either
+way the only path that changes a group is replay, and an operation costs what
+it changes, not the size of the group.
 """
 
 from __future__ import annotations
@@ -33,7 +35,9 @@ class ConsumerTxn:
         self.now_ms = now_ms
         self.result = CoordinatorResult()
         existing = manager.coordinator.groups.get(group_id)
-        self._backup = existing.copy() if isinstance(existing, ConsumerGroup) else None
+        self._original = existing if isinstance(existing, ConsumerGroup) else None
+        if self._original is not None:
+            self._original.start_journal()
         self._existed = existing is not None
         self._configs = dict(manager.group_configs.get(group_id, {}))
         self._had_configs = group_id in manager.group_configs
@@ -54,8 +58,9 @@ class ConsumerTxn:
 
     def rollback(self) -> None:
         groups = self.manager.coordinator.groups
-        if self._backup is not None:
-            groups[self.group_id] = self._backup
+        if self._original is not None:
+            self._original.undo_journal()
+            groups[self.group_id] = self._original
         elif not self._existed:
             groups.pop(self.group_id, None)
         if self._had_configs:
@@ -66,6 +71,8 @@ class ConsumerTxn:
 
     def finish(self) -> CoordinatorResult:
         """The result, with a ``group_state_changed`` event when the derived state moved."""
+        if self._original is not None:
+            self._original.end_journal()
         group = self.group
         after = group.state_name() if group is not None else ("Dead" if self._existed else None)
         before = self.state_before if self.state_before is not None else "Empty"
