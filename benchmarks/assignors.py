@@ -129,6 +129,7 @@ def measure(work: Callable[[], object], timeout_s: float) -> tuple[float, float]
     if not parent.poll(timeout_s):
         process.kill()
         process.join()
+        print(f"  timed out after {timeout_s:.0f} s", file=sys.stderr)
         return None
     try:
         result: tuple[float, float] | str = parent.recv()
