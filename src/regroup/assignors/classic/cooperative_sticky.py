@@ -18,17 +18,14 @@ from __future__ import annotations
 
 from collections.abc import Set
 
+from regroup.assignors.classic.abstract_sticky import AbstractStickyAssignor
 from regroup.assignors.classic.api import (
     Assignment,
-    ClusterMetadata,
     ConsumerGroupMetadata,
-    ConsumerPartitionAssignor,
-    GroupAssignment,
-    GroupSubscription,
     RebalanceProtocol,
     Subscription,
 )
-from regroup.assignors.classic.sticky_engine import MemberData, StickyResult, sticky_assign
+from regroup.assignors.classic.sticky_engine import MemberData
 from regroup.assignors.classic.sticky_engine.user_data import (
     DEFAULT_GENERATION,
     decode_cooperative_user_data,
@@ -38,17 +35,19 @@ from regroup.assignors.classic.sticky_engine.user_data import (
 __all__ = ["CooperativeStickyAssignor"]
 
 
-class CooperativeStickyAssignor(ConsumerPartitionAssignor):
+class CooperativeStickyAssignor(AbstractStickyAssignor):
     """Kafka's ``CooperativeStickyAssignor``: ``name() == "cooperative-sticky"``.
 
     ``prefer_rack_aware_logic`` is Kafka's test-only switch that uses
     rack-aware assignment even when every partition is on every rack.
     """
 
+    cooperative = True
+
     name = "cooperative-sticky"
 
     def __init__(self, *, prefer_rack_aware_logic: bool = False) -> None:
-        self.prefer_rack_aware_logic = prefer_rack_aware_logic
+        super().__init__(prefer_rack_aware_logic=prefer_rack_aware_logic)
         self._generation = DEFAULT_GENERATION
 
     def supported_protocols(self) -> tuple[RebalanceProtocol, ...]:
@@ -69,29 +68,4 @@ class CooperativeStickyAssignor(ConsumerPartitionAssignor):
             return MemberData(subscription.owned_partitions, subscription.generation_id)
         return MemberData(
             subscription.owned_partitions, decode_cooperative_user_data(subscription.user_data)
-        )
-
-    def assign_with_details(
-        self,
-        metadata: ClusterMetadata,
-        group_subscription: GroupSubscription,
-        *,
-        member_map_capacity: int = 16,
-    ) -> StickyResult:
-        """The assignment plus what Kafka's tests inspect (transfers, path, stickiness)."""
-        return sticky_assign(
-            metadata,
-            group_subscription.subscriptions,
-            self.member_data,
-            cooperative=True,
-            prefer_rack_aware_logic=self.prefer_rack_aware_logic,
-            member_map_capacity=member_map_capacity,
-        )
-
-    def assign(
-        self, metadata: ClusterMetadata, group_subscription: GroupSubscription
-    ) -> GroupAssignment:
-        result = self.assign_with_details(metadata, group_subscription)
-        return GroupAssignment(
-            {member: Assignment(partitions) for member, partitions in result.assignment.items()}
         )

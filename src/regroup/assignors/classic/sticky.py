@@ -16,17 +16,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence, Set
 
+from regroup.assignors.classic.abstract_sticky import AbstractStickyAssignor
 from regroup.assignors.classic.api import (
     Assignment,
-    ClusterMetadata,
     ConsumerGroupMetadata,
-    ConsumerPartitionAssignor,
-    GroupAssignment,
-    GroupSubscription,
     RebalanceProtocol,
     Subscription,
 )
-from regroup.assignors.classic.sticky_engine import MemberData, StickyResult, sticky_assign
+from regroup.assignors.classic.sticky_engine import MemberData
 from regroup.assignors.classic.sticky_engine.user_data import (
     DEFAULT_GENERATION,
     decode_sticky_user_data,
@@ -37,17 +34,19 @@ from regroup.model import TopicPartition
 __all__ = ["StickyAssignor"]
 
 
-class StickyAssignor(ConsumerPartitionAssignor):
+class StickyAssignor(AbstractStickyAssignor):
     """Kafka's ``StickyAssignor``: ``name() == "sticky"``, EAGER only.
 
     ``prefer_rack_aware_logic`` is Kafka's test-only switch that uses
     rack-aware assignment even when every partition is on every rack.
     """
 
+    cooperative = False
+
     name = "sticky"
 
     def __init__(self, *, prefer_rack_aware_logic: bool = False) -> None:
-        self.prefer_rack_aware_logic = prefer_rack_aware_logic
+        super().__init__(prefer_rack_aware_logic=prefer_rack_aware_logic)
         self._member_assignment: Sequence[TopicPartition] | None = None
         self._generation = DEFAULT_GENERATION
 
@@ -70,28 +69,3 @@ class StickyAssignor(ConsumerPartitionAssignor):
         """Kafka's ``StickyAssignor.memberData``: previous ownership from the user data only."""
         partitions, generation = decode_sticky_user_data(subscription.user_data)
         return MemberData(partitions, generation)
-
-    def assign_with_details(
-        self,
-        metadata: ClusterMetadata,
-        group_subscription: GroupSubscription,
-        *,
-        member_map_capacity: int = 16,
-    ) -> StickyResult:
-        """The assignment plus what Kafka's tests inspect (transfers, path, stickiness)."""
-        return sticky_assign(
-            metadata,
-            group_subscription.subscriptions,
-            self.member_data,
-            cooperative=False,
-            prefer_rack_aware_logic=self.prefer_rack_aware_logic,
-            member_map_capacity=member_map_capacity,
-        )
-
-    def assign(
-        self, metadata: ClusterMetadata, group_subscription: GroupSubscription
-    ) -> GroupAssignment:
-        result = self.assign_with_details(metadata, group_subscription)
-        return GroupAssignment(
-            {member: Assignment(partitions) for member, partitions in result.assignment.items()}
-        )
