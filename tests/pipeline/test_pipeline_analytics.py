@@ -44,6 +44,9 @@ from regroup.sim.metrics import compute_metrics
 from regroup.sim.scenario import builtin_scenario
 from regroup.sim.simulation import RunResult, Settings, run_simulation
 
+# One worker runs the Spark tests and the real-client interop tests, one after another.
+pytestmark = pytest.mark.xdist_group("heavy")
+
 G = "g"
 
 

@@ -11,6 +11,9 @@ import pytest
 
 from regroup.pipeline.report import SECTIONS, render_report, representative_runs
 
+# One worker runs the Spark tests and the real-client interop tests, one after another.
+pytestmark = pytest.mark.xdist_group("heavy")
+
 
 def _run(run_id: str, protocol: str, members: int, idle: float) -> dict[str, Any]:
     return {

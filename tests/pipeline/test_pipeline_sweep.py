@@ -14,6 +14,9 @@ from regroup.pipeline.schema import EVENT_SCHEMA, event_rows
 from regroup.pipeline.sweep import Grid, GridError, expand, parse_grid
 from regroup.sim.simulation import run_simulation
 
+# One worker runs the Spark tests and the real-client interop tests, one after another.
+pytestmark = pytest.mark.xdist_group("heavy")
+
 
 def test_pipeline_grid_file_form() -> None:
     grid = parse_grid(
