@@ -12,9 +12,29 @@ What it measures (issue 7, "benchmarks/server.py"):
   assignment in the next heartbeat);
 * memory per member: the server process's resident set growth over the
   1,000-member group, divided by 1,000;
-* the server's own CPU time per heartbeat (``/proc/<pid>/stat``), hence its
-  capacity on one core: the load generator is Python too and shares the
-  machine, so the wall-clock rate understates what the server can take.
+* server CPU, three ways, because the load generator is Python too and shares
+  the machine's cores with the server, so the wall-clock rate understates
+  what the server can take:
+
+  - ``server CPU per heartbeat``: the ``regroup serve`` process's user+system
+    CPU time (``/proc/<pid>/stat``) over the heartbeat phase divided by the
+    heartbeats answered. It includes the kernel's socket work and the event
+    loop; when the server is not saturated every wake-up serves one request,
+    so this is the *worst* per-request cost. Of it, ``inside serve_now`` is
+    what the request path itself took in that process under that load (the
+    server is started with ``serve_now`` wrapped in ``time.thread_time``
+    calls, which add about 1 µs; ``accounted_server``);
+  - ``transport floor``: the same measurement against a server that answers
+    every frame with a fixed response through the same ``ConnectionProtocol``
+    (no decoding, no coordinator): what the sockets and the event loop cost
+    alone at this load;
+  - ``request path``: ``RegroupServer.serve_now`` called in this process on
+    the same pre-encoded frames, without sockets, CPU time
+    (``time.process_time``): header and body decoding, the coordinator, the
+    store (in memory here; a steady heartbeat writes no record), events,
+    encoding; and of that, ``coordinator.handle`` alone (the sans-IO core).
+    ``capacity`` is one core divided by the request path plus the transport
+    floor.
 
 The server runs as ``regroup serve`` in its own process (one core: it is one
 asyncio loop); the load generator is this process, with pre-encoded frames.
@@ -42,7 +62,12 @@ from typing import Any
 from kio.index import load_response_schema
 from kio.serial import entity_reader
 
+from regroup.coordinator.config import GroupCoordinatorConfig
+from regroup.server import codec, heartbeat_codec
+from regroup.server.app import RegroupServer, ServerOptions
 from regroup.server.client import RequestEncoder
+from regroup.server.connection import ConnectionProtocol, ConnectionState
+from regroup.server.mapping import GROUP_APIS
 
 TOPIC = "bench"
 
@@ -65,18 +90,36 @@ class Conn:
         return entity_reader(cls)(body, offset)[0]
 
 
+class DirectConn(Conn):
+    """A ``Conn`` that calls ``RegroupServer.serve_now`` in this process: no socket."""
+
+    def __init__(self, server: RegroupServer, conn_id: int) -> None:
+        self.server = server
+        self.state = ConnectionState(conn_id, "127.0.0.1")
+        self.encoder = RequestEncoder("bench")
+
+    async def raw(self, frame: bytes) -> bytes:
+        served = self.server.serve_now(self.state, frame[4:])
+        if not isinstance(served, bytes):
+            served = await served  # a parked JoinGroup/SyncGroup
+        assert served is not None
+        return served[4:]
+
+
 async def connect(port: int) -> Conn:
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     return Conn(reader, writer)
 
 
-def start_server() -> tuple[subprocess.Popen[str], int]:
+#: ``regroup serve`` with ``serve_now`` accounted (see ``accounted_server``).
+SERVE = [sys.executable, __file__, "--accounted-server", "serve"]
+FLOOR = [sys.executable, __file__, "--floor-server"]
+
+
+def start_server(command: list[str] = SERVE) -> tuple[subprocess.Popen[str], int]:
     proc = subprocess.Popen(
         [
-            sys.executable,
-            "-m",
-            "regroup.cli.main",
-            "serve",
+            *command,
             "--port",
             "0",
             "--log-level",
@@ -93,6 +136,51 @@ def start_server() -> tuple[subprocess.Popen[str], int]:
     if "serving on" not in line:
         raise RuntimeError(f"server did not start: {line!r}")
     return proc, int(line.rsplit(":", 1)[1])
+
+
+def accounted_server(argv: list[str]) -> int:
+    """``regroup serve`` whose ``serve_now`` adds up its own CPU time (``thread_time``).
+
+    On SIGUSR1 the server writes ``ACCT <seconds> <requests>`` to stderr: the
+    CPU spent inside the request path of the real server under the real load,
+    as opposed to the event loop and the kernel's socket work around it.
+    """
+    import signal
+
+    from regroup.cli.main import main as regroup_main
+
+    spent = [0.0, 0]
+    serve_now = RegroupServer.serve_now
+
+    def accounted(self: RegroupServer, conn: ConnectionState, body: bytes) -> Any:
+        began = time.thread_time()
+        try:
+            return serve_now(self, conn, body)
+        finally:
+            spent[0] += time.thread_time() - began
+            spent[1] += 1
+
+    def report(*_: object) -> None:
+        print(f"ACCT {spent[0]:.6f} {spent[1]}", file=sys.stderr, flush=True)
+
+    RegroupServer.serve_now = accounted  # type: ignore[method-assign]
+    signal.signal(signal.SIGUSR1, report)
+    return regroup_main(argv)
+
+
+def read_account(proc: subprocess.Popen[str]) -> tuple[float, int]:
+    """(CPU seconds inside ``serve_now``, requests) so far, from an accounted server."""
+    import signal
+
+    assert proc.stderr is not None
+    proc.send_signal(signal.SIGUSR1)
+    while True:
+        line = proc.stderr.readline()
+        if not line:
+            raise RuntimeError("the server exited")
+        if line.startswith("ACCT "):
+            _, seconds, count = line.split()
+            return float(seconds), int(count)
 
 
 def rss_kib(pid: int) -> int:
@@ -221,11 +309,101 @@ async def converge(
     raise RuntimeError("the group did not reach Stable")
 
 
+# -- the transport floor: a server that answers without looking -------------------------
+
+
+class _FixedAnswer:
+    """``ConnectionProtocol``'s server side answering every frame with a Heartbeat v4 OK."""
+
+    max_frame_bytes = codec.DEFAULT_MAX_FRAME_BYTES
+
+    def __init__(self) -> None:
+        self.stats = {"closed_bad_input": 0}
+
+    def serve_now(self, conn: ConnectionState, body: bytes) -> bytes:
+        return codec.encode_heartbeat_response(4, int.from_bytes(body[4:8], "big"), 0)
+
+    def connection_closed(self, protocol: ConnectionProtocol) -> None:
+        return None
+
+
+async def floor_server() -> None:
+    loop = asyncio.get_running_loop()
+    answer = _FixedAnswer()
+    ids = iter(range(1, 1 << 30))
+    server = await loop.create_server(lambda: ConnectionProtocol(answer, next(ids)), "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    print(f"floor serving on 127.0.0.1:{port}", file=sys.stderr, flush=True)
+    await asyncio.Event().wait()
+
+
+# -- the request path without sockets --------------------------------------------------
+
+
+def _cpu_per_call(fn: Any, items: list[Any], reps: int) -> float:
+    """CPU µs per call of ``fn(item)``, the best of 3 rounds (``time.process_time``)."""
+    best = float("inf")
+    for _ in range(3):
+        began = time.process_time()
+        for _ in range(reps):
+            for item in items:
+                fn(item)
+        best = min(best, (time.process_time() - began) / (reps * len(items)))
+    return best * 1e6
+
+
+async def request_path(connections: int, reps: int) -> dict[str, Any]:
+    """CPU per heartbeat of ``serve_now`` and of ``coordinator.handle`` alone, both protocols."""
+    config = GroupCoordinatorConfig.from_properties({"group.initial.rebalance.delay.ms": "0"})
+    server = RegroupServer(ServerOptions(port=0, config=config, auto_create_topics=False, seed=7))
+    await server.start()
+    try:
+        server.create_topic(TOPIC, 2000)
+        conns = [DirectConn(server, i) for i in range(1, connections + 1)]
+        frames = [await classic_member(c, f"classic-{i}") for i, c in enumerate(conns)]
+        members = [[Member(member_id(random.Random(i)))] for i in range(connections)]
+        await converge(list(conns), members, "kip848-hb")
+        kframes = [
+            conn.encoder.encode(68, 1, member.request("kip848-hb"))[1]
+            for conn, (member,) in zip(conns, members, strict=True)
+        ]
+        now = server.now_ms()
+        out: dict[str, Any] = {}
+        for name, fs, neutral in (
+            (
+                "classic",
+                frames,
+                [GROUP_APIS[12][0](codec.decode_request(f[4:]), "127.0.0.1")[0] for f in frames],
+            ),
+            (
+                "consumer",
+                kframes,
+                [heartbeat_codec.decode_request(f[4:], "127.0.0.1").request for f in kframes],
+            ),
+        ):
+            pairs = [(c.state, f[4:]) for c, f in zip(conns, fs, strict=True)]
+            total = _cpu_per_call(lambda p: server.serve_now(*p), pairs, reps)
+            tokens = [((c.state.conn_id, 1, 0), r) for c, r in zip(conns, neutral, strict=True)]
+            core = _cpu_per_call(lambda t: server.coordinator.handle(t[0], t[1], now), tokens, reps)
+            out[name] = {
+                "request_path_us": round(total, 1),
+                "coordinator_us": round(core, 1),
+                "coordinator_share": round(core / total, 2),
+            }
+        return out
+    finally:
+        await server.stop()
+
+
 # -- measurement ------------------------------------------------------------------------
 
 
 async def hammer(
-    conns: list[Conn], frames: list[bytes], seconds: float, pid: int
+    conns: list[Conn],
+    frames: list[bytes],
+    seconds: float,
+    proc: subprocess.Popen[str],
+    accounted: bool = True,
 ) -> dict[str, float]:
     latencies: list[float] = []
     stop = time.perf_counter() + seconds
@@ -236,13 +414,15 @@ async def hammer(
             await conn.raw(frame)
             latencies.append(time.perf_counter() - t0)
 
-    began, cpu = time.perf_counter(), cpu_seconds(pid)
+    await asyncio.sleep(0.2)  # let the previous phase's timers and logs settle
+    inside = read_account(proc) if accounted else (0.0, 0)
+    began, cpu = time.perf_counter(), cpu_seconds(proc.pid)
     await asyncio.gather(*(loop(c, f) for c, f in zip(conns, frames, strict=True)))
     elapsed = time.perf_counter() - began
-    server_cpu = cpu_seconds(pid) - cpu
+    server_cpu = cpu_seconds(proc.pid) - cpu
     latencies.sort()
     per_heartbeat = server_cpu / max(1, len(latencies))
-    return {
+    out = {
         "server_cpu_us_per_heartbeat": round(per_heartbeat * 1e6, 1),
         "server_capacity_per_core": round(1 / per_heartbeat) if per_heartbeat else 0,
         "heartbeats": len(latencies),
@@ -250,6 +430,11 @@ async def hammer(
         "p50_ms": round(statistics.median(latencies) * 1000, 3),
         "p99_ms": round(latencies[int(len(latencies) * 0.99)] * 1000, 3),
     }
+    if accounted:
+        after = read_account(proc)
+        requests = max(1, after[1] - inside[1])
+        out["serve_now_us_in_server"] = round((after[0] - inside[0]) / requests * 1e6, 1)
+    return out
 
 
 async def run(connections: int, seconds: float, big_group: int) -> dict[str, Any]:
@@ -277,7 +462,7 @@ async def run(connections: int, seconds: float, big_group: int) -> dict[str, Any
         )
         conns = [await connect(port) for _ in range(connections)]
         frames = [await classic_member(c, f"classic-{i}") for i, c in enumerate(conns)]
-        out["classic_heartbeat"] = await hammer(conns, frames, seconds, proc.pid)
+        out["classic_heartbeat"] = await hammer(conns, frames, seconds, proc)
 
         members = [[Member(member_id(rng))] for _ in conns]
         await converge(conns, members, "kip848-hb")
@@ -285,7 +470,7 @@ async def run(connections: int, seconds: float, big_group: int) -> dict[str, Any
         for conn, (member,) in zip(conns, members, strict=True):
             _, frame = conn.encoder.encode(68, 1, member.request("kip848-hb"))
             kframes.append(frame)
-        out["consumer_heartbeat"] = await hammer(conns, kframes, seconds, proc.pid)
+        out["consumer_heartbeat"] = await hammer(conns, kframes, seconds, proc)
 
         before = rss_kib(proc.pid)
         per_conn = max(1, big_group // connections)
@@ -306,6 +491,28 @@ async def run(connections: int, seconds: float, big_group: int) -> dict[str, Any
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+    proc, port = start_server(FLOOR)
+    try:
+        conns = [await connect(port) for _ in range(connections)]
+        floor_frames = [
+            c.encoder.encode(
+                12,
+                4,
+                {"group_id": "g", "generation_id": 1, "member_id": "m", "group_instance_id": None},
+            )[1]
+            for c in conns
+        ]
+        out["transport_floor"] = await hammer(conns, floor_frames, seconds, proc, accounted=False)
+        for conn in conns:
+            conn.writer.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    out["request_path"] = await request_path(min(connections, 200), 20 if seconds >= 2 else 5)
+    floor = out["transport_floor"]["server_cpu_us_per_heartbeat"]
+    for name in ("classic", "consumer"):
+        path = out["request_path"][name]
+        path["capacity_per_core"] = round(1e6 / (path["request_path_us"] + floor))
     return out
 
 
@@ -315,7 +522,13 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--connections", type=int, default=200)
     parser.add_argument("--seconds", type=float, default=5.0)
-    args = parser.parse_args()
+    parser.add_argument("--floor-server", action="store_true", help=argparse.SUPPRESS)
+    if sys.argv[1:2] == ["--accounted-server"]:
+        sys.exit(accounted_server(sys.argv[2:]))
+    args, _ = parser.parse_known_args()
+    if args.floor_server:
+        asyncio.run(floor_server())
+        return
     connections = 20 if args.quick else args.connections
     seconds = 1.0 if args.quick else args.seconds
     result = asyncio.run(run(connections, seconds, 100 if args.quick else 1000))
@@ -331,7 +544,21 @@ def main() -> None:
         )
         print(
             f"{'':20} server CPU {r['server_cpu_us_per_heartbeat']} us per heartbeat"
-            f" = {r['server_capacity_per_core']} /s on one core"
+            f" = {r['server_capacity_per_core']} /s on one core;"
+            f" {r['serve_now_us_in_server']} us of it inside serve_now"
+        )
+    f = result["transport_floor"]
+    print(
+        f"{'transport floor':20} server CPU {f['server_cpu_us_per_heartbeat']} us per request"
+        f" (fixed answers, same connections; {f['per_second']} /s)"
+    )
+    for name in ("classic", "consumer"):
+        r = result["request_path"][name]
+        print(
+            f"{name + ' request path':20} {r['request_path_us']} us CPU per heartbeat without"
+            f" sockets, of which coordinator.handle {r['coordinator_us']} us"
+            f" ({r['coordinator_share']:.0%}); capacity with the floor:"
+            f" {r['capacity_per_core']} /s on one core"
         )
     b = result["big_group"]
     print(

@@ -13,7 +13,8 @@ from regroup.cli.errors import UsageError
 from regroup.cli.main import build_parser, main
 from regroup.cli.serve import options_from_args
 from regroup.coordinator.config import GroupCoordinatorConfig
-from regroup.server.app import BackgroundServer, ServerOptions
+from regroup.server.app import ServerOptions
+from regroup.server.background import BackgroundServer
 from regroup.server.client import WireClient
 
 

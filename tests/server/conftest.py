@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from regroup.coordinator.config import GroupCoordinatorConfig
-from regroup.server.app import BackgroundServer, ServerOptions
+from regroup.server.app import ServerOptions
+from regroup.server.background import BackgroundServer
 
 #: Broker configs that keep real clients' rebalances short in tests.
 FAST_CONFIG = dataclasses.replace(

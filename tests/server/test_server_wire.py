@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from kio.records.readers import read_batch
 
 from regroup.events import event_from_json_line
-from regroup.server.app import BackgroundServer, ServerOptions
+from regroup.server.app import ServerOptions
+from regroup.server.background import BackgroundServer
 from regroup.server.client import WireClient, WireClientError
 from regroup.server.kio_build import to_uuid
 from regroup.server.log import encode_batch

@@ -1,23 +1,30 @@
 """The asyncio Kafka wire-protocol server around the sans-IO coordinator.
 
 Theory of operation. One event loop, one ``GroupCoordinator``, one ``Log``.
-Each connection is a task that reads length-prefixed frames and serves them
-**one at a time, in order** (Kafka mutes a channel while a request is in
-flight; JoinGroup, SyncGroup and Fetch can block for seconds). A group request
-becomes one or more version-neutral requests (``mapping``); each is handed to
-``coordinator.handle(token, request, now_ms)`` with ``token = (connection,
-correlation id, index)`` and a future parked under that token. Any result
-(of this request, of another connection's request, or of a timer) is
-*applied* the same way:
+Each connection is a ``connection.ConnectionProtocol`` that cuts
+length-prefixed frames out of its buffer and serves them **one at a time, in
+order** (Kafka mutes a channel while a request is in flight; JoinGroup,
+SyncGroup and Fetch can block for seconds). ``serve_now`` serves a request
+synchronously, inside the socket callback, whenever the answer is immediate
+(almost always); it returns a coroutine only when the answer must wait, and
+the connection runs that as a task. A group request becomes one or more
+version-neutral requests (``mapping``; ConsumerGroupHeartbeat, the hot path,
+``heartbeat_codec``); each is handed to ``coordinator.handle(token, request,
+now_ms)`` with ``token = (connection, correlation id, index)``; a request the
+coordinator does not answer at once gets a future parked under that token.
+Any result (of this request, of another connection's request, or of a timer)
+is *applied* the same way:
 
 1. its records are committed to the store (SQLite with ``--data-dir``);
 2. its events are written to the event log;
-3. each reply resolves the future parked under its token, and the connection
-   that waits on it encodes and sends the response;
+3. the reply to the request being served is returned to it; every other
+   reply resolves the future parked under its token, and the connection that
+   waits on it encodes and sends the response;
 4. the single timer is re-armed from ``coordinator.next_deadline()``.
 
-Step 1 precedes step 3 and the futures' waiters run only after ``_apply``
-returns, so a response never leaves before its records are durable
+Step 1 precedes step 3, the immediate answer is written only after ``_apply``
+returns, and the futures' waiters run later still, so a response never leaves
+before its records are durable
 (DESIGN.md). On start the stored records are replayed into a fresh
 coordinator, so a restart loses no acknowledged commit and no group.
 
@@ -38,9 +45,9 @@ import contextlib
 import itertools
 import logging
 import random
-import threading
+import struct
 import time
-from collections.abc import Hashable
+from collections.abc import Coroutine, Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,22 +56,30 @@ from regroup.coordinator.config import GroupCoordinatorConfig
 from regroup.coordinator.result import CoordinatorResult
 from regroup.coordinator.service import GroupCoordinator
 from regroup.events import RecordsProduced
-from regroup.model.requests.classic import HeartbeatResponse
+from regroup.model.requests.classic import HeartbeatRequest, HeartbeatResponse
 from regroup.model.topic_partition import TopicPartition
-from regroup.server import codec
+from regroup.server import codec, heartbeat_codec
 from regroup.server.cluster import Cluster
 from regroup.server.codec import (
     DecodedRequest,
     MalformedRequestError,
     UnsupportedApiError,
 )
+from regroup.server.connection import (
+    CloseConnection,
+    ConnectionProtocol,
+    ConnectionState,
+    Served,
+    Stopping,
+)
 from regroup.server.events import EventSink
+from regroup.server.heartbeat_codec import HeartbeatDecodeError, RegroupHeartbeat
 from regroup.server.log import Log, encode_batch
 from regroup.server.mapping import GROUP_APIS
 from regroup.server.store import MemoryStore, RecordStore, SqliteRecordStore
 from regroup.server.versions import API_NAMES, INSTALL_ASSIGNMENT_KEY, PREPARE_ASSIGNMENT_KEY
 
-__all__ = ["BackgroundServer", "RegroupServer", "ServerOptions"]
+__all__ = ["RegroupServer", "ServerOptions"]
 
 logger = logging.getLogger("regroup.server")
 
@@ -88,23 +103,9 @@ class ServerOptions:
 
 
 _NO_REPLY: Any = object()
-#: Wait for the socket to drain only when this much output is queued (a slow reader).
-_DRAIN_ABOVE = 1 << 16
-
-
-class _CloseConnection(Exception):
-    """Rule 1: the request cannot be answered; drop the connection."""
-
-
-class _Stopping(Exception):
-    """The server is shutting down: parked requests end without an answer."""
-
-
-@dataclass(eq=False, slots=True)
-class _Connection:
-    conn_id: int
-    host: str
-    parked: set[Hashable] = field(default_factory=set)
+#: The first four bytes (api key, version) of the heartbeats with a hot path.
+_CONSUMER_HEARTBEATS = frozenset({b"\x00\x44\x00\x00", b"\x00\x44\x00\x01"})
+_CLASSIC_HEARTBEATS = frozenset(struct.pack(">hh", 12, v) for v in range(5))
 
 
 class RegroupServer:
@@ -146,8 +147,8 @@ class RegroupServer:
         self._armed: int | None = None
         self._append_waiters: set[asyncio.Future[None]] = set()
         self._server: asyncio.Server | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
-        self._writers: set[asyncio.StreamWriter] = set()
+        self._connections: set[ConnectionProtocol] = set()
+        self.max_frame_bytes = options.max_frame_bytes
         self._stopping = False
         self._loop: asyncio.AbstractEventLoop | None = None
         #: Counters for logs, tests and the benchmark.
@@ -161,8 +162,8 @@ class RegroupServer:
 
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
-        self._server = await asyncio.start_server(
-            self._serve_connection, self.options.host, self.options.port, limit=1 << 20
+        self._server = await self._loop.create_server(
+            self._new_connection, self.options.host, self.options.port
         )
         sock = self._server.sockets[0]
         self.cluster.port = int(sock.getsockname()[1])
@@ -170,6 +171,11 @@ class RegroupServer:
         # Timers are not records: arm those of the groups rebuilt from the store
         # (session timeouts of replayed members, Kafka's onLoaded), then re-arm.
         self._apply(self.coordinator.on_loaded(self.now_ms()))
+
+    def _new_connection(self) -> ConnectionProtocol:
+        protocol = ConnectionProtocol(self, next(self._ids))
+        self._connections.add(protocol)
+        return protocol
 
     async def serve_forever(self) -> None:
         if self._server is None:
@@ -186,16 +192,17 @@ class RegroupServer:
         self._stopping = True
         for future in self._pending.values():
             if not future.done():
-                future.set_exception(_Stopping())
+                future.set_exception(Stopping())
         self._pending.clear()
         for waiter in self._append_waiters:
             if not waiter.done():
                 waiter.set_result(None)
-        for writer in list(self._writers):
-            writer.close()
-        if self._tasks:
-            await asyncio.wait(list(self._tasks), timeout=5)
-        for task in list(self._tasks):
+        inflight = [p.inflight for p in self._connections if p.inflight is not None]
+        if inflight:
+            await asyncio.wait(inflight, timeout=5)
+        for protocol in list(self._connections):
+            protocol.close()
+        for task in inflight:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
@@ -263,70 +270,88 @@ class RegroupServer:
     def _topics_changed(self) -> None:
         self._apply(self.coordinator.update_metadata(self.log.metadata_image(), self.now_ms()))
 
-    # -- connections --------------------------------------------------------------------
+    # -- connections (``regroup.server.connection`` frames and orders them) ------------
 
-    async def _serve_connection(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-    ) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        self._tasks.add(task)
-        self._writers.add(writer)
-        peer = writer.get_extra_info("peername")
-        conn = _Connection(next(self._ids), str(peer[0]) if peer else "unknown")
-        try:
-            while True:
-                head = await reader.readexactly(4)
-                size = int.from_bytes(head, "big", signed=True)
-                if not 8 <= size <= self.options.max_frame_bytes:
-                    self.stats["closed_bad_input"] += 1
-                    logger.warning("connection %d: bad frame size %d, closing", conn.conn_id, size)
-                    break
-                body = await reader.readexactly(size)
-                try:
-                    response = await self._dispatch(conn, body)
-                except _CloseConnection:
-                    self.stats["closed_bad_input"] += 1
-                    break
-                if response is not None:
-                    writer.write(response)
-                    if writer.transport.get_write_buffer_size() > _DRAIN_ABOVE:
-                        await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError, _Stopping):
-            pass
-        except asyncio.CancelledError:
-            return
-        except Exception:
-            logger.exception("connection %d failed", conn.conn_id)
-        finally:
-            for token in conn.parked:
-                future = self._pending.pop(token, None)
-                if future is not None and not future.done():
-                    future.cancel()
-            self._tasks.discard(task)
-            self._writers.discard(writer)
-            writer.close()
+    def connection_closed(self, protocol: ConnectionProtocol) -> None:
+        """Forget a closed connection and the coordinator replies it was waiting for."""
+        self._connections.discard(protocol)
+        for token in protocol.state.parked:
+            future = self._pending.pop(token, None)
+            if future is not None and not future.done():
+                future.cancel()
 
-    async def _dispatch(self, conn: _Connection, body: bytes) -> bytes | None:
+    def serve_now(self, conn: ConnectionState, body: bytes) -> Served:
+        """One request: its framed answer now, or a coroutine that will give it.
+
+        Everything is synchronous until the coordinator parks a request or a
+        Fetch must wait for records; only then does a coroutine come back.
+        """
+        prefix = body[:4]  # api key and version
+        if prefix in _CONSUMER_HEARTBEATS:
+            return self._consumer_heartbeat(conn, body)
+        if prefix in _CLASSIC_HEARTBEATS:
+            same = conn.last_heartbeat
+            if same is not None and same[0] == prefix and same[1] == body[8:]:
+                cid = int.from_bytes(body[4:8], "big", signed=True)
+                return self._classic_heartbeat(conn, prefix[3], cid, same[2])
         try:
             req = codec.decode_request(body)
         except UnsupportedApiError as exc:
             if exc.api_key == codec.API_VERSIONS_KEY:
                 return codec.api_versions_fallback(exc.correlation_id)
             logger.warning("connection %d: %s; closing", conn.conn_id, exc)
-            raise _CloseConnection from None
+            raise CloseConnection from None
         except MalformedRequestError as exc:
             logger.warning("connection %d: %s; closing", conn.conn_id, exc)
-            raise _CloseConnection from None
+            raise CloseConnection from None
+        if req.api_key == 12:
+            (request,) = GROUP_APIS[12][0](req, conn.host)
+            assert isinstance(request, HeartbeatRequest)
+            conn.last_heartbeat = (prefix, body[8:], request)
+            return self._classic_heartbeat(conn, req.api_version, req.correlation_id, request)
         self.stats["requests"] += 1
         try:
-            response = await self._serve(conn, req)
-        except (asyncio.CancelledError, _Stopping):
+            response = self._serve(conn, req)
+        except Exception:
+            self._log_failure(conn, req)
+            raise CloseConnection from None
+        if isinstance(response, Coroutine):
+            return self._encode_later(conn, req, response)
+        return self._encode(req, response)
+
+    def _classic_heartbeat(
+        self, conn: ConnectionState, version: int, cid: int, request: object
+    ) -> Served:
+        """Heartbeat v0-4, the classic hot path: a steady member's bytes repeat, so the
+        request decoded last time on this connection is reused (it is immutable)."""
+        self.stats["requests"] += 1
+        token = (conn.conn_id, cid, 0)
+        response = self._apply(self.coordinator.handle(token, request, self.now_ms()), token)
+        if response is _NO_REPLY:
+            req = DecodedRequest(12, version, cid, None, None)
+            pending = self._park(conn, [(0, token)], [_NO_REPLY])
+            return self._encode_later(conn, req, self._first(pending))
+        return codec.encode_heartbeat_response(version, cid, int(response.error_code))
+
+    async def _encode_later(
+        self, conn: ConnectionState, req: DecodedRequest, pending: Coroutine[Any, Any, Any]
+    ) -> bytes | None:
+        try:
+            response = await pending
+        except (asyncio.CancelledError, Stopping):
             raise
         except Exception:
-            name = API_NAMES.get(req.api_key, str(req.api_key))
-            logger.exception("connection %d: %s v%d failed", conn.conn_id, name, req.api_version)
-            raise _CloseConnection from None
+            self._log_failure(conn, req)
+            raise CloseConnection from None
+        return self._encode(req, response)
+
+    @staticmethod
+    def _log_failure(conn: ConnectionState, req: DecodedRequest) -> None:
+        name = API_NAMES.get(req.api_key, str(req.api_key))
+        logger.exception("connection %d: %s v%d failed", conn.conn_id, name, req.api_version)
+
+    @staticmethod
+    def _encode(req: DecodedRequest, response: Any) -> bytes | None:
         if response is None:
             return None
         if isinstance(response, HeartbeatResponse):
@@ -335,7 +360,40 @@ class RegroupServer:
             )
         return codec.encode_response(req.api_key, req.api_version, req.correlation_id, response)
 
-    async def _serve(self, conn: _Connection, req: DecodedRequest) -> Any:
+    def _consumer_heartbeat(self, conn: ConnectionState, body: bytes) -> Served:
+        """ConsumerGroupHeartbeat v0-1, the hot path: ``heartbeat_codec``, no kio."""
+        # A steady member repeats the same bytes but for the correlation id: the
+        # request decoded last time on this connection is reused (it is immutable).
+        same = conn.last_heartbeat
+        if same is not None and same[0] == body[:4] and same[1] == body[8:]:
+            hb = same[2]
+            assert isinstance(hb, RegroupHeartbeat)
+            cid = int.from_bytes(body[4:8], "big", signed=True)
+        else:
+            try:
+                hb = heartbeat_codec.decode_request(body, conn.host)
+            except HeartbeatDecodeError as exc:
+                logger.warning(
+                    "connection %d: ConsumerGroupHeartbeat: %s; closing", conn.conn_id, exc
+                )
+                raise CloseConnection from None
+            conn.last_heartbeat = (body[:4], body[8:], hb)
+            cid = hb.correlation_id
+        self.stats["requests"] += 1
+        token = (conn.conn_id, cid, 0)
+        response = self._apply(self.coordinator.handle(token, hb.request, self.now_ms()), token)
+        if response is _NO_REPLY:
+            return self._consumer_heartbeat_later(conn, token, cid, hb.regroup_client)
+        return heartbeat_codec.encode_response(cid, response, hb.regroup_client)
+
+    async def _consumer_heartbeat_later(
+        self, conn: ConnectionState, token: Hashable, cid: int, regroup_client: bool
+    ) -> bytes:
+        (response,) = await self._park(conn, [(0, token)], [_NO_REPLY])
+        return heartbeat_codec.encode_response(cid, response, regroup_client)
+
+    def _serve(self, conn: ConnectionState, req: DecodedRequest) -> Any:
+        """The response object, or a coroutine when it must wait."""
         key = req.api_key
         cluster = self.cluster
         if key == 18:
@@ -353,32 +411,71 @@ class RegroupServer:
         if key == 0:
             return self._produce(req)
         if key == 1:
-            return await self._fetch(req)
+            return self._fetch(req)
         if key in _PRIVATE_KEYS:
-            (response,) = await self._coordinate(conn, req, [req.body])
-            return response
+            answers = self._coordinate(conn, req, [req.body])
+            if isinstance(answers, Coroutine):
+                return self._first(answers)
+            return answers[0]
         decode, encode = GROUP_APIS[key]
         requests = decode(req, conn.host)
-        responses = await self._coordinate(conn, req, requests)
-        if key == 12:
-            return responses[0]  # encoded directly by _dispatch (the hot path)
+        responses = self._coordinate(conn, req, requests)
+        if isinstance(responses, Coroutine):
+            return self._group_response_later(encode, req, requests, responses)
         return encode(req.api_version, requests, responses)
 
-    async def _coordinate(
-        self, conn: _Connection, req: DecodedRequest, requests: list[object]
-    ) -> list[Any]:
-        assert self._loop is not None
+    @staticmethod
+    async def _first(answers: Coroutine[Any, Any, list[Any]]) -> Any:
+        return (await answers)[0]
+
+    @staticmethod
+    async def _group_response_later(
+        encode: Any, req: DecodedRequest, requests: list[object], pending: Any
+    ) -> Any:
+        responses = await pending
+        return encode(req.api_version, requests, responses)
+
+    def _coordinate(
+        self, conn: ConnectionState, req: DecodedRequest, requests: list[object]
+    ) -> list[Any] | Coroutine[Any, Any, list[Any]]:
+        """Hand each request to the coordinator; the answers, or a coroutine if any is parked."""
         answers: list[Any] = []
-        parked: list[tuple[int, tuple[int, int, int], asyncio.Future[Any]]] = []
+        unanswered: list[tuple[int, Hashable]] = []
         for index, request in enumerate(requests):
             token = (conn.conn_id, req.correlation_id, index)
             answer = self._apply(self.coordinator.handle(token, request, self.now_ms()), token)
             if answer is _NO_REPLY:
-                future: asyncio.Future[Any] = self._loop.create_future()
-                self._pending[token] = future
-                conn.parked.add(token)
-                parked.append((index, token, future))
+                unanswered.append((index, token))
             answers.append(answer)
+        if unanswered:
+            return self._park(conn, unanswered, answers)
+        return answers
+
+    def _park(
+        self, conn: ConnectionState, unanswered: list[tuple[int, Hashable]], answers: list[Any]
+    ) -> Coroutine[Any, Any, list[Any]]:
+        """Park a future for each reply the coordinator gives later (a join, a sync, a timer).
+
+        The futures are registered at once, before anything else reaches the
+        coordinator, so a reply produced by the very next request finds them.
+        """
+        assert self._loop is not None
+        parked: list[tuple[int, Hashable, asyncio.Future[Any]]] = []
+        for index, token in unanswered:
+            future: asyncio.Future[Any] = self._loop.create_future()
+            if self._stopping:
+                future.set_exception(Stopping())
+            self._pending[token] = future
+            conn.parked.add(token)
+            parked.append((index, token, future))
+        return self._await_parked(conn, parked, answers)
+
+    @staticmethod
+    async def _await_parked(
+        conn: ConnectionState,
+        parked: list[tuple[int, Hashable, asyncio.Future[Any]]],
+        answers: list[Any],
+    ) -> list[Any]:
         try:
             for index, _, future in parked:
                 answers[index] = await future
@@ -444,56 +541,3 @@ class RegroupServer:
                 pass
             finally:
                 self._append_waiters.discard(waiter)
-
-
-class BackgroundServer:
-    """A server on its own event loop in a daemon thread (tests, benchmarks, examples)."""
-
-    def __init__(self, options: ServerOptions) -> None:
-        self.options = options
-        self.server: RegroupServer | None = None
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
-
-    def __enter__(self) -> BackgroundServer:
-        self.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    def start(self) -> None:
-        self._thread.start()
-
-        async def boot() -> RegroupServer:
-            server = RegroupServer(self.options)
-            await server.start()
-            return server
-
-        self.server = asyncio.run_coroutine_threadsafe(boot(), self._loop).result(timeout=30)
-
-    @property
-    def port(self) -> int:
-        assert self.server is not None
-        return self.server.port
-
-    @property
-    def bootstrap(self) -> str:
-        return f"{self.options.host}:{self.port}"
-
-    def call(self, fn: Any, *args: Any) -> Any:
-        """Run ``fn(*args)`` on the server's loop and return its result (inspection)."""
-
-        async def run() -> Any:
-            return fn(*args)
-
-        return asyncio.run_coroutine_threadsafe(run(), self._loop).result(timeout=30)
-
-    def stop(self) -> None:
-        if self.server is not None:
-            server = self.server
-            self.server = None
-            asyncio.run_coroutine_threadsafe(server.stop(), self._loop).result(timeout=30)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(timeout=30)
-        self._loop.close()

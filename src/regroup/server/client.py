@@ -82,6 +82,19 @@ class RequestEncoder:
         """(correlation id, framed request); ``values`` is a dict of kio field names or a body."""
         return _encode(self, api_key, version, values)
 
+    def encode_flexible_body(self, api_key: int, version: int, body: bytes) -> tuple[int, bytes]:
+        """(correlation id, framed request) around a body already encoded, request header v2.
+
+        Header v2 (Kafka's protocol guide): api key, version, correlation id,
+        client id as a NULLABLE_STRING (int16 length), an empty tagged-field
+        section. For bodies kio cannot write (``heartbeat_codec``'s private tag).
+        """
+        self._correlation += 1
+        cid = self._correlation
+        name = self.client_id.encode("utf-8")
+        header = struct.pack(f">hhih{len(name)}sB", api_key, version, cid, len(name), name, 0)
+        return cid, struct.pack(">i", len(header) + len(body)) + header + body
+
 
 class WireClient(RequestEncoder):
     def __init__(

@@ -86,7 +86,12 @@ def _plan(cls: type[Any]) -> tuple[_FieldPlan, ...]:
 
 
 def kio_error(code: int) -> Any:
-    """kio's ``ErrorCode`` for ``code``; regroup's private codes become UNKNOWN_SERVER_ERROR."""
+    """kio's ``ErrorCode`` for ``code``; regroup's private codes become UNKNOWN_SERVER_ERROR.
+
+    kio's enum has no member for regroup's 10000/10001, and no response built
+    here goes to regroup's own client only (``heartbeat_codec`` handles that
+    case); UNKNOWN_SERVER_ERROR is what Kafka's clients make of an unknown code.
+    """
     return _KIO_ERRORS.get(int(code), KioErrorCode.unknown_server_error)
 
 

@@ -16,8 +16,11 @@ metadata *by topic id* once an assignment arrives, and aborts the process when
 the broker's Metadata is older than v12. ConsumerGroupHeartbeat is 0-1:
 librdkafka sends v1 only (KIP-1082, client-generated member ids).
 
-Rule 4: OffsetCommit and OffsetFetch stop at v9 (names, not topic ids; v10
-switches to topic ids); librdkafka's KIP-848 consumer needs >= 9 of both.
+Rule 4: OffsetCommit and OffsetFetch stop at v9 (names, not topic ids; v10,
+Kafka 4.1's, switches to topic ids); librdkafka's KIP-848 consumer needs >= 9
+of both. kio 0.6.5 has the v10 schemas, but no client of the interop matrix
+sends v10 (librdkafka 2.16 caps both at 9, kafka-python 3.0 at 8, aiokafka
+lower), and a Kafka 4.1+ client negotiates down to 9.
 
 The client-side assignor RPCs of KIP-848 ("Client-Side Assignor":
 ConsumerGroupPrepareAssignment and ConsumerGroupInstallAssignment) were
@@ -26,7 +29,9 @@ them on two keys from the top of the int16 range, which Kafka will not reach:
 ``PREPARE_ASSIGNMENT_KEY`` and ``INSTALL_ASSIGNMENT_KEY``, version 0 only,
 request header v1 and response header v0 (non-flexible bodies, see
 ``regroup.server.assignor_rpc``). They are *not* listed in ApiVersions, so no
-real client ever sees them; only regroup's own Python member uses them.
+real client ever sees them; only regroup's own Python member uses them
+(``regroup.server.wire_member``), together with the private tagged field of
+``regroup.server.heartbeat_codec`` that carries its ``ClientAssignors``.
 """
 
 from __future__ import annotations

@@ -1,0 +1,201 @@
+"""One client connection: Kafka framing over an asyncio ``Protocol``, one request at a time.
+
+Why a ``Protocol`` and not streams. With ``asyncio.StreamReader`` every
+request costs two ``readexactly`` coroutines, a future and a task step before
+the server even looks at it; a steady heartbeat is answered in a few µs of
+real work, so that overhead was a third of the server's CPU per request. Here
+``data_received`` cuts frames out of a buffer and serves each one *inside the
+callback* when the answer is immediate (heartbeats, commits, metadata: nearly
+everything). Only a request whose answer must wait (a JoinGroup or SyncGroup
+parked by the coordinator, a Fetch waiting for records) becomes a task.
+
+Rule 1 (Kafka's ``SocketServer``/``Selector`` mute a channel while a request
+is in flight): requests of one connection are served strictly in order and
+one at a time; while one is in flight, later bytes stay in the buffer, and
+reading pauses when the buffer exceeds ``READ_PAUSE_BYTES``.
+Rule 2: a frame whose size is below a request header (8 bytes) or above the
+server's ``max_frame_bytes`` closes the connection; so does a request the
+server cannot answer (``CloseConnection``). Other connections are unaffected.
+Rule 3: when the transport's write buffer is full (a client that does not
+read), no further request is served until it drains (``pause_writing``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Coroutine, Hashable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from regroup.model.requests.classic import HeartbeatRequest
+    from regroup.server.heartbeat_codec import RegroupHeartbeat
+
+__all__ = ["CloseConnection", "ConnectionProtocol", "ConnectionState", "Served", "Stopping"]
+
+logger = logging.getLogger("regroup.server")
+
+#: Stop reading from a client that sends far ahead of the answers.
+READ_PAUSE_BYTES = 1 << 20
+
+#: What serving a request gives: the framed answer, nothing, or a coroutine for later.
+Served = bytes | None | Coroutine[Any, Any, bytes | None]
+
+
+class CloseConnection(Exception):
+    """Rule 2: the request cannot be answered; drop the connection."""
+
+
+class Stopping(Exception):
+    """The server is shutting down: parked requests end without an answer."""
+
+
+@dataclass(eq=False, slots=True)
+class ConnectionState:
+    """What the server keeps about a connection."""
+
+    conn_id: int
+    host: str
+    #: Tokens of the coordinator requests parked for this connection.
+    parked: set[Hashable] = field(default_factory=set)
+    #: The last heartbeat (either protocol) decoded here: its api key and version
+    #: bytes, its bytes after the correlation id, and the decoded request.
+    last_heartbeat: tuple[bytes, bytes, RegroupHeartbeat | HeartbeatRequest] | None = None
+
+
+class _Server:
+    """The part of ``RegroupServer`` a connection uses (for the type checker)."""
+
+    max_frame_bytes: int
+    stats: dict[str, int]
+
+    def serve_now(self, conn: ConnectionState, body: bytes) -> Served:
+        raise NotImplementedError
+
+    def connection_closed(self, protocol: ConnectionProtocol) -> None:
+        raise NotImplementedError
+
+
+class ConnectionProtocol(asyncio.Protocol):
+    """Rules 1-3 for one socket."""
+
+    def __init__(self, server: Any, conn_id: int) -> None:
+        self._server: _Server = server
+        self._conn_id = conn_id
+        self.state = ConnectionState(conn_id, "unknown")
+        self._buffer = bytearray()
+        self._transport: asyncio.Transport | None = None
+        self._inflight: asyncio.Task[None] | None = None
+        self._write_paused = False
+        self._read_paused = False
+        self._closed = False
+
+    # -- asyncio callbacks -------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self._transport = transport
+        peer = transport.get_extra_info("peername")
+        self.state = ConnectionState(self._conn_id, str(peer[0]) if peer else "unknown")
+
+    def data_received(self, data: bytes) -> None:
+        self._buffer += data
+        self._serve_buffered()
+
+    def pause_writing(self) -> None:
+        self._write_paused = True
+
+    def resume_writing(self) -> None:
+        self._write_paused = False
+        self._serve_buffered()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._closed = True
+        if self._inflight is not None and not self._inflight.done():
+            self._inflight.cancel()
+        self._buffer.clear()
+        self._server.connection_closed(self)
+
+    # -- serving -----------------------------------------------------------------------
+
+    @property
+    def inflight(self) -> asyncio.Task[None] | None:
+        return self._inflight
+
+    def close(self) -> None:
+        if self._transport is not None and not self._closed:
+            self._transport.close()
+        self._closed = True
+
+    def _bad_input(self) -> None:
+        self._server.stats["closed_bad_input"] += 1
+        self.close()
+
+    def _serve_buffered(self) -> None:
+        """Serve every complete frame in the buffer until one must wait (rule 1)."""
+        buffer = self._buffer
+        server = self._server
+        transport = self._transport
+        assert transport is not None
+        while not self._closed and self._inflight is None and not self._write_paused:
+            if len(buffer) < 4:
+                break
+            size = int.from_bytes(buffer[:4], "big", signed=True)
+            if not 8 <= size <= server.max_frame_bytes:
+                logger.warning("connection %d: bad frame size %d, closing", self._conn_id, size)
+                self._bad_input()
+                return
+            end = 4 + size
+            if len(buffer) < end:
+                break
+            body = bytes(buffer[4:end])
+            del buffer[:end]
+            try:
+                served = server.serve_now(self.state, body)
+            except CloseConnection:
+                self._bad_input()
+                return
+            except Exception:
+                # A bug, not the client's fault: still only this connection pays (rule 2).
+                logger.exception("connection %d: request failed, closing", self._conn_id)
+                self._bad_input()
+                return
+            if isinstance(served, bytes):
+                transport.write(served)
+            elif served is not None:
+                self._inflight = asyncio.get_running_loop().create_task(self._finish(served))
+        self._flow_control(transport)
+
+    def _flow_control(self, transport: asyncio.Transport) -> None:
+        waiting = self._inflight is not None or self._write_paused
+        if waiting and len(self._buffer) > READ_PAUSE_BYTES and not self._read_paused:
+            self._read_paused = True
+            transport.pause_reading()
+        elif self._read_paused and not waiting and not self._closed:
+            self._read_paused = False
+            transport.resume_reading()
+
+    async def _finish(self, served: Coroutine[Any, Any, bytes | None]) -> None:
+        """A request whose answer had to wait; then the rest of the buffer (rule 1)."""
+        try:
+            response = await served
+        except CloseConnection:
+            self._inflight = None
+            self._bad_input()
+            return
+        except (asyncio.CancelledError, Stopping):
+            self._inflight = None
+            self.close()
+            return
+        except Exception:
+            logger.exception("connection %d failed", self._conn_id)
+            self._inflight = None
+            self.close()
+            return
+        self._inflight = None
+        if self._closed or self._transport is None:
+            return
+        if response is not None:
+            self._transport.write(response)
+        self._serve_buffered()
