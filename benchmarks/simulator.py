@@ -7,7 +7,9 @@ Three tables:
    ``uniform``): wall time, virtual seconds per wall second, event-loop
    steps. The data plane is off (no records) so the cost is the protocol's.
    A run that exceeds ``--budget`` wall seconds is stopped and reported with
-   the virtual time it reached (nothing is hidden).
+   the virtual time it reached (nothing is hidden). The CPU seconds of the
+   process are shown beside the wall seconds: on a shared machine the wall
+   time also counts the time other processes held the CPU.
 2. 10 consumers reading 900 partitions as members are added (one consumer at
    first, nine more joining 1 s apart; and the ``scale-out`` shape, 9 -> 10),
    with records flowing: time to a stable group, idle partition-seconds,
@@ -19,11 +21,13 @@ Usage::
     python benchmarks/simulator.py                 # everything (minutes)
     python benchmarks/simulator.py --quick         # 1/10 of the bounce size
     python benchmarks/simulator.py --members 200 --partitions 2000 --budget 60
+    python benchmarks/simulator.py --skip-small    # the large bounce table only
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from dataclasses import dataclass
 
@@ -45,6 +49,7 @@ class _OverBudget(Exception):
 class Timed:
     result: RunResult | None
     wall_s: float
+    cpu_s: float
     virtual_ms: int
     steps: int
     finished: bool
@@ -53,6 +58,7 @@ class Timed:
 def timed_run(settings: Settings, budget_s: float) -> Timed:
     simulation = Simulation(settings, keep_events=False)
     started = time.perf_counter()
+    cpu_started = time.process_time()
 
     def watch(now: int, end: int) -> None:
         if time.perf_counter() - started > budget_s:
@@ -62,9 +68,11 @@ def timed_run(settings: Settings, budget_s: float) -> Timed:
         result = simulation.run(watch)
     except _OverBudget as over:
         wall = time.perf_counter() - started
-        return Timed(None, wall, over.reached_ms, simulation.world.steps, False)
+        cpu = time.process_time() - cpu_started
+        return Timed(None, wall, cpu, over.reached_ms, simulation.world.steps, False)
     wall = time.perf_counter() - started
-    return Timed(result, wall, result.duration_ms, result.steps, True)
+    cpu = time.process_time() - cpu_started
+    return Timed(result, wall, cpu, result.duration_ms, result.steps, True)
 
 
 def bounce_scenario(members: int, partitions: int, *, records: int, gap_ms: int) -> Scenario:
@@ -87,6 +95,7 @@ def table_bounce(console: Console, members: int, partitions: int, budget: float)
         "protocol",
         "assignor",
         "wall s",
+        "cpu s",
         "virtual s",
         "virtual s / wall s",
         "steps",
@@ -104,6 +113,7 @@ def table_bounce(console: Console, members: int, partitions: int, budget: float)
             protocol,
             assignor,
             f"{run.wall_s:.1f}",
+            f"{run.cpu_s:.1f}",
             f"{run.virtual_ms / 1000:.0f}",
             f"{run.virtual_ms / 1000 / max(run.wall_s, 1e-9):.1f}",
             str(run.steps),
@@ -203,13 +213,19 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=120.0, help="wall seconds per run")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--skip-large", action="store_true")
+    parser.add_argument(
+        "--skip-small", action="store_true", help="skip the two 10-member comparison tables"
+    )
     args = parser.parse_args()
     members, partitions = args.members, args.partitions
     if args.quick:
         members, partitions = members // 10, partitions // 10
-    console = Console()
-    table_scale_out(console, args.budget)
-    table_small_bounce(console, args.budget)
+    # Wide enough for every column when the output goes to a file or a pipe (rich's default
+    # there is 80 columns, which cuts the figures).
+    console = Console(width=None if sys.stdout.isatty() else 180)
+    if not args.skip_small:
+        table_scale_out(console, args.budget)
+        table_small_bounce(console, args.budget)
     if not args.skip_large:
         table_bounce(console, members, partitions, args.budget)
 

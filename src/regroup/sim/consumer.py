@@ -103,8 +103,6 @@ CLASSIC_ONLY_CONFIGS = frozenset(
 #: picks the member: ``classic`` or ``consumer``; default: the simulation's protocol).
 PROCESS_CONFIGS = frozenset({"request.timeout.ms", "group.protocol"})
 
-_PARTITION_EVENTS = (PartitionsAssigned, PartitionsRevoked, PartitionsLost)
-
 
 def _as_bool(key: str, value: Any) -> bool:
     if isinstance(value, bool):
@@ -240,7 +238,7 @@ class SimConsumer:
                 instance_id=None if instance is None else str(instance),
             )
         )
-        sim.consumer_changed(self)
+        sim.watch.consumer_changed(self)
         self.drive(now)
         self._schedule_app_poll(now)
 
@@ -292,7 +290,7 @@ class SimConsumer:
                 crashed=crashed,
             )
         )
-        self.sim.consumer_changed(self)
+        self.sim.watch.consumer_changed(self)
 
     # -- driving the member (the client's background thread) ----------------------------------
 
@@ -332,29 +330,36 @@ class SimConsumer:
         self.drive(now)
 
     def _send(self, requests: Sequence[Any]) -> None:
-        for request in requests:
-            self.sim.send(self, request)
+        if requests:
+            send = self.sim.transport.send
+            for request in requests:
+                send(self, request)
 
     def _absorb(self, now: int) -> None:
         """Publish the member's events and react to assignment changes."""
         member = self.member
         if member is None:
             return
-        if member.member_id:
-            self.member_id = member.member_id
+        member_id = member.member_id
+        if member_id:
+            self.member_id = member_id
         events: list[Event] = member.take_events()
-        for event in events:
-            if isinstance(event, _PARTITION_EVENTS):
+        if events:
+            emit = self.sim.emit
+            for event in events:
                 if isinstance(event, PartitionsAssigned):
-                    self.sim.emit(event)
+                    emit(event)
                     if event.partitions:
                         self._on_assigned(event.partitions, now)
                     continue
-                for tp in event.partitions:
-                    self.ready.discard(tp)
-                    self.positions.pop(tp, None)
-                    self._committed.pop(tp, None)
-            self.sim.emit(event)
+                if isinstance(event, PartitionsRevoked | PartitionsLost):
+                    partitions = event.partitions
+                    self.ready.difference_update(partitions)
+                    positions, committed = self.positions, self._committed
+                    for tp in partitions:
+                        positions.pop(tp, None)
+                        committed.pop(tp, None)
+                emit(event)
         if isinstance(member, ClassicMember):
             stable = member.state is ClassicState.STABLE
             epoch = member.generation_id
@@ -368,7 +373,7 @@ class SimConsumer:
         if stable != self.stable or epoch != self._epoch or events:
             self.stable = stable
             self._epoch = epoch
-            self.sim.consumer_changed(self)
+            self.sim.watch.consumer_changed(self)
         self.sim.arm_consumer(self)
 
     def _on_assigned(self, partitions: Sequence[TopicPartition], now: int) -> None:
@@ -381,7 +386,10 @@ class SimConsumer:
         if not self.alive or incarnation != self.incarnation or member is None:
             return
         owned = member.assignment
-        done = tuple(tp for tp in partitions if tp in owned)
+        if owned.issuperset(partitions):
+            done = partitions
+        else:
+            done = tuple(tp for tp in partitions if tp in owned)
         if not done:
             return
         self.ready.update(done)
@@ -405,7 +413,7 @@ class SimConsumer:
             group_id=self.sim.group_id,
             topics=tuple(OffsetFetchRequestTopic(t, tuple(p)) for t, p in by_topic.items()),
         )
-        self.sim.send(self, request)
+        self.sim.transport.send(self, request)
 
     def _on_offsets(self, response: OffsetFetchResponse) -> None:
         member = self.member

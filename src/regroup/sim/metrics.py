@@ -50,7 +50,7 @@ Definitions:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -131,6 +131,10 @@ class _Partition:
     idle_since: int | None = None
     #: Closed idle intervals ``(start, end)``, clipped to the window at the end.
     idle: list[tuple[int, int]] = field(default_factory=list)
+    #: Folded (``ordered``): the clipped idle time and longest interval closed inside the
+    #: window opened by the first ``scenario_step``, already known when they closed.
+    folded_ms: int = 0
+    folded_longest: int = 0
 
 
 @dataclass(slots=True)
@@ -148,10 +152,28 @@ class _Counts:
 
 
 class MetricsAccumulator:
-    """Feed events in log order (``observe``); ``result()`` gives the metrics."""
+    """Feed events in log order (``observe``); ``result()`` gives the metrics.
 
-    def __init__(self) -> None:
+    ``observe`` is on the simulator's hot path (every event of a run): it
+    dispatches on the event's class through a table built once, and the kinds
+    no metric reads cost one dictionary look-up.
+
+    ``ordered=True`` is the caller's promise that no event is later than the
+    log's end (its last ``simulation_ended``), as the simulator guarantees:
+    then an idle interval that closes once the window's opening
+    (``scenario_step``) is known is clipped and added up at once instead of
+    being kept until ``result()`` (a rolling bounce of a large group closes
+    millions of them). ``result()`` checks the promise and raises
+    ``ValueError`` if it was broken, rather than give different numbers.
+    Intervals that close before the opening is known are kept either way, so
+    the figures are those of the definitions above, exactly.
+    """
+
+    def __init__(self, *, ordered: bool = False) -> None:
         self.metrics = RunMetrics()
+        self._ordered = ordered
+        #: The latest end of a folded interval (checked against the log's end).
+        self._folded_until: int | None = None
         #: Counters from the first ``scenario_step`` and from the first ``group_stabilized``.
         self._from_step: _Counts | None = None
         self._from_stable: _Counts | None = None
@@ -161,7 +183,6 @@ class MetricsAccumulator:
         self._ended: int | None = None
         self._partitions: dict[TopicPartition, _Partition] = {}
         self._owned: dict[str, set[TopicPartition]] = {}
-        self._serving_by: dict[str, set[TopicPartition]] = {}
         self._identity: dict[str, str] = {}
         self._last_owner: dict[TopicPartition, str] = {}
         self._processed: dict[TopicPartition, IntervalSet] = {}
@@ -170,6 +191,24 @@ class MetricsAccumulator:
         self._first_step: int | None = None
         self._last_step: int | None = None
         self._stable_after_last: int | None = None
+        self._handlers: dict[type, Callable[[Any, int], None] | None] = {
+            RecordsProduced: self._on_produced,
+            RecordsProcessed: self._on_processed,
+            PartitionsAssigned: self._on_assigned,
+            PartitionsRestored: self._on_restored,
+            PartitionsRevoked: self._on_revoked,
+            PartitionsLost: self._on_lost,
+            ConsumerStopped: self._on_stopped,
+            MemberJoined: self._on_joined,
+            GenerationBumped: self._on_generation,
+            TargetAssignmentComputed: self._on_target,
+            GroupEpochBumped: self._on_group_epoch,
+            GroupStabilized: self._on_stabilized,
+            ScenarioStep: self._on_step,
+            SimulationStarted: self._on_started,
+            SimulationEnded: self._on_ended,
+            InvariantViolated: self._on_violation,
+        }
 
     # -- feeding ----------------------------------------------------------------------------
 
@@ -177,100 +216,169 @@ class MetricsAccumulator:
         ts = event.ts_ms
         if ts > self._last_ts:
             self._last_ts = ts
+        kind = type(event)
+        try:
+            handler = self._handlers[kind]
+        except KeyError:
+            handler = self._handlers[kind] = self._handler_for(kind)
+        if handler is not None:
+            handler(event, ts)
+
+    def _handler_for(self, kind: type) -> Callable[[Any, int], None] | None:
+        """The handler of the nearest known base class (``None``: no metric reads it)."""
+        for base in kind.__mro__[1:]:
+            handler = self._handlers.get(base)
+            if handler is not None:
+                return handler
+        return None
+
+    def _on_produced(self, event: RecordsProduced, ts: int) -> None:
+        self.metrics.records_produced += event.count
+        previous = self._ends.get(event.partition, 0)
+        self._ends[event.partition] = event.end_offset
+        self._lag += event.end_offset - previous
+        lag = self._lag
+        for b in self._open:
+            if lag > b.peak_lag:
+                b.peak_lag = lag
+
+    def _on_processed(self, event: RecordsProcessed, ts: int) -> None:
         m = self.metrics
-        if isinstance(event, ScenarioStep) and self._from_step is None:
-            self._from_step = _Counts(peak_lag=self._lag)
-            self._open.append(self._from_step)
-        elif isinstance(event, GroupStabilized) and self._from_stable is None:
+        tp = event.partition
+        m.records_processed += event.last_offset - event.first_offset + 1
+        intervals = self._processed.get(tp)
+        if intervals is None:
+            intervals = self._processed[tp] = IntervalSet()
+        before = intervals.high
+        m.duplicates += intervals.add(event.first_offset, event.last_offset + 1)
+        self._lag -= intervals.high - before
+
+    def _on_assigned(self, event: PartitionsAssigned, ts: int) -> None:
+        member = event.member_id
+        owned = self._owned.get(member)
+        if owned is None:
+            owned = self._owned[member] = set()
+        identity = self._identity.get(member, member)
+        last_owner = self._last_owner
+        buckets = self._open
+        moved = 0
+        for tp in event.partitions:
+            owned.add(tp)
+            prior = last_owner.get(tp)
+            if prior is not None and prior != identity:
+                moved += 1
+            last_owner[tp] = identity
+        for b in buckets:
+            b.partitions_moved += moved
+            b.partitions_assigned += len(event.partitions)
+
+    def _on_restored(self, event: PartitionsRestored, ts: int) -> None:
+        member = event.member_id
+        owned = self._owned.get(member)
+        if not owned:
+            return
+        partitions = self._partitions
+        for tp in event.partitions:
+            if tp not in owned:
+                continue
+            state = partitions.get(tp)
+            if state is None:
+                state = partitions[tp] = _Partition()
+            serving = state.serving
+            if not serving:
+                since = state.idle_since
+                if since is not None:
+                    state.idle_since = None
+                    if ts > since:
+                        self._close_idle(state, since, ts)
+            serving.add(member)
+
+    def _close_idle(self, state: _Partition, since: int, ts: int) -> None:
+        start = self._first_step
+        if not self._ordered or start is None:
+            state.idle.append((since, ts))
+            return
+        # The window is [start, end) with end >= ts (``ordered``): the clipped length now.
+        length = ts - (since if since > start else start)
+        if length > 0:
+            state.folded_ms += length
+            if length > state.folded_longest:
+                state.folded_longest = length
+        if self._folded_until is None or ts > self._folded_until:
+            self._folded_until = ts
+
+    def _on_revoked(self, event: PartitionsRevoked, ts: int) -> None:
+        self._release(event.member_id, event.partitions, ts)
+        for b in self._open:
+            b.partitions_revoked += len(event.partitions)
+
+    def _on_lost(self, event: PartitionsLost, ts: int) -> None:
+        self._release(event.member_id, event.partitions, ts)
+        for b in self._open:
+            b.partitions_lost += len(event.partitions)
+
+    def _on_stopped(self, event: ConsumerStopped, ts: int) -> None:
+        if event.member_id:
+            self._release(event.member_id, sorted(self._owned.get(event.member_id, ())), ts)
+
+    def _on_joined(self, event: MemberJoined, ts: int) -> None:
+        if event.instance_id:
+            self._identity[event.member_id] = event.instance_id
+
+    def _on_generation(self, event: GenerationBumped, ts: int) -> None:
+        for b in self._open:
+            b.generations += 1
+            b.rebalances += 1
+
+    def _on_target(self, event: TargetAssignmentComputed, ts: int) -> None:
+        for b in self._open:
+            b.rebalances += 1
+
+    def _on_group_epoch(self, event: GroupEpochBumped, ts: int) -> None:
+        for b in self._open:
+            b.group_epochs += 1
+
+    def _on_stabilized(self, event: GroupStabilized, ts: int) -> None:
+        if self._from_stable is None:
             self._from_stable = _Counts(peak_lag=self._lag)
             self._open.append(self._from_stable)
-        buckets = self._open
-        if isinstance(event, RecordsProduced):
-            m.records_produced += event.count
-            previous = self._ends.get(event.partition, 0)
-            self._ends[event.partition] = event.end_offset
-            self._lag += event.end_offset - previous
-            for b in buckets:
-                if self._lag > b.peak_lag:
-                    b.peak_lag = self._lag
-        elif isinstance(event, RecordsProcessed):
-            tp = event.partition
-            m.records_processed += event.last_offset - event.first_offset + 1
-            intervals = self._processed.get(tp)
-            if intervals is None:
-                intervals = self._processed[tp] = IntervalSet()
-            before = intervals.high
-            m.duplicates += intervals.add(event.first_offset, event.last_offset + 1)
-            self._lag -= intervals.high - before
-        elif isinstance(event, PartitionsAssigned):
-            member = event.member_id
-            owned = self._owned.setdefault(member, set())
-            identity = self._identity.get(member, member)
-            for tp in event.partitions:
-                owned.add(tp)
-                prior = self._last_owner.get(tp)
-                if prior is not None and prior != identity:
-                    for b in buckets:
-                        b.partitions_moved += 1
-                self._last_owner[tp] = identity
-            for b in buckets:
-                b.partitions_assigned += len(event.partitions)
-        elif isinstance(event, PartitionsRestored):
-            owned = self._owned.get(event.member_id, set())
-            serving = self._serving_by.setdefault(event.member_id, set())
-            for tp in event.partitions:
-                if tp in owned:
-                    serving.add(tp)
-                    self._serve(tp, event.member_id, ts)
-        elif isinstance(event, PartitionsRevoked | PartitionsLost):
-            self._release(event.member_id, event.partitions, ts)
-            for b in buckets:
-                if isinstance(event, PartitionsRevoked):
-                    b.partitions_revoked += len(event.partitions)
-                else:
-                    b.partitions_lost += len(event.partitions)
-        elif isinstance(event, ConsumerStopped):
-            if event.member_id:
-                self._release(event.member_id, sorted(self._owned.get(event.member_id, ())), ts)
-        elif isinstance(event, MemberJoined):
-            if event.instance_id:
-                self._identity[event.member_id] = event.instance_id
-        elif isinstance(event, GenerationBumped):
-            for b in buckets:
-                b.generations += 1
-                b.rebalances += 1
-        elif isinstance(event, TargetAssignmentComputed):
-            for b in buckets:
-                b.rebalances += 1
-        elif isinstance(event, GroupEpochBumped):
-            for b in buckets:
-                b.group_epochs += 1
-        elif isinstance(event, GroupStabilized):
-            if self._stable_at is None:
-                self._stable_at = ts
-            if (
-                self._last_step is not None
-                and self._stable_after_last is None
-                and ts >= self._last_step
-            ):
-                self._stable_after_last = ts
-        elif isinstance(event, ScenarioStep):
-            if self._first_step is None:
-                self._first_step = ts
-            self._last_step = ts
-            self._stable_after_last = None
-            self._add_topics(event.topics, ts)
-        elif isinstance(event, SimulationStarted):
-            self._add_topics(event.topics, ts)
-        elif isinstance(event, SimulationEnded):
-            self._ended = ts
-        elif isinstance(event, InvariantViolated):
-            m.violations.append(event.to_dict())
+        if self._stable_at is None:
+            self._stable_at = ts
+        if (
+            self._last_step is not None
+            and self._stable_after_last is None
+            and ts >= self._last_step
+        ):
+            self._stable_after_last = ts
+
+    def _on_step(self, event: ScenarioStep, ts: int) -> None:
+        if self._from_step is None:
+            self._from_step = _Counts(peak_lag=self._lag)
+            self._open.append(self._from_step)
+        if self._first_step is None:
+            self._first_step = ts
+        self._last_step = ts
+        self._stable_after_last = None
+        self._add_topics(event.topics, ts)
+
+    def _on_started(self, event: SimulationStarted, ts: int) -> None:
+        self._add_topics(event.topics, ts)
+
+    def _on_ended(self, event: SimulationEnded, ts: int) -> None:
+        self._ended = ts
+
+    def _on_violation(self, event: InvariantViolated, ts: int) -> None:
+        self.metrics.violations.append(event.to_dict())
 
     def result(self) -> RunMetrics:
         """The metrics of everything observed so far (the window closes at the end)."""
         m = self.metrics
         end = self._ended if self._ended is not None else self._last_ts
+        if self._folded_until is not None and end < self._folded_until:
+            raise ValueError(
+                f"an idle interval ended at {self._folded_until} ms, after the log's end at "
+                f"{end} ms: this log is not ordered (use ordered=False)"
+            )
         if self._first_step is not None:
             start, counts = self._first_step, self._from_step
         elif self._stable_at is not None:
@@ -289,7 +397,8 @@ class MetricsAccumulator:
             spans = list(state.idle)
             if state.idle_since is not None:
                 spans.append((state.idle_since, end))
-            idle = 0
+            idle = state.folded_ms
+            longest = max(longest, state.folded_longest)
             for since, until in spans:
                 length = min(until, end) - max(since, start)
                 if length > 0:
@@ -320,34 +429,21 @@ class MetricsAccumulator:
                     state.idle_since = ts
                     self._partitions[tp] = state
 
-    def _serve(self, tp: TopicPartition, member: str, ts: int) -> None:
-        state = self._partitions.get(tp)
-        if state is None:
-            state = self._partitions[tp] = _Partition()
-        if not state.serving and state.idle_since is not None:
-            self._close_idle(state, ts)
-        state.serving.add(member)
-
     def _release(self, member: str, partitions: Iterable[TopicPartition], ts: int) -> None:
         owned = self._owned.get(member)
-        serving = self._serving_by.get(member)
+        states = self._partitions
         for tp in partitions:
             if owned is not None:
                 owned.discard(tp)
-            if serving is not None:
-                serving.discard(tp)
-            state = self._partitions.get(tp)
-            if state is None or member not in state.serving:
+            state = states.get(tp)
+            if state is None:
                 continue
-            state.serving.discard(member)
-            if not state.serving:
+            serving = state.serving
+            if member not in serving:
+                continue
+            serving.discard(member)
+            if not serving:
                 state.idle_since = ts
-
-    def _close_idle(self, state: _Partition, ts: int) -> None:
-        since = state.idle_since
-        state.idle_since = None
-        if since is not None and ts > since:
-            state.idle.append((since, ts))
 
 
 def compute_metrics(events: Iterable[Event]) -> RunMetrics:

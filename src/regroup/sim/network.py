@@ -2,7 +2,9 @@
 
 Rule 1: a link between two endpoints is FIFO, as a TCP connection is: a
 message never overtakes an earlier one on the same link (its delivery time is
-at least the previous one's).
+at least the previous one's). Messages are sent at the world's time, which
+never goes back, so with a fixed delay (no jitter, no loss) FIFO holds by
+itself and ``transit`` is one addition.
 
 Rule 2: all randomness comes from the injected ``random.Random`` (seeded from
 the scenario seed); nothing is drawn when jitter and loss are zero, so adding
@@ -41,13 +43,18 @@ class NetworkConfig:
 class Network:
     """Decides when (or whether) a message sent now arrives."""
 
-    __slots__ = ("_cut", "_last", "_rng", "config")
+    __slots__ = ("_cut", "_fixed_delay", "_last", "_rng", "config")
 
     def __init__(self, config: NetworkConfig, rng: random.Random) -> None:
         self.config = config
         self._rng = rng
         self._last: dict[tuple[str, str], int] = {}
         self._cut: set[str] = set()
+        #: No jitter and no loss: every message takes ``latency_ms``, so a link is FIFO by
+        #: itself (a later send never arrives earlier) and nothing needs remembering.
+        self._fixed_delay = (
+            config.latency_ms if config.jitter_ms == 0 and config.loss == 0.0 else None
+        )
 
     @property
     def may_drop(self) -> bool:
@@ -67,6 +74,8 @@ class Network:
         """The delivery time of a message sent now, or ``None`` if it is lost."""
         if self._cut and (source in self._cut or destination in self._cut):
             return None
+        if self._fixed_delay is not None:
+            return now_ms + self._fixed_delay
         config = self.config
         if config.loss and self._rng.random() < config.loss:
             return None

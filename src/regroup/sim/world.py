@@ -21,6 +21,8 @@ from typing import Any
 
 __all__ = ["World"]
 
+_push = heapq.heappush
+
 
 class World:
     """A virtual clock in milliseconds and the actions waiting for it."""
@@ -38,7 +40,7 @@ class World:
         """Run ``action(*args)`` at ``time_ms`` (now, if that is in the past)."""
         self._seq += 1
         when = time_ms if time_ms > self.now_ms else self.now_ms
-        heapq.heappush(self._heap, (when, self._seq, action, args))
+        _push(self._heap, (when, self._seq, action, args))
 
     def after(self, delay_ms: int, action: Callable[..., None], *args: Any) -> None:
         self.at(self.now_ms + delay_ms, action, *args)

@@ -1,0 +1,169 @@
+"""The scenario's actions, played at their times against the running group.
+
+Each action is scheduled on the world at its ``at_ms`` (``Simulation.run``);
+``act`` plays it and records what it did as ``scenario_step`` events (one per
+member it touched), so a log shows why the group moved. While an action runs
+the stability check is held (``StabilityWatch.acting``) and made once after
+it: an action that stops three members is one change, not three.
+
+The actions (see ``regroup.sim.scenario`` for their fields): ``start`` new
+members; ``stop`` (Kafka ``close``) or ``crash`` (no leave); ``restart`` and
+``rolling_bounce`` (stop or crash, then start again after ``downtime_ms``,
+possibly with new configs: the upgrade paths); ``slow`` (the application
+stalls); ``cut`` (the network drops everything to and from the member until
+it heals); ``add_partitions`` (the coordinator and every member see the new
+metadata); ``enforce_rebalance`` (the member's ``enforceRebalance``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from regroup.events import ScenarioStep
+from regroup.model.metadata import TopicImage
+from regroup.sim.scenario import Action, ScenarioError
+
+if TYPE_CHECKING:
+    from regroup.sim.consumer import SimConsumer
+    from regroup.sim.simulation import Simulation
+
+__all__ = ["Director"]
+
+
+class Director:
+    """Plays scenario actions on a simulation (see the module docstring)."""
+
+    __slots__ = ("sim",)
+
+    def __init__(self, sim: Simulation) -> None:
+        self.sim = sim
+
+    def act(self, action: Action) -> None:
+        watch = self.sim.watch
+        watch.acting = True
+        try:
+            self._act_now(action)
+        finally:
+            watch.acting = False
+        watch.check()
+
+    def _targets(self, action: Action) -> list[SimConsumer]:
+        consumers = self.sim.consumers
+        if isinstance(action.members, str):
+            return [c for c in consumers if c.alive]
+        out: list[SimConsumer] = []
+        for index in action.members:
+            if -len(consumers) <= index < len(consumers):
+                out.append(consumers[index])
+        return out
+
+    def _step(self, action: str, client_id: str = "", detail: str = "", **kw: Any) -> None:
+        sim = self.sim
+        sim.emit(
+            ScenarioStep(
+                ts_ms=sim.world.now_ms,
+                group_id=sim.group_id,
+                action=action,
+                client_id=client_id,
+                detail=detail,
+                **kw,
+            )
+        )
+        sim.watch.dirty = True
+
+    def _act_now(self, action: Action) -> None:
+        sim = self.sim
+        world = sim.world
+        now = world.now_ms
+        kind = action.action
+        if kind == "start":
+            for _ in range(action.count):
+                consumer = sim.new_consumer()
+                self._step("start", consumer.client_id)
+                consumer.start(now)
+        elif kind in ("stop", "crash"):
+            for consumer in self._targets(action):
+                self._step(kind, consumer.client_id)
+                if kind == "crash":
+                    consumer.crash(now)
+                else:
+                    consumer.stop(now)
+        elif kind == "restart":
+            for consumer in self._targets(action):
+                self._restart(consumer, action)
+        elif kind == "rolling_bounce":
+            for i, consumer in enumerate(self._targets(action)):
+                world.at(now + i * action.gap_ms, self._restart, consumer, action)
+        elif kind == "slow":
+            for consumer in self._targets(action):
+                self._step("slow", consumer.client_id, f"stall {action.duration_ms} ms")
+                consumer.stall_ms += action.duration_ms
+        elif kind == "cut":
+            for consumer in self._targets(action):
+                self._step("cut", consumer.client_id, f"for {action.duration_ms} ms")
+                sim.network.cut(consumer.client_id)
+                world.at(now + action.duration_ms, self._heal, consumer)
+        elif kind == "add_partitions":
+            self._add_partitions(action)
+        elif kind == "enforce_rebalance":
+            for consumer in self._targets(action):
+                self._enforce(consumer)
+
+    def _restart(self, consumer: SimConsumer, action: Action) -> None:
+        world = self.sim.world
+        now = world.now_ms
+        self._step("crash" if action.crash else "stop", consumer.client_id, "restart")
+        if action.crash:
+            consumer.crash(now)
+        else:
+            consumer.stop(now)
+        world.at(now + action.downtime_ms, self._restart_start, consumer, action)
+
+    def _restart_start(self, consumer: SimConsumer, action: Action) -> None:
+        now = self.sim.world.now_ms
+        if consumer.alive:  # still closing: give up waiting
+            consumer.crash(now)
+        consumer.props.update(action.config)
+        detail = ", ".join(f"{k}={v}" for k, v in sorted(action.config.items()))
+        self._step("start", consumer.client_id, detail)
+        consumer.start(now)
+        self.sim.watch.check()
+
+    def _heal(self, consumer: SimConsumer) -> None:
+        sim = self.sim
+        self._step("heal", consumer.client_id)
+        sim.network.heal(consumer.client_id)
+        consumer.drive(sim.world.now_ms)
+        sim.watch.check()
+
+    def _enforce(self, consumer: SimConsumer) -> None:
+        member = consumer.member
+        if member is None:
+            return
+        try:
+            member.enforce_rebalance("enforced by the scenario")
+        except Exception as error:
+            self._step("enforce_rebalance", consumer.client_id, f"refused: {error}")
+            return
+        self._step("enforce_rebalance", consumer.client_id)
+        consumer.drive(self.sim.world.now_ms)
+
+    def _add_partitions(self, action: Action) -> None:
+        sim = self.sim
+        now = sim.world.now_ms
+        topic = action.topic or sorted(sim.topics)[0]
+        if topic not in sim.topics:
+            raise ScenarioError(f"add_partitions: unknown topic {topic!r}")
+        current = sim.topics[topic]
+        new = current + (action.count or current)
+        sim.topics[topic] = new
+        image = sim.metadata.topic(topic)
+        assert image is not None
+        sim.metadata = sim.metadata.with_topic(TopicImage(image.topic_id, topic, new))
+        self._step("add_partitions", detail=f"{topic}: {current} -> {new}", topics={topic: new})
+        sim.plane.set_topics(sim.topics, now)
+        sim.transport.apply(sim.coordinator.update_metadata(sim.metadata, now))
+        for consumer in sim.consumers:
+            if consumer.member is not None:
+                consumer.member.update_metadata(sim.metadata)
+                consumer.drive(now)

@@ -1,0 +1,150 @@
+"""When is the group stable? The simulator's ``group_stabilized`` event.
+
+The group is *stable* when every live consumer's member is stable, the
+coordinator's group is ``Stable``, its members are exactly the live
+consumers' members, every live member is at the group's generation (classic)
+or epoch (KIP-848), and (KIP-848) every member holds what the coordinator
+assigned it, with nothing pending revocation. ``group_stabilized`` is emitted
+once each time that becomes true.
+
+Rule 1: the condition is evaluated only after something that can change it
+happened (a consumer's state or epoch, a membership or epoch event of the
+coordinator, a scenario step: ``mark_dirty``), and not while a scenario action
+is half done (``acting``). The event log depends on these evaluation points,
+so they are part of the contract.
+
+Rule 2: an evaluation costs O(1) until the group can be stable: the live and
+not-stable consumers are kept up to date (``consumer_changed``), and the
+cheap conditions (no unstable consumer, the coordinator's state, no more
+coordinator members than live consumers) are tested before the scans over
+the members. The scans therefore run only once the coordinator's group is
+``Stable`` and every live member is stable, which happens about once or twice
+per rebalance (``scans`` counts them), and a successful evaluation latches
+(``stable``) until the next change. Every test is free of side effects, so
+testing them in this order gives the answer of any other order.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from regroup.events import (
+    GenerationBumped,
+    GroupEpochBumped,
+    GroupStabilized,
+    GroupStateChanged,
+    MemberJoined,
+    MemberLeft,
+    RebalanceStarted,
+)
+
+if TYPE_CHECKING:
+    from regroup.sim.consumer import SimConsumer
+    from regroup.sim.simulation import Simulation
+
+__all__ = ["DIRTYING", "StabilityWatch"]
+
+#: Coordinator events after which the group may have become (un)stable.
+DIRTYING = frozenset(
+    {
+        MemberJoined,
+        MemberLeft,
+        RebalanceStarted,
+        GroupEpochBumped,
+        GenerationBumped,
+        GroupStateChanged,
+    }
+)
+
+
+class StabilityWatch:
+    """Decides when to emit ``group_stabilized`` (see the module docstring)."""
+
+    __slots__ = ("_live", "_sim", "_unstable", "acting", "dirty", "scans", "stable")
+
+    def __init__(self, sim: Simulation) -> None:
+        self._sim = sim
+        self.stable = False
+        self.dirty = True
+        #: A scenario action is running: evaluate after it, not in the middle of it.
+        self.acting = False
+        #: Live consumers (client id -> consumer); every test below is order-free.
+        self._live: dict[str, SimConsumer] = {}
+        #: Live consumers whose member is not stable (client ids).
+        self._unstable: set[str] = set()
+        #: How many evaluations got as far as the scans over the members (see Rule 2).
+        self.scans = 0
+
+    def mark_dirty(self) -> None:
+        self.stable = False
+        self.dirty = True
+
+    def consumer_changed(self, consumer: SimConsumer) -> None:
+        """A consumer started, stopped, or its member's state or epoch changed."""
+        client_id = consumer.client_id
+        if consumer.alive:
+            self._live[client_id] = consumer
+        else:
+            self._live.pop(client_id, None)
+        if consumer.stable or not consumer.alive:
+            self._unstable.discard(client_id)
+        else:
+            self._unstable.add(client_id)
+            self.stable = False
+        self.dirty = True
+
+    def check(self) -> None:
+        """Evaluate the condition if something changed; emit ``group_stabilized`` if it holds."""
+        if not self.dirty or self.stable or self.acting or self._unstable:
+            return
+        self.dirty = False
+        if not self._live:
+            return
+        sim = self._sim
+        group: Any = sim.coordinator.group(sim.group_id)
+        if group is None or group.state_name() != "Stable":
+            return
+        members = getattr(group, "members", {})
+        if len(members) > len(self._live):
+            return  # more members than live consumers: the sets differ
+        self.scans += 1
+        live = list(self._live.values())
+        if set(members) != {c.member_id for c in live}:
+            return
+        if sim.group_protocol == "classic":
+            epoch = int(group.generation_id)
+            current = [getattr(c.member, "generation_id", None) for c in live]
+        else:
+            epoch = int(group.group_epoch)
+            current = [getattr(c.member, "member_epoch", None) for c in live]
+        if any(value != epoch for value in current):
+            return  # stable at an older generation/epoch: the news has not reached it yet
+        if sim.group_protocol == "consumer" and not all(
+            self._holds_coordinator_assignment(c, group.members[c.member_id]) for c in live
+        ):
+            return  # the coordinator sent partitions that have not arrived yet
+        self.stable = True
+        sim.emit(
+            GroupStabilized(
+                ts_ms=sim.world.now_ms,
+                group_id=sim.group_id,
+                group_protocol=sim.group_protocol,
+                generation_or_epoch=epoch,
+                members=len(live),
+            )
+        )
+        self.stable = True
+
+    def _holds_coordinator_assignment(self, consumer: SimConsumer, record: Any) -> bool:
+        """KIP-848: the member owns what the coordinator assigned it, nothing pending."""
+        member = consumer.member
+        if member is None or any(record.partitions_pending_revocation.values()):
+            return False
+        metadata = self._sim.metadata
+        held: dict[Any, set[int]] = {}
+        for tp in member.assignment:
+            image = metadata.topic(tp.topic)
+            if image is not None:
+                held.setdefault(image.topic_id, set()).add(tp.partition)
+        wanted = {t: set(p) for t, p in record.assigned_partitions.items() if p}
+        return held == wanted
