@@ -113,10 +113,12 @@ class ByteReader:
         return len(self._data) - self._pos
 
     def _take(self, fmt: struct.Struct, what: str) -> int:
-        if self.remaining < fmt.size:
-            raise WireFormatError(f"truncated input: expected {what} at byte {self._pos}")
-        (value,) = fmt.unpack_from(self._data, self._pos)
-        self._pos += fmt.size
+        pos = self._pos
+        end = pos + fmt.size
+        if end > len(self._data):
+            raise WireFormatError(f"truncated input: expected {what} at byte {pos}")
+        (value,) = fmt.unpack_from(self._data, pos)
+        self._pos = end
         return int(value)
 
     def int8(self) -> int:
