@@ -234,10 +234,13 @@ class ClassicGroup:
         awaiting_join: Hashable | None,
     ) -> None:
         """New protocols and timeouts of a rejoining member (Kafka ``updateMember``)."""
-        self._supported_protocols.subtract(member.protocol_names())
+        before = member.protocol_names()
         member.supported_protocols = protocols
-        self._supported_protocols.update(member.protocol_names())
-        self._supported_protocols += Counter()
+        after = member.protocol_names()
+        if after != before:  # the same names (the usual rejoin) leave the counts as they are
+            self._supported_protocols.subtract(before)
+            self._supported_protocols.update(after)
+            self._supported_protocols += Counter()
         member.rebalance_timeout_ms = rebalance_timeout_ms
         member.session_timeout_ms = session_timeout_ms
         member.awaiting_join = awaiting_join

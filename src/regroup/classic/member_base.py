@@ -205,7 +205,8 @@ class MemberBase:
     def _callback(self, name: str, partitions: frozenset[TopicPartition]) -> None:
         """Run one listener callback, charge its time, remember its error, log the event."""
         generation = self.generation_id
-        outcome = self._invoker.invoke(name, sorted(partitions), self._now)
+        ordered = sorted(partitions)
+        outcome = self._invoker.invoke(name, ordered, self._now)
         self._now += outcome.elapsed_ms
         self._remember(outcome.error)
         self._emit(
@@ -213,7 +214,7 @@ class MemberBase:
                 ts_ms=self._now,
                 group_id=self.group_id,
                 member_id=self.event_member_id,
-                partitions=tuple(sorted(partitions)),
+                partitions=tuple(ordered),
                 generation_or_epoch=generation,
             )
         )
@@ -230,14 +231,14 @@ class MemberBase:
     def _transition(self, trigger: Trigger) -> None:
         old, new = self._sm.process(trigger)
         if old is not new:
-            self._emit(
+            self._events.append(
                 MemberStateChanged(
                     ts_ms=self._now,
-                    group_id=self.group_id,
-                    member_id=self.event_member_id,
+                    group_id=self.config.group_id,
+                    member_id=self.member_id or self._former_member_id,
                     group_protocol=GROUP_PROTOCOL,
-                    old_state=str(old),
-                    new_state=str(new),
+                    old_state=old._value_,  # str(state): its Kafka name
+                    new_state=new._value_,
                 )
             )
 
@@ -245,7 +246,8 @@ class MemberBase:
         self._events.append(event)
 
     def _advance(self, now_ms: int) -> None:
-        self._now = max(self._now, now_ms)
+        if now_ms > self._now:
+            self._now = now_ms
 
     def _drain(self) -> list[MemberRequest]:
         out, self._outbox = self._outbox, []

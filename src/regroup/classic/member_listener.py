@@ -29,6 +29,13 @@ from regroup.model.listener import ConsumerRebalanceListener
 
 __all__ = ["CallbackClock", "CallbackOutcome", "ListenerInvoker"]
 
+#: The listener method of each callback.
+_METHODS = {
+    "revoked": "on_partitions_revoked",
+    "assigned": "on_partitions_assigned",
+    "lost": "on_partitions_lost",
+}
+
 #: ``(callback, partitions) -> milliseconds the callback took``.
 CallbackClock = Callable[[str, Sequence[TopicPartition]], int]
 
@@ -39,6 +46,10 @@ class CallbackOutcome:
 
     elapsed_ms: int
     error: Exception | None
+
+
+#: The usual outcome (no time charged, nothing raised); frozen, so one instance serves all.
+_NOTHING = CallbackOutcome(0, None)
 
 
 class ListenerInvoker:
@@ -65,15 +76,11 @@ class ListenerInvoker:
         if self._clock is not None:
             elapsed = max(0, int(self._clock(callback, ordered)))
         if self._listener is None:
-            return CallbackOutcome(elapsed, None)
-        method = {
-            "revoked": self._listener.on_partitions_revoked,
-            "assigned": self._listener.on_partitions_assigned,
-            "lost": self._listener.on_partitions_lost,
-        }[callback]
+            return _NOTHING if elapsed == 0 else CallbackOutcome(elapsed, None)
+        method = getattr(self._listener, _METHODS[callback])
         try:
             method(ordered)
         except Exception as error:
             return CallbackOutcome(elapsed, error)
         self._metrics.callback_completed(callback, elapsed, now_ms + elapsed)
-        return CallbackOutcome(elapsed, None)
+        return _NOTHING if elapsed == 0 else CallbackOutcome(elapsed, None)

@@ -61,13 +61,11 @@ class SampledStat:
     def _new_sample(self, now_ms: int) -> _Sample:
         return _Sample(self._initial(), 0, now_ms)
 
-    def _current_sample(self, now_ms: int) -> _Sample:
-        if not self._samples:
-            self._samples.append(self._new_sample(now_ms))
-        return self._samples[self._current]
-
     def record(self, value: float, now_ms: int) -> None:
-        sample = self._current_sample(now_ms)
+        samples = self._samples
+        if not samples:
+            samples.append(self._new_sample(now_ms))
+        sample = samples[self._current]
         if now_ms - sample.last_window_ms >= self._window_ms:
             self._current = (self._current + 1) % self._num_samples
             if self._current >= len(self._samples):
@@ -76,10 +74,12 @@ class SampledStat:
             else:
                 sample = self._samples[self._current]
                 self._reset(sample, now_ms)
-        if self._kind == "max":
-            sample.value = max(sample.value, value)
-        elif self._kind == "avg":
+        kind = self._kind
+        if kind == "avg":
             sample.value += value
+        elif kind == "max":
+            if value > sample.value:
+                sample.value = value
         else:
             sample.value += 1.0
         sample.event_count += 1

@@ -130,6 +130,13 @@ TRANSITIONS: Mapping[MemberState, Mapping[Trigger, MemberState]] = {
     _X: {},
 }
 
+#: ``TRANSITIONS`` keyed by the members' values: the same table, looked up by strings (whose
+#: hash is cached in C) instead of by enum members (whose ``__hash__`` is a Python call).
+_BY_VALUE: Mapping[str, Mapping[str, MemberState]] = {
+    state._value_: {trigger._value_: new for trigger, new in row.items()}
+    for state, row in TRANSITIONS.items()
+}
+
 #: States in which a rebalance is in progress (Kafka: ``rebalanceInProgress()``).
 REBALANCING: frozenset[MemberState] = frozenset({_P, _C})
 #: States in which the member heartbeats (Kafka enables the heartbeat thread on
@@ -155,12 +162,12 @@ class MemberStateMachine:
         self.state = state
 
     def can(self, trigger: Trigger) -> bool:
-        return trigger in TRANSITIONS[self.state]
+        return trigger._value_ in _BY_VALUE[self.state._value_]
 
     def process(self, trigger: Trigger) -> tuple[MemberState, MemberState]:
         """Apply ``trigger``; returns ``(old, new)``. Raises and changes nothing if illegal."""
         old = self.state
-        new = TRANSITIONS[old].get(trigger)
+        new = _BY_VALUE[old._value_].get(trigger._value_)
         if new is None:
             raise IllegalMemberTransition(old, trigger)
         self.state = new

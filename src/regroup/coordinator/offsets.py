@@ -61,6 +61,10 @@ OFFSET_METADATA_MAX_BYTES = 4096
 
 Handler = Callable[[Hashable, Any, int], CoordinatorResult]
 
+#: How many partition indexes keep a shared "no committed offset" answer (a bound on memory
+#: that a client naming arbitrary indexes cannot push up).
+_NO_OFFSET_ANSWERS = 1 << 16
+
 
 @dataclass(frozen=True, slots=True)
 class CommittedOffset:
@@ -77,6 +81,8 @@ class OffsetManager:
         self.coordinator = coordinator
         #: group id -> partition -> committed offset.
         self.offsets: dict[str, dict[TopicPartition, CommittedOffset]] = {}
+        #: The OffsetFetch answer "no committed offset" by partition index (immutable, shared).
+        self._no_offset: dict[int, OffsetFetchResponsePartition] = {}
 
     def handlers(self) -> dict[type, Handler]:
         return {OffsetCommitRequest: self.commit, OffsetFetchRequest: self.fetch}
@@ -203,12 +209,19 @@ class OffsetManager:
             wanted: Iterable[tuple[str, Iterable[int]]] = by_topic.items()
         else:
             wanted = ((t.name, t.partition_indexes) for t in request.topics)
+        none = self._no_offset
         for name, indexes in wanted:
             answers = []
             for index in indexes:
-                offset = stored.get(TopicPartition(name, index))
+                offset = stored.get(TopicPartition(name, index)) if stored else None
                 if offset is None:
-                    answers.append(OffsetFetchResponsePartition(index, metadata=""))
+                    # Frozen and equal for equal indexes: one shared answer per index.
+                    answer = none.get(index)
+                    if answer is None:
+                        answer = OffsetFetchResponsePartition(index, metadata="")
+                        if len(none) < _NO_OFFSET_ANSWERS:
+                            none[index] = answer
+                    answers.append(answer)
                 else:
                     answers.append(
                         OffsetFetchResponsePartition(

@@ -7,6 +7,15 @@ a key again replaces its deadline and operation (Kafka:
 ``CoordinatorTimer.schedule`` replaces a timer with the same key); ``cancel``
 removes it. Expired operations run in (deadline, scheduling order) order, so
 runs are deterministic.
+
+Rescheduling is the common case (every heartbeat pushes a session timeout
+out), so it does not push a heap entry each time: a timer keeps one heap
+entry whose ``(deadline, seq)`` is never later than the timer's own, and
+moving a deadline later only updates the timer; when that stale heap entry
+reaches the top it is pushed again at the real ``(deadline, seq)``. Only an
+earlier deadline needs a new heap entry (the old one is then dropped when it
+surfaces). The order in which operations run is exactly that of pushing
+every reschedule.
 """
 
 from __future__ import annotations
@@ -28,6 +37,9 @@ class _Entry(Generic[R]):
     key: str
     operation: Callable[[int], R]
     live: bool = True
+    #: The ``(deadline, seq)`` of this timer's one current heap entry (never later than its own).
+    heap_deadline_ms: int = 0
+    heap_seq: int = 0
 
 
 class Timer(Generic[R]):
@@ -42,11 +54,21 @@ class Timer(Generic[R]):
 
     def schedule(self, key: str, deadline_ms: int, operation: Callable[[int], R]) -> None:
         """Run ``operation(now)`` at ``deadline_ms``, replacing any timer with this key."""
-        self.cancel(key)
         self._seq += 1
-        entry = _Entry(deadline_ms, self._seq, key, operation)
-        self._by_key[key] = entry
-        heapq.heappush(self._heap, (deadline_ms, self._seq, entry))
+        seq = self._seq
+        entry = self._by_key.get(key)
+        if entry is not None:
+            entry.deadline_ms = deadline_ms
+            entry.seq = seq
+            entry.operation = operation
+            if deadline_ms >= entry.heap_deadline_ms:
+                return  # the heap entry is still a lower bound; fixed up when it surfaces
+        else:
+            entry = _Entry(deadline_ms, seq, key, operation)
+            self._by_key[key] = entry
+        entry.heap_deadline_ms = deadline_ms
+        entry.heap_seq = seq
+        heapq.heappush(self._heap, (deadline_ms, seq, entry))
 
     def cancel(self, key: str) -> None:
         entry = self._by_key.pop(key, None)
@@ -61,9 +83,19 @@ class Timer(Generic[R]):
         return None if entry is None else entry.deadline_ms
 
     def next_deadline(self) -> int | None:
-        while self._heap and not self._heap[0][2].live:
-            heapq.heappop(self._heap)
-        return self._heap[0][0] if self._heap else None
+        heap = self._heap
+        while heap:
+            deadline, seq, entry = heap[0]
+            if entry.live and seq == entry.heap_seq:
+                if seq == entry.seq:
+                    return deadline
+                # Rescheduled later since it was pushed: put it back at its real place.
+                entry.heap_deadline_ms = entry.deadline_ms
+                entry.heap_seq = entry.seq
+                heapq.heapreplace(heap, (entry.deadline_ms, entry.seq, entry))
+            else:
+                heapq.heappop(heap)  # cancelled, or superseded by an earlier deadline
+        return None
 
     def expire(self, now_ms: int) -> list[R]:
         """Run every operation due at or before ``now_ms``, in deadline order.

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
@@ -51,6 +52,10 @@ from regroup.assignors.java_order import java_hashmap_order, java_string_hash
 from regroup.model import TopicPartition
 
 __all__ = ["StickyResult", "sticky_assign"]
+
+#: ``String.hashCode`` of member ids, remembered: the same ids come back every rebalance and
+#: the hash walks every UTF-16 unit in Python. Pure, so a remembered value is exact.
+_member_id_hash = lru_cache(maxsize=16384)(java_string_hash)
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,7 +160,7 @@ def sticky_assign(
     """
     if not subscriptions:
         return StickyResult({}, {})
-    order = java_hashmap_order(subscriptions, java_string_hash, member_map_capacity)
+    order = java_hashmap_order(subscriptions, _member_id_hash, member_map_capacity)
     index = TopicIndex(_subscribed_topics(metadata, subscriptions))
     subs = [subscriptions[m] for m in order]
     data = [member_data(s) for s in subs]

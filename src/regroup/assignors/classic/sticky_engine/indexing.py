@@ -36,7 +36,16 @@ def java_string_key(text: str) -> bytes:
 class TopicIndex:
     """The topics of one assignment, sorted as Java sorts them, with partition offsets."""
 
-    __slots__ = ("_raw_position", "_topic_of", "counts", "names", "offsets", "position", "total")
+    __slots__ = (
+        "_bounds",
+        "_raw_position",
+        "_topic_of",
+        "counts",
+        "names",
+        "offsets",
+        "position",
+        "total",
+    )
 
     def __init__(self, partitions_per_topic: Mapping[str, int]) -> None:
         self.names: tuple[str, ...] = tuple(
@@ -51,6 +60,8 @@ class TopicIndex:
         self.total = int(self.offsets[-1])
         self._topic_of: IntArray | None = None
         self._raw_position: dict[bytes, int] | None = None
+        #: ``(offsets, counts)`` as Python lists, for per-partition loops (built on demand).
+        self._bounds: tuple[list[int], list[int]] | None = None
 
     def raw_position(self) -> dict[bytes, int]:
         """Topic index by UTF-8 encoded name (to read user data without decoding it)."""
@@ -82,8 +93,9 @@ class TopicIndex:
         if isinstance(partitions, PartitionList):
             return partitions.reindexed(self)
         position = self.position
-        offsets = self.offsets.tolist()
-        counts = self.counts.tolist()
+        if self._bounds is None:
+            self._bounds = (self.offsets.tolist(), self.counts.tolist())
+        offsets, counts = self._bounds
         out: list[int] = []
         append = out.append
         for topic, number in partitions:
@@ -129,6 +141,25 @@ class PartitionList(Sequence[TopicPartition]):
     def global_indices(self) -> IntArray:
         """The read-only array of global indices (for fast paths in the engine)."""
         return self._indices
+
+    def by_topic(self) -> list[tuple[str, list[int]]]:
+        """The partition numbers grouped by topic, topics in order of first appearance and
+        numbers in list order: what iterating and grouping the tuples gives, without
+        building them (the consumer protocol writes an Assignment in this form)."""
+        indices = self._indices
+        if len(indices) == 0:
+            return []
+        index = self._index
+        topics = np.searchsorted(index.offsets, indices, side="right") - 1
+        numbers = (indices - index.offsets[topics]).tolist()
+        first = int(topics[0])
+        if bool((topics == first).all()):
+            return [(index.names[first], numbers)]
+        groups: dict[str, list[int]] = {}
+        names = index.names
+        for t, n in zip(topics.tolist(), numbers, strict=True):
+            groups.setdefault(names[t], []).append(n)
+        return list(groups.items())
 
     def reindexed(self, index: TopicIndex) -> IntArray:
         """These partitions' global indices in another topic index (absent ones dropped)."""
