@@ -32,6 +32,7 @@ from collections.abc import Callable
 from regroup.coordinator.service import GroupCoordinator
 from regroup.events import Event, InvariantViolated, SimulationEnded, SimulationStarted
 from regroup.model.metadata import MetadataImage
+from regroup.sim.collector import tuned_collector
 from regroup.sim.consumer import SimConsumer
 from regroup.sim.data_plane import DataPlane
 from regroup.sim.director import Director
@@ -130,7 +131,8 @@ class Simulation:
                     last[0] = now
                     progress(now, end)
 
-        self.world.run_until(end, on_advance=on_advance)
+        with tuned_collector():
+            self.world.run_until(end, on_advance=on_advance)
         self.emit(SimulationEnded(ts_ms=end, group_id=self.group_id))
         for violation in self.checker.finish(end):
             self._record(violation)
