@@ -17,6 +17,7 @@ running such a group would configure the broker.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -61,6 +62,9 @@ class RunResult:
 class RunPlan:
     """``Settings`` resolved: everything a ``Simulation`` is built from."""
 
+    scenario: Scenario
+    """The scenario with ``members`` set to the run's member count, so ``members="all"``
+    actions and their spans (hence the run's length) cover every member."""
     protocol: str
     group_protocol: str
     assignor: str
@@ -149,6 +153,8 @@ def plan_run(settings: Settings) -> RunPlan:
     members = settings.members if settings.members is not None else scenario.members
     if members < 0:
         raise ScenarioError("members must be >= 0")
+    if members != scenario.members:
+        scenario = dataclasses.replace(scenario, members=members)
     topics = dict(scenario.topics)
     if settings.partitions is not None:
         if settings.partitions < 1:
@@ -192,6 +198,7 @@ def plan_run(settings: Settings) -> RunPlan:
         settings.duration_ms if settings.duration_ms is not None else scenario.total_duration_ms()
     )
     return RunPlan(
+        scenario=scenario,
         protocol=protocol,
         group_protocol=group_protocol,
         assignor=chosen,

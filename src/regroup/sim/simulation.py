@@ -52,7 +52,7 @@ class Simulation:
 
     def __init__(self, settings: Settings, *, keep_events: bool = True) -> None:
         plan = plan_run(settings)
-        scenario = settings.scenario
+        scenario = plan.scenario
         self.scenario = scenario
         self.protocol = plan.protocol
         self.group_protocol = plan.group_protocol
