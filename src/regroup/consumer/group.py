@@ -11,7 +11,11 @@ KIP-848, "Data Model" and "Rebalance Process"; Kafka: ``ConsumerGroup`` (and
   (partition -> member) used by the assignors' "is this partition assigned";
 * the **partition epochs**: which member epoch owns each partition now
   (assigned or pending revocation) - the input of Rule 3 of
-  ``regroup.consumer.reconciliation``;
+  ``regroup.consumer.reconciliation``. Kafka keeps partition -> epoch and
+  rewrites it for every partition of a member whose epoch moves; the epoch is
+  always its owner's member epoch, so regroup keeps partition -> owner and reads
+  the epoch from the owner: a member that only moves to a new epoch (every
+  member, after every target assignment) then costs no index update at all;
 * the **subscription metadata** (the subscribed topics that exist, with their
   partition counts) and the resolved regular expressions;
 * how many STABLE members are at each member epoch, so that the state below
@@ -125,7 +129,8 @@ class ConsumerGroup:
     # -- derived indexes, kept in step by the mutators --
     static_members: dict[str, str] = field(default_factory=dict)
     inverted_target: dict[Uuid, dict[int, str]] = field(default_factory=dict)
-    partition_epochs: dict[Uuid, dict[int, int]] = field(default_factory=dict)
+    #: Topic id -> partition -> the member that owns it (assigned or pending revocation).
+    partition_owners: dict[Uuid, dict[int, str]] = field(default_factory=dict)
     dead: bool = False
     #: member epoch -> how many STABLE members are at it (the state in O(1)).
     stable_by_epoch: dict[int, int] = field(default_factory=dict, init=False, repr=False)
@@ -227,7 +232,9 @@ class ConsumerGroup:
 
     def current_partition_epoch(self, topic_id: Uuid, partition: int) -> int:
         """Kafka ``currentPartitionEpoch``: the owner's epoch, or -1 when free."""
-        return self.partition_epochs.get(topic_id, {}).get(partition, -1)
+        owners = self.partition_owners.get(topic_id)
+        owner = None if owners is None else owners.get(partition)
+        return -1 if owner is None else self.members[owner].member_epoch
 
     def subscription_type(self) -> SubscriptionType:
         return subscription_type(self.members)
@@ -290,13 +297,8 @@ class ConsumerGroup:
         """Record 8: the member's epochs and partitions (a member is made if needed)."""
         old = self.members.get(member_id)
         base = old if old is not None else ConsumerGroupMember(member_id)
-        updated = replace(
-            base,
-            member_epoch=member_epoch,
-            previous_member_epoch=previous_member_epoch,
-            state=state,
-            assigned_partitions=dict(assigned),
-            partitions_pending_revocation=dict(pending),
+        updated = base.with_current_assignment(
+            state, member_epoch, previous_member_epoch, dict(assigned), dict(pending)
         )
         self._put(old, updated)
 
@@ -366,7 +368,7 @@ class ConsumerGroup:
             resolved_regexes=dict(self.resolved_regexes),
             static_members=dict(self.static_members),
             inverted_target={t: dict(p) for t, p in self.inverted_target.items()},
-            partition_epochs={t: dict(p) for t, p in self.partition_epochs.items()},
+            partition_owners={t: dict(p) for t, p in self.partition_owners.items()},
         )
         return copied
 
@@ -434,63 +436,76 @@ class ConsumerGroup:
     # -- index maintenance ---------------------------------------------------------------
 
     def _put(self, old: ConsumerGroupMember | None, updated: ConsumerGroupMember) -> None:
-        """Swap ``updated`` in; move the partition epochs from ``old``'s partitions to its own.
+        """Swap ``updated`` in; move the partition ownership from ``old``'s partitions to its own.
 
         Only the difference is applied: partitions ``old`` held and ``updated`` does not
-        are released, new ones are claimed (each must be free), kept ones take the new
-        epoch - the same index as releasing everything and claiming it back.
+        are released, new ones are claimed (each must be free); kept ones stay this
+        member's, whatever its epoch (the epoch is read from the member).
         """
         if old is not None:
             self._count_stable(old, -1)
-        before = _owned_by_topic(old) if old is not None else {}
-        after = _owned_by_topic(updated)
-        for topic_id, partitions in after.items():
-            epochs = self.partition_epochs.get(topic_id)
-            if epochs is None:
-                epochs = {}
-                self._set_item(self.partition_epochs, topic_id, epochs)
-            held = before.get(topic_id, frozenset())
-            taken = (partitions - held) & epochs.keys()
-            if taken:
-                partition = min(taken)
-                raise IllegalGroupStateError(
-                    f"partition {topic_id}-{partition} is owned at epoch {epochs[partition]}; "
-                    f"member {updated.member_id} cannot own it too"
-                )
-            gone = held - partitions
-            if gone:
-                self._pop_many(epochs, gone)
-            if self._journal is not None:
-                get = epochs.get
-                self._note_many(epochs, {p: get(p, _MISSING) for p in partitions})
-            epochs.update(dict.fromkeys(partitions, updated.member_epoch))
-        for topic_id, held in before.items():
-            if topic_id in after:
-                continue
-            epochs = self.partition_epochs.get(topic_id)
-            if epochs is not None:
-                self._pop_many(epochs, held)
-                if not epochs:
-                    self._del_item(self.partition_epochs, topic_id)
+        if old is None or not (
+            old.assigned_partitions == updated.assigned_partitions
+            and old.partitions_pending_revocation == updated.partitions_pending_revocation
+        ):
+            self._move_ownership(old, updated)
         self._set_item(self.members, updated.member_id, updated)
         self._count_stable(updated, 1)
         if updated.instance_id is not None:
             self._set_item(self.static_members, updated.instance_id, updated.member_id)
 
-    def _pop_many(self, epochs: dict[int, int], partitions: Iterable[int]) -> None:
-        present = [p for p in partitions if p in epochs]
+    def _move_ownership(
+        self, old: ConsumerGroupMember | None, updated: ConsumerGroupMember
+    ) -> None:
+        before = _owned_by_topic(old) if old is not None else {}
+        after = _owned_by_topic(updated)
+        member_id = updated.member_id
+        for topic_id, partitions in after.items():
+            owners = self.partition_owners.get(topic_id)
+            if owners is None:
+                owners = {}
+                self._set_item(self.partition_owners, topic_id, owners)
+            held = before.get(topic_id, frozenset())
+            claimed = partitions - held
+            taken = claimed & owners.keys()
+            if taken:
+                partition = min(taken)
+                holder = self.members.get(owners[partition])
+                epoch = -1 if holder is None else holder.member_epoch
+                raise IllegalGroupStateError(
+                    f"partition {topic_id}-{partition} is owned at epoch {epoch}; "
+                    f"member {member_id} cannot own it too"
+                )
+            gone = held - partitions
+            if gone:
+                self._pop_many(owners, gone)
+            if claimed:
+                if self._journal is not None:
+                    self._note_many(owners, dict.fromkeys(claimed, _MISSING))
+                owners.update(dict.fromkeys(claimed, member_id))
+        for topic_id, held in before.items():
+            if topic_id in after:
+                continue
+            owners = self.partition_owners.get(topic_id)
+            if owners is not None:
+                self._pop_many(owners, held)
+                if not owners:
+                    self._del_item(self.partition_owners, topic_id)
+
+    def _pop_many(self, owners: dict[int, str], partitions: Iterable[int]) -> None:
+        present = [p for p in partitions if p in owners]
         if self._journal is not None:
-            self._note_many(epochs, {p: epochs[p] for p in present})
+            self._note_many(owners, {p: owners[p] for p in present})
         for partition in present:
-            del epochs[partition]
+            del owners[partition]
 
     def _release(self, member: ConsumerGroupMember) -> None:
         for topic_id, partitions in _owned_by_topic(member).items():
-            epochs = self.partition_epochs.get(topic_id)
-            if epochs is not None:
-                self._pop_many(epochs, partitions)
-                if not epochs:
-                    self._del_item(self.partition_epochs, topic_id)
+            owners = self.partition_owners.get(topic_id)
+            if owners is not None:
+                self._pop_many(owners, partitions)
+                if not owners:
+                    self._del_item(self.partition_owners, topic_id)
 
     def _count_stable(self, member: ConsumerGroupMember, delta: int) -> None:
         """Keep ``stable_by_epoch`` (no zero counts, so rebuilt groups compare equal)."""

@@ -14,7 +14,7 @@ member's ``positions`` callable (Kafka's ``subscriptions.allConsumed()``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from regroup.consumer.member_config import CommitResult
@@ -129,15 +129,21 @@ class CommitTracker:
         return results
 
     def auto_commit_due(
-        self, now_ms: int, positions: Mapping[TopicPartition, int]
+        self, now_ms: int, positions: Callable[[], Mapping[TopicPartition, int]]
     ) -> dict[TopicPartition, int]:
-        """The moved positions to auto-commit now (empty when not due); starts the clock."""
+        """The moved positions to auto-commit now (empty when not due); starts the clock.
+
+        ``positions`` is asked only when a commit is due: the member polls far more
+        often than ``auto.commit.interval.ms``, and collecting the consumed positions
+        costs O(partitions) each time.
+        """
         if self._next_auto_ms is None:
             self._next_auto_ms = now_ms + self._auto_interval_ms
             return {}
         if now_ms < self._next_auto_ms:
             return {}
         self._next_auto_ms = now_ms + self._auto_interval_ms
-        moved = {tp: off for tp, off in positions.items() if self._last_auto.get(tp) != off}
+        last = self._last_auto
+        moved = {tp: off for tp, off in positions().items() if last.get(tp) != off}
         self._last_auto.update(moved)
         return moved

@@ -103,30 +103,43 @@ class MemberState(enum.Enum):
     STALE = "STALE"
     FATAL = "FATAL"
 
+    # The predicates below compare by identity: ``x in frozenset`` would hash the
+    # member through ``Enum.__hash__`` (Python code), and a KIP-848 member asks them
+    # several times per poll.
+
     @property
     def sends_heartbeats(self) -> bool:
-        """Rule 5: Kafka's ``shouldSkipHeartbeat`` is the negation of this."""
-        return self not in _SILENT
+        """Rule 5: Kafka's ``shouldSkipHeartbeat`` is the negation of this (not ``_SILENT``)."""
+        return not (
+            self is S.UNSUBSCRIBED or self is S.FENCED or self is S.STALE or self is S.FATAL
+        )
 
     @property
     def heartbeats_now(self) -> bool:
         """Rule 5: Kafka's ``shouldHeartbeatNow``: send without waiting for the interval."""
-        return self in _URGENT
+        return self is S.JOINING or self is S.ACKNOWLEDGING or self is S.LEAVING
 
     @property
     def can_handle_new_assignment(self) -> bool:
         """Kafka's ``MemberState.canHandleNewAssignment``: not while leaving or out of the group."""
-        return self in _ACTIVE
+        return self.is_active
 
     @property
     def is_active(self) -> bool:
         """A member in the group that is not leaving (the states a fencing can hit first)."""
-        return self in _ACTIVE
+        return (
+            self is S.STABLE
+            or self is S.RECONCILING
+            or self is S.JOINING
+            or (self is S.ACKNOWLEDGING)
+        )
 
     @property
     def in_group(self) -> bool:
         """Kafka's ``!isNotInGroup()``: the member holds (or is joining with) a member epoch."""
-        return self not in _NOT_IN_GROUP
+        return not (
+            self is S.UNSUBSCRIBED or self is S.FENCED or self is S.STALE or self is S.FATAL
+        )
 
 
 S = MemberState

@@ -59,7 +59,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
 
 from regroup.consumer.group_member import (
     Assignment,
@@ -131,6 +130,13 @@ def reconcile(
     ``KafkaProtocolError(FENCED_MEMBER_EPOCH)`` for a member in UNKNOWN state that
     reports partitions (Kafka: such a member must rejoin).
     """
+    if _only_epoch_moves(member, target_epoch, target):
+        # The step ``_next_assignment`` would take, without building it: STABLE at the
+        # target epoch with the very partitions it holds (every member of a group that
+        # bumps its epoch takes this step once, so it is the common one).
+        return member.with_current_assignment(
+            S.STABLE, target_epoch, member.member_epoch, member.assigned_partitions, {}
+        )
     step = _Step(
         member,
         target_epoch,
@@ -142,6 +148,22 @@ def reconcile(
     if result is not member and result.state not in TRANSITIONS[member.state]:
         raise IllegalReconciliationError(f"{member.state.name} -> {result.state.name}")
     return result
+
+
+def _only_epoch_moves(member: ConsumerGroupMember, target_epoch: int, target: Assignment) -> bool:
+    """A STABLE member behind the target epoch whose partitions are its target exactly.
+
+    Then ``_next_assignment`` keeps everything, revokes and adds nothing, and moves
+    the member to the target epoch, STABLE. Empty partition sets are excluded so
+    that "exactly" is the same test as ``_next_assignment``'s (which drops them).
+    """
+    return (
+        member.state is S.STABLE
+        and member.member_epoch != target_epoch
+        and not member.partitions_pending_revocation
+        and member.assigned_partitions == target
+        and all(target.values())
+    )
 
 
 # -- per-state steps ----------------------------------------------------------------------
@@ -265,10 +287,17 @@ def _next_assignment(step: _Step, epoch_if_revoking: int) -> ConsumerGroupMember
     )
 
 
-def _moved(member: ConsumerGroupMember, epoch: int, **changes: Any) -> ConsumerGroupMember:
-    """``member`` with ``changes``, at ``epoch`` (the old epoch becomes the previous one when
-    it moves: Kafka ``updateMemberEpoch``); one copy of the member, not two."""
-    if member.member_epoch != epoch:
-        changes["previous_member_epoch"] = member.member_epoch
-        changes["member_epoch"] = epoch
-    return replace(member, **changes)
+def _moved(
+    member: ConsumerGroupMember,
+    epoch: int,
+    *,
+    state: S,
+    assigned_partitions: Assignment,
+    partitions_pending_revocation: Assignment,
+) -> ConsumerGroupMember:
+    """``member`` with this current assignment, at ``epoch`` (the old epoch becomes the
+    previous one when it moves: Kafka ``updateMemberEpoch``); one copy of the member."""
+    previous = member.member_epoch if member.member_epoch != epoch else member.previous_member_epoch
+    return member.with_current_assignment(
+        state, epoch, previous, assigned_partitions, partitions_pending_revocation
+    )

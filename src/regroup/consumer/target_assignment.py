@@ -89,54 +89,61 @@ def build_target_assignment(
     metadata = group.subscription_metadata
     ids_by_name = {name: topic.topic_id for name, topic in metadata.items()}
     cache: SpecCache = {} if spec_cache is None else spec_cache
-    fresh: SpecCache = {}
+    cached = cache.get
     specs: dict[str, MemberSubscriptionSpec] = {}
     targets_now = group.target_assignment
+    current_target = targets_now.get
     regexes = group.resolved_regexes
     for member_id, member in members.items():
-        target = targets_now.get(member_id)
-        names = member.subscribed_topic_names
+        target = current_target(member_id)
         regex = member.subscribed_topic_regex
-        resolved = regexes.get(regex) if regex else None
-        inputs = (names, regex, resolved, member.rack_id, member.instance_id, target, metadata)
-        hit = cache.get(member_id)
+        inputs = (
+            member.subscribed_topic_names,
+            regex,
+            regexes.get(regex) if regex else None,
+            member.rack_id,
+            member.instance_id,
+            target,
+            metadata,
+        )
+        hit = cached(member_id)
         if hit is not None and hit[0] == inputs:
-            spec = hit[1]
-        else:
-            topic_ids = frozenset(
-                ids_by_name[name]
-                for name in group.member_topic_names(member)
-                if name in ids_by_name
-            )
-            spec = MemberSubscriptionSpec(
-                subscribed_topic_ids=topic_ids,
-                rack_id=member.rack_id,
-                instance_id=member.instance_id,
-                assigned_partitions=group.target_of(member_id) if target is None else target,
-            )
+            specs[member_id] = hit[1]
+            continue
+        topic_ids = frozenset(
+            ids_by_name[name] for name in group.member_topic_names(member) if name in ids_by_name
+        )
+        spec = MemberSubscriptionSpec(
+            subscribed_topic_ids=topic_ids,
+            rack_id=member.rack_id,
+            instance_id=member.instance_id,
+            assigned_partitions=group.target_of(member_id) if target is None else target,
+        )
         specs[member_id] = spec
-        fresh[member_id] = (inputs, spec)
-    if spec_cache is not None:
-        spec_cache.clear()
-        spec_cache.update(fresh)
+        cache[member_id] = (inputs, spec)
+    if len(cache) != len(specs):
+        for gone in cache.keys() - specs.keys():
+            del cache[gone]
     group_spec = GroupSpec(specs, subscription_type(members))
     describer = SubscribedTopicDescriber({topic.topic_id: topic for topic in metadata.values()})
     result = assignor.assign(group_spec, describer)
+    assigned_of = result.members.get
     targets: dict[str, Assignment] = {}
     changed: dict[str, Assignment] = {}
     for member_id in members:
-        assigned = result.members.get(member_id)
-        current = targets_now.get(member_id)
+        assigned = assigned_of(member_id)
+        current = current_target(member_id)
         new_target: Assignment
         if assigned is None:
             new_target = {}
         elif current is not None and (
             assigned.partitions is current or assigned.partitions == current
         ):
-            new_target = current  # unchanged: keep the group's own map (no copy, no record)
+            targets[member_id] = current  # unchanged: the group's own map (no copy, no record)
+            continue
         else:
             new_target = {t: frozenset(p) for t, p in assigned.partitions.items() if p}
         targets[member_id] = new_target
-        if current is None or (current is not new_target and current != new_target):
+        if current is None or current != new_target:
             changed[member_id] = new_target
     return TargetAssignmentResult(targets, changed)

@@ -30,6 +30,7 @@ timer key                                 fires
 
 from __future__ import annotations
 
+from bisect import bisect_left, insort
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from itertools import chain
 from typing import Any
@@ -61,6 +62,7 @@ from regroup.events.schema import (
 )
 from regroup.model.metadata import MetadataImage
 from regroup.model.topic_partition import TopicPartition
+from regroup.model.uuid import Uuid
 from regroup.records import CoordinatorRecord
 
 __all__ = ["ConsumerGroupManager", "ScriptedAssignor"]
@@ -69,12 +71,70 @@ Handler = Callable[[Hashable, Any, int], CoordinatorResult]
 
 #: Group config names (KIP-848 "Dynamic Group Configuration"; Kafka ``GroupConfig``).
 #: A member's target, the names it was converted with, and the converted target.
-_NamedTarget = tuple[
-    Assignment, Mapping[str, TopicMetadata], MetadataImage, tuple[TopicPartition, ...]
-]
-
 SESSION_TIMEOUT_CONFIG = "consumer.session.timeout.ms"
 HEARTBEAT_INTERVAL_CONFIG = "consumer.heartbeat.interval.ms"
+
+
+#: Entries of ``_TopicNames.single`` kept at most (emptied when full).
+_SINGLE_TOPIC_MEMO_LIMIT = 1 << 16
+
+
+class _TopicNames:
+    """Topic id -> name for one subscription metadata and one image, and converted sets.
+
+    ``single`` memoises ``partitions_by_name`` for one-topic assignments, by
+    (topic id, partitions): every heartbeat that moves a member's epoch reports its
+    partitions by name (``member_assignment_changed``), and they rarely change.
+    """
+
+    __slots__ = ("image", "metadata", "names", "single")
+
+    def __init__(self, metadata: Mapping[str, TopicMetadata], image: MetadataImage) -> None:
+        self.metadata = metadata
+        self.image = image
+        self.names: dict[Uuid, str] = {t.topic_id: name for name, t in metadata.items()}
+        self.single: dict[tuple[Uuid, frozenset[int]], tuple[TopicPartition, ...]] = {}
+
+
+class _NamedTargets:
+    """One group's targets by topic name (``_targets_by_name``), kept between epochs.
+
+    Valid for one subscription metadata and one image (names come from them).
+    ``ids`` is the target's member ids, sorted; ``named`` maps each to the target
+    map it was converted from and the result.
+    """
+
+    __slots__ = ("ids", "image", "metadata", "named")
+
+    def __init__(self, metadata: object, image: object) -> None:
+        self.metadata = metadata
+        self.image = image
+        self.ids: list[str] = []
+        self.named: dict[str, tuple[Assignment, tuple[TopicPartition, ...]]] = {}
+
+    def sync_ids(self, targets: Mapping[str, Assignment]) -> None:
+        """Make ``ids`` the sorted keys of ``targets``, moving only what changed."""
+        named = self.named
+        if len(named) == len(targets) and named.keys() == targets.keys():
+            return
+        gone = named.keys() - targets.keys()
+        for member_id in gone:
+            del named[member_id]
+        added = [m for m in targets if m not in named]
+        if len(gone) + len(added) > 8:
+            self.ids = sorted(targets)
+        else:
+            ids = self.ids
+            for member_id in gone:
+                del ids[bisect_left(ids, member_id)]
+            for member_id in added:
+                insort(ids, member_id)
+        for member_id in added:
+            named[member_id] = _UNCONVERTED
+
+
+#: A target nobody has converted yet (never the same object as a real target).
+_UNCONVERTED: tuple[Assignment, tuple[TopicPartition, ...]] = ({}, ())
 
 
 class ScriptedAssignor(ConsumerGroupPartitionAssignor):
@@ -116,9 +176,11 @@ class ConsumerGroupManager:
         #: How many metadata images were seen (the "version" of resolved regexes).
         self.metadata_version = 0
         #: Per group, each member's target converted to names (``_targets_by_name``).
-        self._target_names: dict[str, dict[str, _NamedTarget]] = {}
+        self._target_names: dict[str, _NamedTargets] = {}
         #: One ``TopicPartition`` per partition number, by topic name (``partitions_by_name``).
         self._topic_partitions: dict[str, list[TopicPartition]] = {}
+        #: Topic names of the last subscription metadata and image seen (``partitions_by_name``).
+        self._names = _TopicNames({}, MetadataImage())
         #: Per group, the assignor's member specs (``build_target_assignment``).
         self._spec_cache: dict[str, SpecCache] = {}
 
@@ -373,7 +435,7 @@ class ConsumerGroupManager:
             assignor = self.assignor_resolver(name)
         specs = self._spec_cache.setdefault(txn.group_id, {})
         result = build_target_assignment(group, group.members, assignor, specs)
-        self.install_target(txn, result.targets, group.group_epoch, name)
+        self.install_target(txn, result.targets, group.group_epoch, name, result.changed)
 
     def install_target(
         self,
@@ -381,11 +443,18 @@ class ConsumerGroupManager:
         targets: Mapping[str, Assignment],
         epoch: int,
         assignor_name: str,
+        changed: Mapping[str, Assignment] | None = None,
     ) -> None:
+        """Write a target record per member whose target changed (by member id), then the epoch.
+
+        ``changed``: the members of ``targets`` whose target differs from the group's,
+        when the caller knows them already (``build_target_assignment`` does); the
+        records are the same, without a walk over every member.
+        """
         group = txn.group
         assert group is not None
         current = group.target_assignment
-        for member_id in sorted(targets):
+        for member_id in sorted(targets if changed is None else changed):
             if member_id not in group.members:
                 continue
             target = targets[member_id]
@@ -411,21 +480,26 @@ class ConsumerGroupManager:
         group stores a new map only when a target record changes it) and the
         names it was converted with are the same (the subscription metadata and
         the image are replaced, never changed in place), so each epoch converts
-        only the targets that changed.
+        only the targets that changed. The member ids are kept sorted between
+        epochs too: a rolling bounce swaps one member per epoch, and re-sorting
+        every id at every epoch would cost more than the rest.
         """
+        targets = group.target_assignment
         metadata = group.subscription_metadata
         image = self.coordinator.metadata
-        cached = self._target_names.get(group.group_id, {})
-        fresh: dict[str, _NamedTarget] = {}
+        cache = self._target_names.get(group.group_id)
+        if cache is None or cache.metadata is not metadata or cache.image is not image:
+            cache = _NamedTargets(metadata, image)
+            self._target_names[group.group_id] = cache
+        cache.sync_ids(targets)
+        named = cache.named
         assignment: dict[str, tuple[TopicPartition, ...]] = {}
-        for member_id in sorted(group.target_assignment):
-            target = group.target_assignment[member_id]
-            hit = cached.get(member_id)
-            if hit is None or hit[0] is not target or hit[1] is not metadata or hit[2] is not image:
-                hit = (target, metadata, image, self.partitions_by_name(group, target))
-            fresh[member_id] = hit
-            assignment[member_id] = hit[3]
-        self._target_names[group.group_id] = fresh
+        for member_id in cache.ids:
+            target = targets[member_id]
+            hit = named.get(member_id)
+            if hit is None or hit[0] is not target:
+                hit = named[member_id] = (target, self.partitions_by_name(group, target))
+            assignment[member_id] = hit[1]
         return assignment
 
     def partitions_by_name(
@@ -437,8 +511,29 @@ class ConsumerGroupManager:
         topic so that only integers are sorted, from one shared (immutable)
         ``TopicPartition`` per partition.
         """
-        names = {t.topic_id: name for name, t in group.subscription_metadata.items()}
+        if not assignment:
+            return ()
+        metadata = group.subscription_metadata
         image: MetadataImage = self.coordinator.metadata
+        known = self._names
+        if known.metadata is not metadata or known.image is not image:
+            # Both are replaced, never changed in place: identity is enough.
+            known = self._names = _TopicNames(metadata, image)
+        if len(assignment) == 1:
+            ((topic_id, partitions),) = assignment.items()
+            if type(partitions) is frozenset:
+                hit = known.single.get((topic_id, partitions))
+                if hit is None:
+                    hit = self._by_name(known, assignment)
+                    if len(known.single) >= _SINGLE_TOPIC_MEMO_LIMIT:
+                        known.single.clear()
+                    known.single[(topic_id, partitions)] = hit
+                return hit
+        return self._by_name(known, assignment)
+
+    def _by_name(self, known: _TopicNames, assignment: Assignment) -> tuple[TopicPartition, ...]:
+        names = known.names
+        image = known.image
         by_name: dict[str, list[Iterable[int]]] = {}
         for topic_id, partitions in assignment.items():
             name = names.get(topic_id)

@@ -177,6 +177,12 @@ def replay_consumer_record(
     """Apply one KIP-848 record; ``False`` when the record is not a consumer group record."""
     key = record.key
     value = record.value
+    if type(key) is ConsumerGroupCurrentMemberAssignmentKey and type(key.group_id) is str:
+        # The record of every heartbeat that moves a member: straight to its branch below.
+        current = _group(groups, key.group_id, create=value is not None)
+        if current is not None:
+            _replay_current(current, key, value)
+        return True
     if isinstance(key, ConsumerGroupConfigKey):
         if value is None:
             configs.pop(key.group_id, None)
@@ -282,6 +288,10 @@ def _group(
     return existing
 
 
+#: ``MemberState(value)`` as a lookup (an enum call costs more than the rest of the replay).
+_STATES: dict[int, MemberState] = {state.value: state for state in MemberState}
+
+
 def _replay_current(
     group: ConsumerGroup,
     key: ConsumerGroupCurrentMemberAssignmentKey,
@@ -299,10 +309,7 @@ def _replay_current(
             )
         return
     assert isinstance(value, ConsumerGroupCurrentMemberAssignmentValue)
-    try:
-        state = MemberState(value.state)
-    except ValueError:
-        state = MemberState.UNKNOWN
+    state = _STATES.get(value.state, MemberState.UNKNOWN)
     group.put_current_assignment(
         key.member_id,
         member_epoch=value.member_epoch,

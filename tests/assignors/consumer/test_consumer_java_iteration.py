@@ -57,3 +57,24 @@ def test_topic_index_by_identity_and_value() -> None:
     assert index.get(T3) is None
     assert len(index) == 2
     assert sorted([T3, T1, T2], key=uuid_sort_key) == sorted([T3, T1, T2])
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.lists(st.text(min_size=1, max_size=6), max_size=12, unique=True), max_size=6))
+def test_member_order_through_a_small_hash_memo(rounds: list[list[str]]) -> None:
+    """The memo of member-id hashes never changes the order, even when it is emptied."""
+    from regroup.assignors.consumer import java_iteration
+
+    limit, memo = java_iteration._HASH_MEMO_LIMIT, dict(java_iteration._HASH_MEMO)
+    java_iteration._HASH_MEMO_LIMIT = 8
+    java_iteration._HASH_MEMO.clear()
+    largest = 8
+    try:
+        for ids in rounds:
+            largest = max(largest, len(ids))
+            assert member_iteration_order(ids) == java_hashmap_order(ids, java_string_hash)
+            assert len(java_iteration._HASH_MEMO) <= largest
+    finally:
+        java_iteration._HASH_MEMO_LIMIT = limit
+        java_iteration._HASH_MEMO.clear()
+        java_iteration._HASH_MEMO.update(memo)

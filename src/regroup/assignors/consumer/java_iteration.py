@@ -98,11 +98,30 @@ def member_iteration_order(member_ids: Iterable[str]) -> list[str]:
     ids = list(dict.fromkeys(member_ids))
     if len(ids) < 2:
         return ids
-    hashes = java_string_hashes(ids)
+    hashes = _member_hashes(ids)
     mask = np.uint64(_final_capacity(len(ids), _DEFAULT_CAPACITY) - 1)
     buckets = (hashes ^ (hashes >> np.uint64(16))) & mask
     order = np.argsort(buckets, kind="stable")
     return [ids[i] for i in order.tolist()]
+
+
+#: ``String.hashCode`` of member ids seen lately (a pure function's memo: a group's
+#: members stay while its target is recomputed at every epoch, so each id is hashed
+#: once, not once per epoch). Emptied when it outgrows ``_HASH_MEMO_LIMIT``.
+_HASH_MEMO: dict[str, int] = {}
+_HASH_MEMO_LIMIT = 1 << 17
+
+
+def _member_hashes(ids: list[str]) -> np.ndarray:
+    """``java_string_hashes(ids)``, through ``_HASH_MEMO``."""
+    memo = _HASH_MEMO
+    missing = [member_id for member_id in ids if member_id not in memo]
+    if missing:
+        if len(memo) + len(missing) > _HASH_MEMO_LIMIT:
+            memo.clear()
+            missing = ids
+        memo.update(zip(missing, java_string_hashes(missing).tolist(), strict=True))
+    return np.fromiter(map(memo.__getitem__, ids), dtype=np.uint64, count=len(ids))
 
 
 def topic_set_order(topic_ids: Collection[Uuid]) -> list[Uuid]:

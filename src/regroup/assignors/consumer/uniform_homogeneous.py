@@ -133,8 +133,12 @@ class _Builder:
         """The assignment, or None when a held partition number is out of range."""
         member_count = len(self.member_order)
         minimum_quota, remaining_extra = divmod(self.total, member_count)
-        lookup = self.index.get
+        # ``TopicIndex.get`` inlined, and the lists' ``append`` bound once: this loop
+        # runs once per member for every target assignment of the group.
+        by_identity = self.index.by_identity.get
+        by_value = self.index.by_value.get
         offsets = self.offsets
+        members = self.members
 
         target: dict[str, Partitions] = {}
         unfilled: list[tuple[str, int]] = []
@@ -142,23 +146,25 @@ class _Builder:
         # Every held set of a subscribed topic, for the "held by somebody" flags.
         held_topics: list[int] = []
         held_sets: list[frozenset[int]] = []
+        note_topic = held_topics.append
+        note_set = held_sets.append
 
         for member_index, member_id in enumerate(self.member_order):
-            old = self.members[member_id].assigned_partitions
-            quota = minimum_quota
+            old = members[member_id].assigned_partitions
             has_extra = remaining_extra > 0
-            if has_extra:
-                quota += 1
+            quota = minimum_quota + 1 if has_extra else minimum_quota
             new: dict[Uuid, frozenset[int]] | None = None
             for topic_id, partitions in old.items():
-                topic = lookup(topic_id)
+                topic = by_identity(id(topic_id))
                 if topic is None:
-                    if new is None:
-                        new = dict(old)
-                    del new[topic_id]
-                    continue
-                held_topics.append(topic)
-                held_sets.append(partitions)
+                    topic = by_value(topic_id)
+                    if topic is None:
+                        if new is None:
+                            new = dict(old)
+                        del new[topic_id]
+                        continue
+                note_topic(topic)
+                note_set(partitions)
                 size = len(partitions)
                 if size <= quota:
                     quota -= size
@@ -177,12 +183,13 @@ class _Builder:
                     new[topic_id] = frozenset(kept)
                 else:
                     del new[topic_id]
-            if quota > 0 and has_extra and member_count - member_index > remaining_extra:
-                # Give the extra slot back for a later member to claim (KAFKA-18688).
-                quota -= 1
-                has_extra = False
             if quota > 0:
-                unfilled.append((member_id, quota))
+                if has_extra and member_count - member_index > remaining_extra:
+                    # Give the extra slot back for a later member to claim (KAFKA-18688).
+                    quota -= 1
+                    has_extra = False
+                if quota > 0:
+                    unfilled.append((member_id, quota))
             if has_extra:
                 remaining_extra -= 1
             target[member_id] = old if new is None else new
