@@ -46,6 +46,20 @@ duplicate: the sum of ``IntervalSet.add``'s overlaps). ``partitions_moved``
 compares each assignment's identity (``member_joined.instance_id`` if the
 member joined with one before, else the member id) with the previous
 assignment of that partition, by window ``lag``.
+
+Plan (``analyze``)
+------------------
+
+Every table is per run, so the events are shuffled once, by ``run_id``
+(``with_log_order``'s window), and that ordered table is cached without the
+bulky ``json`` column (kept only on ``simulation_started``, for the labels).
+Everything downstream groups, windows or joins by keys that start with
+``run_id``: with broadcast joins off and
+``spark.sql.requireAllClusterKeysForCoPartition=false``
+(``regroup.pipeline.spark``), Spark reuses that partitioning instead of
+shuffling again or collecting a broadcast per join. The shared intermediates
+(bounds, intervals, idle, metrics, labels) are cached too, so writing the five
+tables and collecting the report's rows computes each of them once.
 """
 
 from __future__ import annotations
@@ -547,10 +561,10 @@ def run_labels(ordered: DataFrame, bounds: DataFrame) -> DataFrame:
 
 
 def summary(metrics: DataFrame, labels: DataFrame) -> DataFrame:
-    """Per (scenario, protocol, assignor): runs and the means / worst cases across seeds."""
+    """Per (scenario, protocol, assignor, members): runs, means and worst cases across seeds."""
     return (
         metrics.join(labels, _RUN, "left")
-        .groupBy("scenario", "protocol", "assignor")
+        .groupBy("scenario", "protocol", "assignor", "members")
         .agg(
             F.count(F.lit(1)).alias("runs"),
             F.round(F.avg("idle_partition_seconds"), 3).alias("idle_partition_s_mean"),
@@ -561,7 +575,7 @@ def summary(metrics: DataFrame, labels: DataFrame) -> DataFrame:
             F.max("time_to_stable_ms").alias("time_to_stable_max_ms"),
             F.sum("invariant_violations").alias("violations"),
         )
-        .orderBy("scenario", "protocol", "assignor")
+        .orderBy("scenario", "members", "protocol", "assignor")
     )
 
 
@@ -574,27 +588,48 @@ class Analysis:
     idle: DataFrame
     violations: DataFrame
     labels: DataFrame
+    #: Every frame ``analyze`` cached, the intermediates too (for ``unpersist``).
+    cached: tuple[DataFrame, ...] = ()
+
+
+def _slim(events: DataFrame) -> DataFrame:
+    """The event columns, ``json`` kept only where the analytics read it (the labels)."""
+    keep = F.when(F.col("kind") == "simulation_started", F.col("json"))
+    return events.select(*[keep.alias(c) if c == "json" else F.col(c) for c in events.columns])
 
 
 def analyze(events: DataFrame) -> Analysis:
-    """Every table, from event rows (``EVENT_SCHEMA``) of any number of runs."""
-    ordered = with_log_order(events).cache()
+    """Every table, from event rows (``EVENT_SCHEMA``) of any number of runs (lazy, cached)."""
+    ordered = with_log_order(_slim(events)).cache()
     bounds = run_bounds(ordered).cache()
     intervals = ownership_intervals(ordered).cache()
     idle = idle_by_partition(ordered, bounds, intervals).cache()
+    metrics = run_metrics(ordered, bounds, idle).cache()
+    labels = run_labels(ordered, bounds).cache()
     return Analysis(
-        metrics=run_metrics(ordered, bounds, idle),
+        metrics=metrics,
         ownership=intervals,
         idle=idle,
         violations=violations(ordered),
-        labels=run_labels(ordered, bounds),
+        labels=labels,
+        cached=(metrics, labels, idle, intervals, bounds, ordered),
     )
+
+
+def unpersist(analysis: Analysis) -> None:
+    """Drop every frame ``analyze`` cached for ``analysis`` (its tables and intermediates)."""
+    for frame in analysis.cached:
+        frame.unpersist()
+
+
+#: The order ``write_analysis`` writes in: each table after those it is computed from.
+TABLES = ("ownership", "idle", "metrics", "labels", "violations")
 
 
 def write_analysis(analysis: Analysis, out_dir: str | Path) -> dict[str, str]:
     """Write the tables as Parquet under ``out_dir`` (overwriting); returns name -> path."""
     paths: dict[str, str] = {}
-    for name in ("metrics", "ownership", "idle", "violations", "labels"):
+    for name in TABLES:
         path = str(Path(out_dir) / name)
         frame: DataFrame = getattr(analysis, name)
         frame.write.mode("overwrite").parquet(path)
