@@ -9,7 +9,14 @@ from typing import Any
 
 import pytest
 
-from regroup.pipeline.report import SECTIONS, render_report, representative_runs
+from regroup.pipeline.report import (
+    EXPLAIN,
+    SECTIONS,
+    idle_means,
+    lowest_sentence,
+    render_report,
+    representative_runs,
+)
 
 # One worker runs the Spark tests and the real-client interop tests, one after another.
 pytestmark = pytest.mark.xdist_group("heavy")
@@ -34,7 +41,7 @@ RUNS = [
     _run("k1", "consumer", 2, 1.0),
 ]
 OWNERSHIP = {
-    "e3": [
+    "e1": [
         {
             "partition": "t-0",
             "member_id": "a",
@@ -80,7 +87,12 @@ def page() -> str:
 
 
 def test_pipeline_representative_run_is_nearest_the_median() -> None:
-    assert [r["run_id"] for r in representative_runs(RUNS)] == ["k1", "e3"]
+    # Per scenario and protocol, among the smallest group size: eager's size-2 runs are
+    # 4.0 and 6.0, both 1.0 from their median; the first by run id is taken.
+    assert [r["run_id"] for r in representative_runs(RUNS)] == ["k1", "e1"]
+    other = {**_run("s1", "eager", 8, 3.0), "scenario": "scale-out"}
+    more = [*RUNS, _run("e4", "eager", 2, 5.5), other]
+    assert [r["run_id"] for r in representative_runs(more)] == ["k1", "e4", "s1"]
 
 
 def test_pipeline_report_has_every_section_and_fetches_nothing() -> None:
@@ -115,3 +127,25 @@ def test_pipeline_report_renders_in_chromium(tmp_path: Path) -> None:
         check=True,
     )
     assert shot.stat().st_size > 10_000
+
+
+def test_pipeline_idle_means_table_marks_the_lowest_per_size() -> None:
+    runs = [*RUNS, _run("k2", "consumer", 4, 9.0)]
+    means = idle_means(runs, "crash")
+    assert means == {"eager / range": {2: 5.0, 4: 5.0}, "consumer / range": {2: 1.0, 4: 9.0}}
+    html = page()
+    # Size 2: consumer's 1.0 is the lowest; size 4 has only eager's 5.0 (nothing to compare).
+    assert '<td class="n best">1.0</td>' in html
+    assert '<td class="n">5.0</td>' in html
+    for section in SECTIONS:
+        assert EXPLAIN[section] in html
+    # Size 4 has eager alone: only size 2 is compared.
+    assert "Lowest mean idle partition-seconds: consumer / range at every size." in html
+
+
+def test_pipeline_lowest_sentence_says_who_wins_where() -> None:
+    means = {"a": {4: 1.0, 8: 5.0, 16: 2.0}, "b": {4: 2.0, 8: 3.0, 16: 2.0}, "c": {4: 9.0}}
+    assert lowest_sentence(means) == (
+        "Lowest mean idle partition-seconds: a at 4, 16 members; b at 8, 16 members."
+    )
+    assert lowest_sentence({"a": {4: 1.0}, "b": {4: 2.0}}).endswith(": a at every size.")

@@ -11,7 +11,8 @@ from regroup.cli.main import main
 from regroup.pipeline.logs import read_events
 from regroup.pipeline.report import SECTIONS
 from regroup.pipeline.schema import EVENT_SCHEMA, event_rows
-from regroup.pipeline.sweep import Grid, GridError, expand, parse_grid
+from regroup.pipeline.sweep import Grid, GridError, expand, parse_grid, sized
+from regroup.sim.scenario import builtin_scenario
 from regroup.sim.simulation import run_simulation
 
 # One worker runs the Spark tests and the real-client interop tests, one after another.
@@ -103,7 +104,6 @@ def test_pipeline_tiny_sweep_end_to_end(spark: Any, tmp_path: Path, capsys: Any)
 
 
 def test_pipeline_reads_json_lines_logs(spark: Any, tmp_path: Path) -> None:
-    from regroup.sim.scenario import builtin_scenario
     from regroup.sim.simulation import Settings
 
     result = run_simulation(Settings(scenario=builtin_scenario("crash"), members=2, partitions=2))
@@ -123,6 +123,8 @@ def test_pipeline_reads_json_lines_logs(spark: Any, tmp_path: Path) -> None:
         ["sweep", "--scenario", "no-such", "--out", "OUT"],
         ["sweep", "--scenario", "crash", "--members", "0", "--out", "OUT"],
         ["sweep", "--scenario", "crash", "--config", "novalue", "--out", "OUT"],
+        ["sweep", "--scenario", "crash", "--data", "restore_ms=5s", "--out", "OUT"],
+        ["sweep", "--scenario", "crash", "--data", "restore=5", "--out", "OUT"],
         ["analyze", "/no/such/dir", "--out", "OUT"],
         ["demo", "--seeds", "0", "--out", "OUT"],
     ],
@@ -132,3 +134,68 @@ def test_pipeline_cli_usage_errors(argv: list[str], tmp_path: Path, capsys: Any)
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"regroup {argv[0]}: error: ") and err.count("\n") == 1
+
+
+def test_pipeline_grid_data_axis_overrides_the_scenarios_data() -> None:
+    grid = parse_grid(
+        {
+            "scenarios": ["scale-out"],
+            "protocols": ["eager"],
+            "members": [2],
+            "data": [{"restore_ms": 0}, {"restore_ms": 5000, "max_poll_records": 100}],
+        }
+    )
+    specs, skipped = expand(grid)
+    assert skipped == []
+    # Two data sets: the run ids say which.
+    assert [s.run_id for s in specs] == [
+        "scale-out.eager.range.m2.pd.c0.d0.s0",
+        "scale-out.eager.range.m2.pd.c0.d1.s0",
+    ]
+    data = specs[1].settings().scenario.data
+    assert (data.restore_ms, data.max_poll_records) == (5000, 100)
+    assert data.records_per_second == builtin_scenario("scale-out").data.records_per_second
+    with pytest.raises(GridError, match="unknown \\[data\\] key"):
+        expand(Grid(scenarios=("crash",), data=({"restore": 1},)))
+    with pytest.raises(GridError, match="max_poll_records"):
+        expand(Grid(scenarios=("crash",), data=({"max_poll_records": 0},)))
+    with pytest.raises(GridError, match="not an integer"):
+        parse_grid({"scenarios": ["crash"], "data": [{"restore_ms": "5s"}]})
+
+
+def test_pipeline_members_axis_times_the_actions_for_that_group() -> None:
+    """A rolling bounce of 8 members runs until every member was bounced, and settles."""
+    specs, _ = expand(Grid(scenarios=("rolling-bounce",), protocols=("cooperative",), members=(8,)))
+    settings = specs[0].settings()
+    assert settings.scenario.members == 8
+    result = run_simulation(settings, keep_events=False)
+    bounce = builtin_scenario("rolling-bounce").actions[0]
+    last_restart = 30000 + 7 * bounce.gap_ms
+    assert result.metrics.window_end_ms > last_restart + bounce.downtime_ms
+    assert result.metrics.time_to_stable_ms is not None
+    assert sized(builtin_scenario("crash"), None) == builtin_scenario("crash")
+
+
+def test_pipeline_sweep_flags_keep_the_grid_files_data(tmp_path: Path) -> None:
+    """``regroup sweep --grid FILE --seeds N`` keeps the file's ``data`` sets, flags add keys."""
+    import argparse
+    import json
+
+    from regroup.cli.sweep import _grid
+
+    path = tmp_path / "grid.json"
+    path.write_text(json.dumps({"scenarios": ["crash"], "data": [{"restore_ms": 5000}]}))
+    args = argparse.Namespace(
+        grid=str(path),
+        scenario=None,
+        protocol=None,
+        assignor=None,
+        members=[4],
+        partitions=None,
+        seeds=2,
+        config=[],
+        data=["max_poll_records=100"],
+    )
+    grid = _grid(args)
+    assert grid.data == ({"restore_ms": 5000, "max_poll_records": 100},)
+    assert (grid.members, grid.seeds) == ((4,), (0, 1))

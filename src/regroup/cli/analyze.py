@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from regroup.cli.errors import UsageError
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import DataFrame
 
 __all__ = ["add_master_argument", "add_parser", "analyze_and_report", "run"]
 
@@ -47,55 +47,105 @@ def add_parser(subparsers: Any) -> None:
     parser.set_defaults(run=run)
 
 
-def analyze_and_report(spark: SparkSession, events: DataFrame, out: Path) -> dict[str, str]:
-    """Analyze ``events``, write the tables under ``out``, print the summary; name -> path."""
-    from regroup.pipeline.analytics import analyze, summary, write_analysis
+def analyze_and_report(events: DataFrame, out: Path, *, intro: str = "") -> dict[str, str]:
+    """Analyze ``events``, write the tables under ``out``, print the summary; name -> path.
+
+    The analysis is cached (``analytics.analyze``): the five Parquet writes,
+    the summary and the report's collects compute each table once.
+    """
+    from regroup.pipeline.analytics import analyze, summary, unpersist, write_analysis
     from regroup.pipeline.report import write_report
 
     analysis = analyze(events)
-    paths = write_analysis(analysis, out)
-    metrics = spark.read.parquet(paths["metrics"])
-    labels = spark.read.parquet(paths["labels"])
-    _print_summary(summary(metrics, labels).collect(), out)
-    report = write_report(paths, spark, out / "report.html")
+    try:
+        paths = write_analysis(analysis, out)
+        rows = [r.asDict() for r in summary(analysis.metrics, analysis.labels).collect()]
+        print_summary(rows, out)
+        report = write_report(analysis, out / "report.html", summary=rows, intro=intro)
+    finally:
+        unpersist(analysis)
     paths["report"] = str(report)
     print(f"report: {report}")
     return paths
 
 
-def _print_summary(rows: list[Any], out: Path) -> None:
+#: The console summary's columns: title, summary key, unit scale (ms -> s where 1000).
+_COLUMNS = (
+    ("idle p-s", "idle_partition_s_mean", 1),
+    ("pause s", "longest_pause_ms", 1000),
+    ("rebal", "rebalances_mean", 1),
+    ("moved", "moved_mean", 1),
+    ("dups", "duplicates_mean", 1),
+    ("stable s", "time_to_stable_max_ms", 1000),
+    ("viol", "violations", 1),
+)
+#: The widest the console summary gets (it fits an 80-100 column terminal).
+SUMMARY_WIDTH = 100
+
+
+def _cell(value: Any, scale: int) -> str:
+    if value is None:
+        return "-"
+    if scale != 1:
+        return f"{value / scale:.1f}"
+    if isinstance(value, float):
+        return f"{value:.1f}"
+    return str(value)
+
+
+def print_summary(rows: list[dict[str, Any]], out: Path) -> None:
+    """The summary as a compact table (at most ``SUMMARY_WIDTH`` columns) on stdout.
+
+    One row per scenario, group size and protocol; the scenario is printed on
+    its first row only. When every protocol ran with one assignor, the
+    assignors are named once in the caption instead of in a column.
+    """
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"runs by scenario, protocol and assignor (tables in {out})")
-    columns = (
-        ("scenario", "scenario"),
-        ("protocol", "protocol"),
-        ("assignor", "assignor"),
-        ("runs", "runs"),
-        ("idle p-s", "idle_partition_s_mean"),
-        ("max pause ms", "longest_pause_ms"),
-        ("rebal.", "rebalances_mean"),
-        ("moved", "moved_mean"),
-        ("dups", "duplicates_mean"),
-        ("stable ms", "time_to_stable_max_ms"),
-        ("viol.", "violations"),
-    )
-    table.caption = (
-        "means across runs; max pause, time to stable (max) and violations (sum) over them"
-    )
-    for index, (title, _) in enumerate(columns):
-        if index < 3:
-            table.add_column(title, overflow="fold")
-        else:
-            table.add_column(title, justify="right", min_width=5)
+    assignors: dict[str, set[str]] = {}
     for row in rows:
-        table.add_row(*("-" if row[key] is None else str(row[key]) for _, key in columns))
-    console = Console()
-    if not console.is_terminal:
-        # A pipe or a file does not wrap: print the table at a readable width.
-        console = Console(width=150)
+        assignors.setdefault(str(row["protocol"]), set()).add(str(row["assignor"]))
+    one_each = all(len(names) == 1 for names in assignors.values())
+    table = Table(box=None, pad_edge=False, padding=(0, 1), header_style="bold")
+    table.add_column("scenario", no_wrap=True)
+    table.add_column("protocol" if one_each else "protocol / assignor", overflow="fold")
+    table.add_column("size", justify="right")
+    for title, _, _ in _COLUMNS:
+        table.add_column(title, justify="right")
+    previous = None
+    for row in rows:
+        scenario = str(row["scenario"])
+        if previous is not None and scenario != previous:
+            table.add_row()
+        protocol = str(row["protocol"])
+        if not one_each:
+            protocol = f"{protocol} / {row['assignor']}"
+        table.add_row(
+            scenario if scenario != previous else "",
+            protocol,
+            _cell(row["members"], 1),
+            *(_cell(row[key], scale) for _, key, scale in _COLUMNS),
+        )
+        previous = scenario
+    runs = sorted({int(row["runs"]) for row in rows})
+    seeds = str(runs[0]) if len(runs) == 1 else f"{runs[0]}-{runs[-1]}"
+    caption = [
+        f"means over {seeds} run(s) per row; idle p-s: idle partition-seconds; "
+        "pause: the longest idle gap of a partition; stable: time to stable; "
+        "both the worst run's"
+    ]
+    if one_each:
+        caption.append(
+            "assignors: " + ", ".join(f"{p}={next(iter(a))}" for p, a in sorted(assignors.items()))
+        )
+    console = Console(width=SUMMARY_WIDTH) if not Console().is_terminal else Console()
+    if console.width > SUMMARY_WIDTH:
+        console = Console(width=SUMMARY_WIDTH)
+    console.print(f"summary (tables in {out})")
     console.print(table)
+    for line in caption:
+        console.print(line, soft_wrap=False, overflow="fold")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -109,5 +159,5 @@ def run(args: argparse.Namespace) -> int:
         events = read_events(spark, args.logs)
     except LogError as error:
         raise UsageError(str(error)) from None
-    analyze_and_report(spark, events, Path(args.out))
+    analyze_and_report(events, Path(args.out))
     return 0

@@ -20,7 +20,7 @@ from typing import Any
 from regroup.cli.analyze import add_master_argument, analyze_and_report
 from regroup.cli.errors import UsageError
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_parser", "run", "run_grid"]
 
 
 def _list(kind: type) -> Any:
@@ -56,6 +56,13 @@ def add_parser(subparsers: Any) -> None:
         metavar="KEY=VALUE",
         help="a Kafka config for every run (repeatable)",
     )
+    parser.add_argument(
+        "--data",
+        action="append",
+        default=[],
+        metavar="KEY=N",
+        help="a [data] setting for every run, e.g. restore_ms=5000 (repeatable)",
+    )
     parser.add_argument("--out", required=True, metavar="DIR")
     add_master_argument(parser)
     parser.set_defaults(run=run)
@@ -83,6 +90,7 @@ def _grid(args: argparse.Namespace) -> Any:
             "scenarios": list(grid.scenarios),
             "seeds": list(grid.seeds),
             "configs": [dict(c) for c in grid.configs],
+            "data": [dict(d) for d in grid.data],
         }
         for name in ("protocols", "assignors", "members", "partitions"):
             values = getattr(grid, name)
@@ -100,18 +108,33 @@ def _grid(args: argparse.Namespace) -> Any:
         extra[key.strip()] = value.strip()
     if extra:
         grid = replace(grid, configs=tuple({**c, **extra} for c in grid.configs))
+    data: dict[str, int] = {}
+    for item in getattr(args, "data", None) or ():
+        key, sep, value = item.partition("=")
+        try:
+            data[key.strip()] = int(value.strip())
+        except ValueError:
+            raise UsageError(f"--data expects KEY=INTEGER, got {item!r}") from None
+        if not sep or not key.strip():
+            raise UsageError(f"--data expects KEY=INTEGER, got {item!r}")
+    if data:
+        grid = replace(grid, data=tuple({**d, **data} for d in grid.data))
     return grid
 
 
 def run(args: argparse.Namespace) -> int:
-    from regroup.pipeline.spark import build_session
-    from regroup.pipeline.sweep import GridError, expand, run_sweep
-
     for name in ("members", "partitions"):
         for value in getattr(args, name) or ():
             if value < 1:
                 raise UsageError(f"--{name} values must be >= 1, got {value}")
-    grid = _grid(args)
+    return run_grid(_grid(args), Path(args.out), args.master)
+
+
+def run_grid(grid: Any, out: Path, master: str | None, *, intro: str = "") -> int:
+    """Expand ``grid``, simulate its runs on Spark, analyze them and write the report."""
+    from regroup.pipeline.spark import build_session
+    from regroup.pipeline.sweep import GridError, expand, run_sweep
+
     try:
         specs, skipped = expand(grid)
     except GridError as error:
@@ -120,14 +143,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"skipped: {line}", file=sys.stderr)
     if not specs:
         raise UsageError("the grid has no runnable combination")
-    out = Path(args.out)
-    spark = build_session(args.master, app_name="regroup sweep")
+    spark = build_session(master, app_name="regroup sweep")
     done = spark.sparkContext.accumulator(0)
     print(f"{len(specs)} runs on {spark.sparkContext.master}", file=sys.stderr)
     _with_progress(len(specs), done, lambda: run_sweep(spark, specs, out, done=done))
     from regroup.pipeline.logs import read_events
 
-    analyze_and_report(spark, read_events(spark, out / "events"), out)
+    analyze_and_report(read_events(spark, out / "events"), out, intro=intro)
     return 0
 
 

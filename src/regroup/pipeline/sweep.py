@@ -9,6 +9,11 @@ Grid file (TOML or JSON; every key optional except ``scenarios``)::
     partitions = [12]                                       # per topic; default: the scenario's
     seeds = 3                                               # a count (0..n-1) or a list
     configs = [{}, {"session.timeout.ms" = "30000"}]        # Kafka configs, one set per run
+    data = [{restore_ms = 5000}]                            # [data] overrides, one set per run
+
+``data`` replaces keys of each scenario's ``[data]`` table (the processing
+model: ``regroup.sim.scenario.DataConfig``'s fields), one set per run; with
+more than one set, the run ids say which (``.d0``, ``.d1`` ...).
 
 The grid is the cartesian product. A combination the simulator refuses (an
 assignor that does not run that protocol, a scenario whose ``protocols`` leave
@@ -37,7 +42,7 @@ import itertools
 import json
 import tomllib
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +59,7 @@ from regroup.pipeline.schema import EVENT_SCHEMA, event_rows, rows_to_arrow_batc
 from regroup.sim.scenario import (
     BUILTINS,
     PROTOCOLS,
+    DataConfig,
     Scenario,
     ScenarioError,
     builtin_scenario,
@@ -73,7 +79,9 @@ __all__ = [
     "load_grid",
     "run_sweep",
     "simulate_batches",
+    "sized",
     "specs_frame",
+    "with_data",
 ]
 
 
@@ -92,6 +100,7 @@ class Grid:
     partitions: tuple[int | None, ...] = (None,)
     seeds: tuple[int, ...] = (0,)
     configs: tuple[Mapping[str, str], ...] = field(default_factory=lambda: ({},))
+    data: tuple[Mapping[str, int], ...] = field(default_factory=lambda: ({},))
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +118,8 @@ class RunSpec:
     seed: int
     config_index: int
     configs: Mapping[str, str]
+    #: Overrides of the scenario's ``[data]`` table (``DataConfig`` fields).
+    data: Mapping[str, int] = field(default_factory=dict)
 
     def settings(self) -> Settings:
         scenario = (
@@ -116,6 +127,7 @@ class RunSpec:
             if self.scenario_json is None
             else parse_scenario(json.loads(self.scenario_json))
         )
+        scenario = sized(with_data(scenario, self.data), self.members)
         return Settings(
             scenario=scenario,
             protocol=self.protocol,
@@ -139,11 +151,40 @@ SPEC_SCHEMA = StructType(
         StructField("seed", LongType(), False),
         StructField("config_index", IntegerType(), False),
         StructField("configs", MapType(StringType(), StringType(), False), False),
+        StructField("data", MapType(StringType(), LongType(), False), False),
     ]
 )
 
 
 # -- the grid ------------------------------------------------------------------------------
+
+
+def sized(scenario: Scenario, members: int | None) -> Scenario:
+    """``scenario`` with ``members`` as its group size (``None``: unchanged).
+
+    ``Settings.members`` alone starts that many consumers, but a scenario
+    without ``duration_ms`` ends ``settle_ms`` after its last action as timed
+    for ``Scenario.members`` (``total_duration_ms``): a rolling bounce of 16
+    members would be cut off after the third. Setting the scenario's own size
+    times the actions for the group that runs.
+    """
+    if members is None or members == scenario.members:
+        return scenario
+    return replace(scenario, members=members)
+
+
+def with_data(scenario: Scenario, data: Mapping[str, int]) -> Scenario:
+    """``scenario`` with keys of its ``[data]`` table replaced; ``GridError`` if one is wrong."""
+    if not data:
+        return scenario
+    known = set(DataConfig.__dataclass_fields__)
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise GridError(f"unknown [data] key {unknown[0]!r}; known: {', '.join(sorted(known))}")
+    try:
+        return replace(scenario, data=replace(scenario.data, **dict(data)))
+    except ScenarioError as error:
+        raise GridError(f"data {dict(data)}: {error}") from None
 
 
 def _axis(
@@ -179,8 +220,15 @@ def parse_grid(data: Mapping[str, Any]) -> Grid:
     configs = data.get("configs", [{}])
     if not isinstance(configs, list) or not all(isinstance(c, Mapping) for c in configs):
         raise GridError("configs must be a list of tables of Kafka configs")
+    data_sets = data.get("data", [{}])
+    if not isinstance(data_sets, list) or not all(isinstance(d, Mapping) for d in data_sets):
+        raise GridError("data must be a list of tables of [data] keys")
+    for data_set in data_sets:
+        for key, value in data_set.items():
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise GridError(f"data: {key} = {value!r} is not an integer")
     protocols = _axis(data, "protocols", str, (None,))
-    bad = [p for p in protocols if p not in PROTOCOLS]
+    bad = [p for p in protocols if p is not None and p not in PROTOCOLS]
     if bad:
         raise GridError(f"protocol {bad[0]!r} is not one of {', '.join(PROTOCOLS)}")
     return Grid(
@@ -191,6 +239,7 @@ def parse_grid(data: Mapping[str, Any]) -> Grid:
         partitions=_axis(data, "partitions", int, (None,)),
         seeds=seeds,
         configs=tuple({str(k): str(v) for k, v in c.items()} for c in configs) or ({},),
+        data=tuple({str(k): int(v) for k, v in d.items()} for d in data_sets) or ({},),
     )
 
 
@@ -239,11 +288,19 @@ def expand(grid: Grid) -> tuple[list[RunSpec], list[str]]:
     for name in grid.scenarios:
         scenario, scenario_json = _scenario(name)
         combos = itertools.product(
-            grid.protocols, grid.assignors, grid.members, grid.partitions, enumerate(grid.configs)
+            enumerate(grid.data),
+            grid.protocols,
+            grid.assignors,
+            grid.members,
+            grid.partitions,
+            enumerate(grid.configs),
         )
-        for protocol, assignor, members, partitions, (config_index, configs) in combos:
+        for (data_index, data), protocol, assignor, members, partitions, (
+            config_index,
+            configs,
+        ) in combos:
             settings = Settings(
-                scenario=scenario,
+                scenario=sized(with_data(scenario, data), members),
                 protocol=protocol,
                 assignor=assignor,
                 members=members,
@@ -263,10 +320,11 @@ def expand(grid: Grid) -> tuple[list[RunSpec], list[str]]:
                 skipped.append(f"{label}: {error}")
                 continue
             parts = "d" if partitions is None else str(partitions)
+            data_tag = f".d{data_index}" if len(grid.data) > 1 else ""
             for seed in grid.seeds:
                 run_id = (
                     f"{scenario.name}.{simulation.protocol}.{simulation.assignor}"
-                    f".m{simulation.member_count}.p{parts}.c{config_index}.s{seed}"
+                    f".m{simulation.member_count}.p{parts}.c{config_index}{data_tag}.s{seed}"
                 )
                 if run_id in seen:
                     continue
@@ -283,6 +341,7 @@ def expand(grid: Grid) -> tuple[list[RunSpec], list[str]]:
                         seed=seed,
                         config_index=config_index,
                         configs=dict(configs),
+                        data=dict(data),
                     )
                 )
     return specs, skipped
@@ -305,6 +364,7 @@ def specs_frame(spark: SparkSession, specs: Sequence[RunSpec]) -> DataFrame:
             s.seed,
             s.config_index,
             dict(s.configs),
+            dict(s.data),
         )
         for s in specs
     ]
@@ -326,7 +386,15 @@ def _spec(row: Mapping[str, Any]) -> RunSpec:
         seed=int(row["seed"]),
         config_index=int(row["config_index"]),
         configs=dict(configs) if isinstance(configs, Mapping) else dict(configs or ()),
+        data=_mapping(row.get("data")),
     )
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    """An Arrow map value (a mapping, or Arrow's list of key/value pairs) as a dict."""
+    if value is None:
+        return {}
+    return dict(value)
 
 
 def simulate_batches(batches: Iterator[Any]) -> Iterator[Any]:
