@@ -60,6 +60,7 @@ from regroup.events import (
     SimulationStarted,
 )
 from regroup.model import TopicPartition
+from regroup.sim.dispatch import memoised_handler
 
 __all__ = ["INVARIANTS", "IntervalSet", "InvariantChecker", "check_events"]
 
@@ -179,20 +180,12 @@ class InvariantChecker:
         try:
             handler = self._handlers[kind]
         except KeyError:
-            handler = self._handlers[kind] = self._handler_for(kind)
+            handler = memoised_handler(self._handlers, kind)
         if handler is not None:
             handler(event, found)
             if found:
                 self.violations.extend(found)
         return found
-
-    def _handler_for(self, kind: type) -> Callable[[Any, list[InvariantViolated]], None] | None:
-        """The handler of the nearest known base class (``None``: no rule reads it)."""
-        for base in kind.__mro__[1:]:
-            handler = self._handlers.get(base)
-            if handler is not None:
-                return handler
-        return None
 
     def _on_released(self, event: PartitionsRevoked | PartitionsLost, found: list[Any]) -> None:
         self._release(event.member_id, event.partitions)

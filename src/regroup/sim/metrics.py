@@ -74,6 +74,7 @@ from regroup.events import (
     TargetAssignmentComputed,
 )
 from regroup.model import TopicPartition
+from regroup.sim.dispatch import memoised_handler
 from regroup.sim.invariants import IntervalSet
 
 __all__ = ["MetricsAccumulator", "RunMetrics", "compute_metrics"]
@@ -220,17 +221,9 @@ class MetricsAccumulator:
         try:
             handler = self._handlers[kind]
         except KeyError:
-            handler = self._handlers[kind] = self._handler_for(kind)
+            handler = memoised_handler(self._handlers, kind)
         if handler is not None:
             handler(event, ts)
-
-    def _handler_for(self, kind: type) -> Callable[[Any, int], None] | None:
-        """The handler of the nearest known base class (``None``: no metric reads it)."""
-        for base in kind.__mro__[1:]:
-            handler = self._handlers.get(base)
-            if handler is not None:
-                return handler
-        return None
 
     def _on_produced(self, event: RecordsProduced, ts: int) -> None:
         self.metrics.records_produced += event.count
