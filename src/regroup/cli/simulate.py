@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any
 
@@ -44,19 +45,74 @@ def add_parser(subparsers: Any) -> None:
         description="Run a scenario (a built-in name or a .toml/.json file) with the real "
         f"protocol code on a virtual clock. Built-ins: {', '.join(BUILTINS)}.",
     )
-    parser.add_argument("--scenario", required=True, metavar="NAME|PATH")
-    parser.add_argument("--protocol", choices=PROTOCOLS, default=None)
-    parser.add_argument("--assignor", default=None, metavar="NAME")
-    parser.add_argument("--members", type=int, default=None, metavar="N")
-    parser.add_argument("--partitions", type=int, default=None, metavar="P")
-    parser.add_argument("--seed", type=int, default=0, metavar="S")
-    parser.add_argument("--duration-ms", type=int, default=None, metavar="MS")
+    parser.add_argument(
+        "--scenario",
+        required=True,
+        metavar="NAME|PATH",
+        help="a built-in scenario (see above) or a scenario file (.toml or .json)",
+    )
+    parser.add_argument(
+        "--protocol",
+        choices=PROTOCOLS,
+        default=None,
+        help="eager or cooperative (classic protocol, KIP-429) or consumer (KIP-848); "
+        "default: the scenario's own",
+    )
+    parser.add_argument(
+        "--assignor",
+        default=None,
+        metavar="NAME",
+        help="the assignor (default: the scenario's, else range for eager, cooperative-sticky "
+        "for cooperative, and the first of group.consumer.assignors, uniform, for consumer)",
+    )
+    parser.add_argument(
+        "--members",
+        type=int,
+        default=None,
+        metavar="N",
+        help="group size (default: the scenario's)",
+    )
+    parser.add_argument(
+        "--partitions",
+        type=int,
+        default=None,
+        metavar="P",
+        help="partitions of the topic (default: the scenario's)",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, metavar="S", help="same seed, same event log (default: 0)"
+    )
+    parser.add_argument(
+        "--duration-ms",
+        type=int,
+        default=None,
+        metavar="MS",
+        help="virtual run time (default: the last action's end plus the scenario's settle time)",
+    )
     parser.add_argument(
         "--static", action="store_true", default=None, help="static membership (KIP-345)"
     )
-    parser.add_argument("--session-timeout-ms", type=int, default=None, metavar="MS")
-    parser.add_argument("--heartbeat-interval-ms", type=int, default=None, metavar="MS")
-    parser.add_argument("--max-poll-interval-ms", type=int, default=None, metavar="MS")
+    parser.add_argument(
+        "--session-timeout-ms",
+        type=int,
+        default=None,
+        metavar="MS",
+        help="session.timeout.ms (classic) or group.consumer.session.timeout.ms (consumer)",
+    )
+    parser.add_argument(
+        "--heartbeat-interval-ms",
+        type=int,
+        default=None,
+        metavar="MS",
+        help="heartbeat.interval.ms (classic) or group.consumer.heartbeat.interval.ms (consumer)",
+    )
+    parser.add_argument(
+        "--max-poll-interval-ms",
+        type=int,
+        default=None,
+        metavar="MS",
+        help="max.poll.interval.ms of every consumer",
+    )
     parser.add_argument(
         "--config",
         action="append",
@@ -64,10 +120,17 @@ def add_parser(subparsers: Any) -> None:
         metavar="KEY=VALUE",
         help="a Kafka consumer or coordinator config (repeatable)",
     )
-    parser.add_argument("--json", action="store_true", help="print the metrics as JSON")
-    parser.add_argument("--events", default=None, metavar="PATH", help="write the event log")
     parser.add_argument(
-        "--timeline", default=None, metavar="PATH", help="draw ownership (.png or .html)"
+        "--json", action="store_true", help="print the metrics as one JSON object on stdout"
+    )
+    parser.add_argument(
+        "--events", default=None, metavar="PATH", help="write the event log (JSON lines)"
+    )
+    parser.add_argument(
+        "--timeline",
+        default=None,
+        metavar="PATH",
+        help="draw partition ownership over time per member (.png or .html)",
     )
     parser.set_defaults(run=run)
 
@@ -98,6 +161,17 @@ def _configs(args: argparse.Namespace, protocol: str) -> dict[str, str]:
     return configs
 
 
+def _check_writable(option: str, path: str) -> None:
+    """Refuse an output path up front, so a long run is not lost to a typo at the end."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise UsageError(f"{option} {path!r} is a directory")
+    if not os.path.isdir(folder):
+        raise UsageError(f"{option}: no such directory {folder!r}")
+    if not os.access(folder, os.W_OK):
+        raise UsageError(f"{option}: cannot write in {folder!r}")
+
+
 def run(args: argparse.Namespace) -> int:
     for name in ("members", "partitions", "duration_ms"):
         value = getattr(args, name)
@@ -106,6 +180,9 @@ def run(args: argparse.Namespace) -> int:
     for path, suffixes in ((args.timeline, (".png", ".html")),):
         if path is not None and not path.endswith(suffixes):
             raise UsageError(f"--timeline must end in .png or .html, got {path!r}")
+    for option, path in (("--events", args.events), ("--timeline", args.timeline)):
+        if path is not None:
+            _check_writable(option, path)
     try:
         scenario = load_scenario(args.scenario)
         protocol = args.protocol or scenario.protocol

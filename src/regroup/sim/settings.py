@@ -107,21 +107,29 @@ def split_configs(scenario: Scenario, settings: Settings) -> tuple[dict[str, Any
     return consumer, broker
 
 
+def _int_config(props: Mapping[str, Any], key: str) -> int:
+    """``props[key]`` as an int, or the one-line error Kafka's ``ConfigDef`` would give."""
+    try:
+        return int(props[key])
+    except (TypeError, ValueError):
+        raise ScenarioError(f"{key} must be an integer, got {props[key]!r}") from None
+
+
 def _widen_broker_bounds(consumer_props: dict[str, Any], broker_props: dict[str, Any]) -> None:
     """Let the broker's min/max bounds admit the timeouts the scenario asks for."""
     if "group.consumer.session.timeout.ms" in broker_props:
-        value = int(broker_props["group.consumer.session.timeout.ms"])
+        value = _int_config(broker_props, "group.consumer.session.timeout.ms")
         broker_props.setdefault("group.consumer.min.session.timeout.ms", min(value, 45000))
         broker_props.setdefault("group.consumer.max.session.timeout.ms", max(value, 60000))
     if "group.consumer.heartbeat.interval.ms" in broker_props:
-        value = int(broker_props["group.consumer.heartbeat.interval.ms"])
+        value = _int_config(broker_props, "group.consumer.heartbeat.interval.ms")
         broker_props.setdefault("group.consumer.min.heartbeat.interval.ms", min(value, 5000))
         broker_props.setdefault("group.consumer.max.heartbeat.interval.ms", max(value, 15000))
     if "group.min.session.timeout.ms" not in broker_props and "session.timeout.ms" in (
         consumer_props
     ):
         broker_props["group.min.session.timeout.ms"] = min(
-            6000, int(consumer_props["session.timeout.ms"])
+            6000, _int_config(consumer_props, "session.timeout.ms")
         )
 
 
