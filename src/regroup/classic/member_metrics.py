@@ -63,17 +63,13 @@ class SampledStat:
 
     def record(self, value: float, now_ms: int) -> None:
         samples = self._samples
-        if not samples:
-            samples.append(self._new_sample(now_ms))
-        sample = samples[self._current]
-        if now_ms - sample.last_window_ms >= self._window_ms:
-            self._current = (self._current + 1) % self._num_samples
-            if self._current >= len(self._samples):
-                sample = self._new_sample(now_ms)
-                self._samples.append(sample)
-            else:
-                sample = self._samples[self._current]
-                self._reset(sample, now_ms)
+        if samples:
+            sample = samples[self._current]
+            if now_ms - sample.last_window_ms >= self._window_ms:
+                sample = self._advance(now_ms)
+        else:
+            sample = self._new_sample(now_ms)
+            samples.append(sample)
         kind = self._kind
         if kind == "avg":
             sample.value += value
@@ -83,6 +79,17 @@ class SampledStat:
         else:
             sample.value += 1.0
         sample.event_count += 1
+
+    def _advance(self, now_ms: int) -> _Sample:
+        """The current window has ended: move to the next sample (reused once all exist)."""
+        self._current = (self._current + 1) % self._num_samples
+        if self._current >= len(self._samples):
+            sample = self._new_sample(now_ms)
+            self._samples.append(sample)
+        else:
+            sample = self._samples[self._current]
+            self._reset(sample, now_ms)
+        return sample
 
     def _reset(self, sample: _Sample, now_ms: int) -> None:
         sample.value = self._initial()
