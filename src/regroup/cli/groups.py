@@ -17,12 +17,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from regroup.classic.protocol import decode_assignment, decode_subscription
 from regroup.cli.errors import UsageError
 from regroup.model.wire import WireFormatError
-from regroup.server.client import WireClient, WireClientError
+
+if TYPE_CHECKING:  # the wire client (and kio) load only when a group command runs
+    from regroup.server.client import WireClient
 
 __all__ = ["add_parser", "run"]
 
@@ -47,6 +49,8 @@ def add_parser(subparsers: Any) -> None:
 
 
 def _connect(args: argparse.Namespace) -> WireClient:
+    from regroup.server.client import WireClient
+
     host, sep, port = str(args.bootstrap_server).rpartition(":")
     if not sep or not port.isdigit():
         raise UsageError(f"--bootstrap-server must be HOST:PORT, got {args.bootstrap_server!r}")
@@ -285,6 +289,8 @@ def _print_describe(group: dict[str, Any]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from regroup.server.client import WireClientError
+
     try:
         with _connect(args) as client:
             if args.action == "list":

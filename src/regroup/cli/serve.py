@@ -17,11 +17,13 @@ import logging
 import signal
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from regroup.cli.errors import UsageError
 from regroup.coordinator.config import GroupCoordinatorConfig, InvalidConfigError
-from regroup.server.app import RegroupServer, ServerOptions
+
+if TYPE_CHECKING:  # the server (asyncio, kio) loads only when `serve` runs
+    from regroup.server.app import ServerOptions
 
 __all__ = ["add_parser", "run"]
 
@@ -67,6 +69,8 @@ def _config(pairs: list[str]) -> GroupCoordinatorConfig:
 
 
 def options_from_args(args: argparse.Namespace) -> ServerOptions:
+    from regroup.server.app import ServerOptions
+
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port must be 0-65535, got {args.port}")
     if args.partitions < 1:
@@ -83,6 +87,8 @@ def options_from_args(args: argparse.Namespace) -> ServerOptions:
 
 
 async def _serve(options: ServerOptions) -> None:
+    from regroup.server.app import RegroupServer
+
     server = RegroupServer(options)
     try:
         await server.start()
