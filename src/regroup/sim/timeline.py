@@ -41,6 +41,8 @@ from regroup.model import TopicPartition
 __all__ = ["MAX_LANES", "Segment", "Timeline", "build_timeline", "write_timeline"]
 
 MAX_LANES = 256
+#: Steps are labelled in the PNG up to this many (a 1,000-member bounce has thousands).
+MAX_STEP_LABELS = 24
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,14 +250,27 @@ def _counts(timeline: Timeline) -> dict[str, list[tuple[int, int]]]:
     return out
 
 
+def _caption(lanes: bool) -> str:
+    """The key under the picture (lanes, or counts for large groups)."""
+    if lanes:
+        return (
+            "Rows: consumers. One lane per partition: coloured while the consumer serves it, "
+            "grey while it restores state. Red in 'unowned': partitions no one serves. "
+            "Dashed: scenario steps."
+        )
+    return (
+        "Rows: consumers. Line: how many partitions the consumer serves (of its row's "
+        "maximum); 'unowned': how many partitions no one serves. Dashed: scenario steps."
+    )
+
+
 def to_html(timeline: Timeline) -> str:
     return (
         "<!DOCTYPE html>\n<html><head><meta charset='utf-8'>"
         f"<title>{html.escape(timeline.title)}</title></head><body>\n"
         f"{_svg(timeline)}\n"
-        "<p style='font-family:sans-serif;font-size:12px'>Rows: consumers; lanes: partitions "
-        "(colour: serving, grey: restoring); red: partitions no one serves; dashed: scenario "
-        "steps.</p></body></html>\n"
+        f"<p style='font-family:sans-serif;font-size:12px'>"
+        f"{html.escape(_caption(len(timeline.partitions) <= MAX_LANES))}</p></body></html>\n"
     )
 
 
@@ -267,7 +282,9 @@ def _png(timeline: Timeline, path: Path) -> None:
 
     rows = [*timeline.rows, "unowned"]
     index = {tp: i for i, tp in enumerate(timeline.partitions)}
-    figure, axes = plt.subplots(figsize=(12, 1 + 0.45 * len(rows)))
+    label_steps = len(timeline.steps) <= MAX_STEP_LABELS
+    extra = 0.8 if label_steps and timeline.steps else 0.0  # room for the step labels
+    figure, axes = plt.subplots(figsize=(12, 1.4 + 0.45 * len(rows) + extra))
     lanes = len(index) <= MAX_LANES
     lane_h = 0.8 / max(len(index), 1)
     colours = plt.get_cmap("hsv")
@@ -293,15 +310,27 @@ def _png(timeline: Timeline, path: Path) -> None:
             axes.plot(
                 [t / 1000 for t, _ in points], [base + 0.8 * c / top for _, c in points], lw=0.8
             )
-    for ts, _ in timeline.steps:
+    for ts, label in timeline.steps:
         axes.axvline(ts / 1000, color="#333", ls="--", lw=0.6)
+        if label_steps:
+            axes.annotate(
+                label,
+                (ts / 1000, 1.0),
+                xycoords=("data", "axes fraction"),
+                xytext=(2, 2),
+                textcoords="offset points",
+                rotation=90,
+                fontsize=7,
+                va="bottom",
+            )
     axes.set_yticks(range(len(rows)), rows)
     axes.set_ylim(-0.6, len(rows) - 0.4)
     axes.invert_yaxis()
     axes.set_xlim(0, max(timeline.end_ms, 1) / 1000)
     axes.set_xlabel("virtual time (s)")
-    axes.set_title(timeline.title)
-    figure.tight_layout()
+    axes.set_title(timeline.title, pad=60 if label_steps and timeline.steps else 6)
+    figure.text(0.01, 0.005, _caption(lanes), fontsize=8, va="bottom")
+    figure.tight_layout(rect=(0, 0.04, 1, 1))
     # Fixed metadata: the same run draws the same bytes.
     figure.savefig(path, dpi=100, metadata={"Software": None})
     plt.close(figure)
