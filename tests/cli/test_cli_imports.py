@@ -22,4 +22,3 @@ def test_starting_the_cli_does_not_load_the_wire_server() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     ).stdout.strip()
     assert out == ""
-
