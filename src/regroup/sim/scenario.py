@@ -450,6 +450,12 @@ BUILTINS: dict[str, Scenario] = {
             ),
         ),
         Scenario(
+            "upgrade-to-consumer",
+            "online upgrade to KIP-848: each classic member restarted with group.protocol=consumer",
+            protocols=_CLASSIC,
+            actions=(_bounce({"group.protocol": "consumer"}, at_ms=30000),),
+        ),
+        Scenario(
             "misconfigured-eager-member",
             "KIP-726: one member restarted with [range] only drags the group to EAGER",
             protocols=_CLASSIC,
