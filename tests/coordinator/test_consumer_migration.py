@@ -75,22 +75,25 @@ def test_upgrade_writes_kafkas_records_in_kafkas_order() -> None:
     _a, _b = h.classic_group([[0, 1], [2]])
     h.join("k")
     names = [(r.key.record_name, r.value is None) for r in h.last_records]
-    assert names[:10] == [
+    assert names[:12] == [
         ("GroupMetadata", True),
         ("ConsumerGroupMemberMetadata", False),
         ("ConsumerGroupMemberMetadata", False),
-        ("ConsumerGroupPartitionMetadata", False),
         ("ConsumerGroupMetadata", False),
         ("ConsumerGroupTargetAssignmentMember", False),
         ("ConsumerGroupTargetAssignmentMember", False),
         ("ConsumerGroupTargetAssignmentMetadata", False),
         ("ConsumerGroupCurrentMemberAssignment", False),
         ("ConsumerGroupCurrentMemberAssignment", False),
+        # Then the joining member, as any new member: its metadata, the subscription
+        # metadata with the next epoch.
+        ("ConsumerGroupMemberMetadata", False),
+        ("ConsumerGroupPartitionMetadata", False),
+        ("ConsumerGroupMetadata", False),
     ]
-    assert h.last_records[4].value.epoch == 1  # type: ignore[union-attr]
-    # Then the joining member, as any new member: its metadata, the next epoch.
-    assert names[10] == ("ConsumerGroupMemberMetadata", False)
-    assert h.last_records[10].key.member_id == "k"  # type: ignore[attr-defined]
+    assert h.last_records[3].value.epoch == 1  # type: ignore[union-attr]
+    assert h.last_records[9].key.member_id == "k"  # type: ignore[attr-defined]
+    assert h.last_records[11].value.epoch == 2  # type: ignore[union-attr]
 
 
 def test_a_converted_group_replays_to_the_live_state() -> None:

@@ -129,12 +129,15 @@ def handle_join(
 
 
 def _check_protocols(group: ConsumerGroup, member_id: str, req: JoinGroupRequest) -> None:
-    """Kafka ``throwIfClassicProtocolIsNotSupported`` (``supportsClassicProtocols``)."""
+    """Kafka ``throwIfClassicProtocolIsNotSupported`` (``supportsClassicProtocols``): one of
+    the member's protocols is supported by every classic member, itself included (a
+    member that rejoins with other protocols is refused unless the others have them)."""
     names = {p.name for p in req.protocols}
-    classic = [
-        m.classic_member_metadata for m in group.members.values() if m.member_id != member_id
+    metas = [
+        m.classic_member_metadata
+        for m in group.members.values()
+        if m.classic_member_metadata is not None
     ]
-    metas = [c for c in classic if c is not None]
     supported = req.protocol_type == CONSUMER_PROTOCOL_TYPE and any(
         all(name in {p.name for p in meta.supported_protocols} for meta in metas) for name in names
     )

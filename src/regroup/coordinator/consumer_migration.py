@@ -21,11 +21,11 @@ partitions and its target are its classic assignment, its subscription and
 rack come from its Subscription bytes, and its session timeout and supported
 protocols are kept as ``ClassicMemberMetadata``. The group epoch and the
 assignment epoch are the generation. Records, in Kafka's order: the classic
-group's tombstone; every member's metadata; the subscription metadata; the
-group epoch; every member's target; the assignment epoch; every member's
-current assignment. Parked JoinGroup / SyncGroup requests of the classic group
+group's tombstone; every member's metadata; the group epoch; every member's
+target; the assignment epoch; every member's current assignment. Parked JoinGroup / SyncGroup requests of the classic group
 are answered REBALANCE_IN_PROGRESS so those members rejoin, into the consumer
-group. The joining KIP-848 member then bumps the epoch as any new member does.
+group. The joining KIP-848 member then bumps the epoch as any new member does
+(writing the subscription metadata with it, as Kafka's heartbeat does).
 
 Downgrade (Kafka ``validateOnlineDowngradeWithFencedMember``,
 ``convertToClassicGroup``, ``ClassicGroup.fromConsumerGroup``): when a member
@@ -211,9 +211,6 @@ def convert_to_consumer_group(
     manager.pending_upgrades[gid] = PendingUpgrade(classic)
     for member in members:
         txn.write(rec.member_metadata_record(gid, member))
-    group = txn.group
-    assert group is not None
-    txn.write(rec.partition_metadata_record(gid, manager.subscription_metadata(group)))
     txn.write(rec.epoch_record(gid, generation))
     for member in members:
         txn.write(rec.target_member_record(gid, member.member_id, member.assigned_partitions))
