@@ -22,9 +22,9 @@ rack come from its Subscription bytes, and its session timeout and supported
 protocols are kept as ``ClassicMemberMetadata``. The group epoch and the
 assignment epoch are the generation. Records, in Kafka's order: the classic
 group's tombstone; every member's metadata; the group epoch; every member's
-target; the assignment epoch; every member's current assignment. Parked JoinGroup / SyncGroup requests of the classic group
-are answered REBALANCE_IN_PROGRESS so those members rejoin, into the consumer
-group. The joining KIP-848 member then bumps the epoch as any new member does
+target; the assignment epoch; every member's current assignment. Parked
+JoinGroup / SyncGroup requests of the classic group are answered
+REBALANCE_IN_PROGRESS so those members rejoin, into the consumer group. The joining KIP-848 member then bumps the epoch as any new member does
 (writing the subscription metadata with it, as Kafka's heartbeat does).
 
 Downgrade (Kafka ``validateOnlineDowngradeWithFencedMember``,
