@@ -24,8 +24,9 @@ assignment epoch are the generation. Records, in Kafka's order: the classic
 group's tombstone; every member's metadata; the group epoch; every member's
 target; the assignment epoch; every member's current assignment. Parked
 JoinGroup / SyncGroup requests of the classic group are answered
-REBALANCE_IN_PROGRESS so those members rejoin, into the consumer group. The joining KIP-848 member then bumps the epoch as any new member does
-(writing the subscription metadata with it, as Kafka's heartbeat does).
+REBALANCE_IN_PROGRESS so those members rejoin, into the consumer group. The
+joining KIP-848 member then bumps the epoch as any new member does (writing the
+subscription metadata with it, as Kafka's heartbeat does).
 
 Downgrade (Kafka ``validateOnlineDowngradeWithFencedMember``,
 ``convertToClassicGroup``, ``ClassicGroup.fromConsumerGroup``): when a member
