@@ -12,12 +12,15 @@ from dataclasses import replace
 import pytest
 from migration_harness import MigrationHarness, tps
 
+from regroup.assignors.classic.api import Assignment
+from regroup.classic import protocol
 from regroup.classic.group import ClassicGroup
 from regroup.consumer.group import ConsumerGroup
 from regroup.consumer.group_member import MemberState
 from regroup.coordinator.classic_records import group_metadata_value
 from regroup.coordinator.service import GroupCoordinator
 from regroup.model.errors import ErrorCode
+from regroup.model.requests.classic import SyncGroupRequest, SyncGroupRequestAssignment
 from regroup.model.requests.offsets import (
     OffsetCommitRequest,
     OffsetCommitRequestPartition,
@@ -400,3 +403,46 @@ def test_a_classic_join_into_an_empty_consumer_group_makes_it_classic() -> None:
     h.advance(1)
     assert h.replies[token].error_code == ErrorCode.NONE  # type: ignore[attr-defined]
     assert isinstance(h.coordinator.groups["g"], ClassicGroup)
+
+
+# -- static members ----------------------------------------------------------------------------
+
+
+def test_a_kip_848_static_member_replaces_its_classic_predecessor_without_a_rebalance() -> None:
+    """Kafka 3.8+: a static member held by a classic member is replaced at once (no
+    UNRELEASED_INSTANCE_ID: the classic member never sends a leave with epoch -2)."""
+    h = MigrationHarness()
+    tokens = [h.submit(h.join_request(instance_id=f"i{n}")) for n in range(2)]
+    h.advance(1)
+    joins = [h.replies.pop(t) for t in tokens]
+    a, b = (j.member_id for j in joins)  # type: ignore[attr-defined]
+    leader = joins[0].leader  # type: ignore[attr-defined]
+    assignments = tuple(
+        SyncGroupRequestAssignment(m, protocol.encode_assignment(Assignment(tps(*ps))))
+        for m, ps in ((a, [0, 1]), (b, [2]))
+    )
+    h.submit(SyncGroupRequest("g", 1, leader, group_instance_id=None, assignments=assignments))
+    response = h.join("k", instance_id="i0")
+    assert response.error_code == ErrorCode.NONE, response.error_message
+    group = h.group()
+    assert a not in group.members and set(group.members) == {"k", b}
+    assert group.group_epoch == 1  # no rebalance: the new member takes a's place
+    assert response.member_epoch == 1 and h.parts("k") == [0, 1]
+    assert not group.members["k"].use_classic_protocol
+    assert h.rebuilt() == group
+
+
+def test_a_classic_static_member_rejoining_with_a_new_id_replaces_itself() -> None:
+    h, (a, _b) = upgraded()
+    h.cleave(a)
+    c = h.cjoin("", [], instance_id="s1").member_id
+    parts = h.parts(c)
+    epoch = h.group().group_epoch
+    again = h.cjoin("", [], instance_id="s1")
+    assert again.error_code == ErrorCode.NONE and again.member_id != c
+    group = h.group()
+    assert c not in group.members and again.member_id in group.members
+    assert h.parts(again.member_id) == parts and group.group_epoch == epoch
+    # The old instance is fenced.
+    assert h.cjoin(c, [], instance_id="s1").error_code == ErrorCode.FENCED_INSTANCE_ID
+    assert h.rebuilt() == group

@@ -133,3 +133,16 @@ def test_property_an_upgrade_never_violates_an_invariant(
     result = upgrade(protocol, seed=seed, members=members, partitions=partitions)
     assert result.metrics.violations == []
     assert compute_metrics(result.events).to_json() == result.metrics.to_json()
+
+
+@pytest.mark.parametrize("protocol", ["eager", "cooperative"])
+def test_static_members_upgrade_without_any_rebalance(protocol: str) -> None:
+    """Kafka 3.8+: a KIP-848 static member replaces the classic member of its instance id
+    at once, with its assignment: no epoch bump, no partition moved."""
+    result = upgrade(protocol, static=True)
+    assert result.metrics.violations == []
+    assert not any(result.consumer_errors.values())
+    assert result.metrics.partitions_moved == 0
+    left = kinds(result.events, "member_left")
+    assert [e.reason for e in left] == ["replaced"] * 3  # type: ignore[attr-defined]
+    assert not [e for e in kinds(result.events, "group_epoch_bumped") if e.ts_ms > 30000]

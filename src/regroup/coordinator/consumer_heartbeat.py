@@ -341,7 +341,9 @@ def _find_member(
         if req.instance_id is not None and group is not None:
             holder = group.static_member(req.instance_id)
             if holder is not None and holder.member_id != member_id:
-                if holder.member_epoch != STATIC_LEAVE:
+                # Kafka 3.8+: a holder that uses the classic protocol (online migration)
+                # is replaced without having left first.
+                if holder.member_epoch != STATIC_LEAVE and not holder.use_classic_protocol:
                     raise KafkaProtocolError(
                         ErrorCode.UNRELEASED_INSTANCE_ID,
                         f"Static member {member_id} with instance id {req.instance_id} cannot "
@@ -461,6 +463,8 @@ def _apply_request(
         changes["client_id"] = req.client_id
     if req.client_host:
         changes["client_host"] = req.client_host
+    # A heartbeat speaks the KIP-848 protocol (Kafka ``setClassicMemberMetadata(null)``).
+    changes["classic_member_metadata"] = None
     # Only what differs: a steady heartbeat that repeats its fields makes no new member.
     changes = {name: value for name, value in changes.items() if getattr(member, name) != value}
     return replace(member, **changes) if changes else member  # type: ignore[arg-type]
