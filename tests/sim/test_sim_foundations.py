@@ -95,7 +95,8 @@ def test_every_builtin_is_valid_and_named_in_kebab_case() -> None:
     expected = {
         "steady", "scale-out", "scale-in", "crash", "rolling-bounce", "slow-member",
         "network-partition", "add-partitions", "upgrade-double-bounce",
-        "upgrade-single-bounce", "downgrade", "misconfigured-eager-member", "enforce-rebalance",
+        "upgrade-single-bounce", "downgrade", "upgrade-to-consumer", "misconfigured-eager-member",
+        "enforce-rebalance",
     }  # fmt: skip
     assert set(BUILTINS) == expected
     for name in BUILTINS:

@@ -202,24 +202,6 @@ def test_property_no_violations_and_metrics_come_from_the_log_alone(
     assert compute_metrics(result.events).to_json() == result.metrics.to_json()
 
 
-def test_a_classic_to_consumer_migration_is_reported_not_hidden() -> None:
-    """The coordinator does not migrate groups yet: the KIP-848 members fail, visibly."""
-    from regroup.sim.scenario import Action
-
-    scenario = replace(
-        builtin_scenario("rolling-bounce"),
-        actions=(
-            Action("rolling_bounce", at_ms=30000, members="all", gap_ms=10000,
-                   downtime_ms=1000, config={"group.protocol": "consumer"}),
-        ),
-    )  # fmt: skip
-    result = run_simulation(Settings(scenario, protocol="cooperative", seed=1))
-    started = [e for e in result.events if e.kind == "consumer_started"]
-    assert [e.group_protocol for e in started][-3:] == ["consumer"] * 3
-    errors = [line for lines in result.consumer_errors.values() for line in lines]
-    assert errors and all("GROUP_ID_NOT_FOUND" in line for line in errors)
-
-
 def test_the_timeline_draws_large_groups_as_counts(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from regroup.sim.timeline import MAX_LANES, build_timeline, write_timeline
 

@@ -173,6 +173,9 @@ class ConsumerGroup:
     ) -> None:
         """Kafka 4.x ``ConsumerGroup.validateOffsetCommit``.
 
+        A member that uses the classic protocol (online migration) commits with
+        any OffsetCommit version, its generation being its member epoch.
+
         A negative epoch with an empty group is a commit from outside the group
         (admin client, ``assign()``): accepted. Otherwise the member must exist
         (UNKNOWN_MEMBER_ID), must use OffsetCommit v9+ (UNSUPPORTED_VERSION) and
@@ -181,13 +184,14 @@ class ConsumerGroup:
         if generation_id_or_member_epoch < 0 and not self.members:
             return
         member = self._member_or_unknown(member_id)
-        if not supports_member_epoch:
+        classic = member.classic_member_metadata is not None
+        if not supports_member_epoch and not classic:
             raise KafkaProtocolError(
                 ErrorCode.UNSUPPORTED_VERSION,
                 "OffsetCommit version 9 or above must be used by members using the "
                 "consumer protocol",
             )
-        self._validate_member_epoch(generation_id_or_member_epoch, member.member_epoch)
+        self._validate_member_epoch(generation_id_or_member_epoch, member.member_epoch, classic)
 
     def validate_offset_fetch(self, member_id: str | None, member_epoch: int) -> None:
         """Kafka 4.x ``ConsumerGroup.validateOffsetFetch``.
@@ -210,7 +214,16 @@ class ConsumerGroup:
         return member
 
     @staticmethod
-    def _validate_member_epoch(received: int, expected: int) -> None:
+    def _validate_member_epoch(received: int, expected: int, classic: bool = False) -> None:
+        """Kafka ``ConsumerGroup.validateMemberEpoch``: a member that uses the classic
+        protocol commits with its generation (its member epoch) and gets
+        ILLEGAL_GENERATION, the classic error, when it is not the current one."""
+        if received != expected and classic:
+            raise KafkaProtocolError(
+                ErrorCode.ILLEGAL_GENERATION,
+                f"The received generation id {received} does not match the expected member "
+                f"epoch {expected}.",
+            )
         if received != expected:
             raise KafkaProtocolError(
                 ErrorCode.STALE_MEMBER_EPOCH,

@@ -19,11 +19,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from operator import itemgetter
 
+from regroup.model.requests.classic import JoinGroupRequestProtocol
 from regroup.model.requests.consumer import ClientAssignor, TopicPartitions
 from regroup.model.uuid import Uuid
 
 __all__ = [
     "Assignment",
+    "ClassicMemberMetadata",
     "ConsumerGroupMember",
     "MemberState",
     "assignment_from_topic_partitions",
@@ -52,6 +54,21 @@ class MemberState(enum.IntEnum):
 
 
 @dataclass(frozen=True, slots=True)
+class ClassicMemberMetadata:
+    """What a member that speaks the classic protocol inside a consumer group adds.
+
+    Kafka: ``ConsumerGroupMemberMetadataValue.ClassicMemberMetadata`` (Kafka 3.8+,
+    online migration): the session timeout the member sent in its JoinGroup (the
+    coordinator expires it by that timeout, not the group's) and the protocols it
+    supports (assignor names with their Subscription bytes), in its own order.
+    A member with this set "uses the classic protocol" (Kafka ``useClassicProtocol``).
+    """
+
+    session_timeout_ms: int
+    supported_protocols: tuple[JoinGroupRequestProtocol, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class ConsumerGroupMember:
     """A member: subscription and assignors (metadata) plus its current assignment."""
 
@@ -73,6 +90,14 @@ class ConsumerGroupMember:
     previous_member_epoch: int = -1
     assigned_partitions: Assignment = field(default_factory=dict)
     partitions_pending_revocation: Assignment = field(default_factory=dict)
+    # -- online migration (record 5) --
+    #: Set for a member that joined with JoinGroup (Kafka ``classicMemberMetadata``).
+    classic_member_metadata: ClassicMemberMetadata | None = None
+
+    @property
+    def use_classic_protocol(self) -> bool:
+        """Kafka ``ConsumerGroupMember.useClassicProtocol``."""
+        return self.classic_member_metadata is not None
 
     def is_reconciled_to(self, target_epoch: int) -> bool:
         """Kafka ``isReconciledTo``: STABLE and at the target epoch."""
@@ -112,6 +137,7 @@ class ConsumerGroupMember:
             previous_member_epoch,
             assigned_partitions,
             partitions_pending_revocation,
+            self.classic_member_metadata,
         )
 
     def metadata_equals(self, other: ConsumerGroupMember) -> bool:
@@ -126,6 +152,7 @@ class ConsumerGroupMember:
             and self.subscribed_topic_regex == other.subscribed_topic_regex
             and self.server_assignor == other.server_assignor
             and self.client_assignors == other.client_assignors
+            and self.classic_member_metadata == other.classic_member_metadata
         )
 
     def assignment_equals(self, other: ConsumerGroupMember) -> bool:

@@ -5,8 +5,10 @@ Admission, in Kafka's order:
 1. empty group id: INVALID_GROUP_ID; session timeout outside
    [``group.min.session.timeout.ms``, ``group.max.session.timeout.ms``]:
    INVALID_SESSION_TIMEOUT (Kafka checks both in ``GroupCoordinatorService``);
-2. the id names a KIP-848 group: INCONSISTENT_GROUP_PROTOCOL (we do not
-   convert groups between protocols); an unknown group with a member id:
+2. the id names a non-empty KIP-848 group: the member joins it as a classic
+   member (online migration, ``consumer_classic_members``); an empty one is
+   deleted first (Kafka ``maybeDeleteEmptyConsumerGroup``) and a classic group
+   takes its place; an unknown group with a member id:
    UNKNOWN_MEMBER_ID; an unknown group without one is created (and persisted);
 3. ``group.max.size`` (Kafka ``acceptJoiningMember``): in PreparingRebalance a
    member is admitted if it is already awaiting join or fewer members are
@@ -35,6 +37,8 @@ from typing import TYPE_CHECKING
 from regroup.classic.group import ClassicGroup
 from regroup.classic.group_member import ClassicGroupMember
 from regroup.classic.group_state import ClassicGroupState
+from regroup.consumer.group import ConsumerGroup
+from regroup.coordinator import consumer_classic_members
 from regroup.coordinator.result import CoordinatorResult
 from regroup.model.errors import ErrorCode, KafkaProtocolError
 from regroup.model.member import new_classic_member_id
@@ -69,6 +73,15 @@ def handle_join_group(
     ):
         return fail(ErrorCode.INVALID_SESSION_TIMEOUT)
     other = mgr.coordinator.groups.get(request.group_id)
+    if isinstance(other, ConsumerGroup):
+        consumer = mgr.coordinator.consumer
+        if not other.is_empty():
+            return consumer_classic_members.handle_join(consumer, token, request, now_ms)
+        # Kafka ``maybeDeleteEmptyConsumerGroup``: the empty consumer group makes way.
+        txn = consumer.begin(request.group_id, now_ms)
+        consumer.delete_group(txn)
+        out.extend(txn.finish())
+        other = None
     if other is not None and not isinstance(other, ClassicGroup):
         return fail(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, "")
     group = mgr.classic_group(request.group_id)
@@ -91,7 +104,7 @@ def handle_join_group(
     else:
         _join_existing_member(mgr, group, token, request, now_ms, out)
 
-    if is_new_group and not out.records:
+    if is_new_group and not any(isinstance(r.key, GroupMetadataKey) for r in out.records):
         # Kafka: a new group is committed with an empty GroupMetadata record.
         out.records.append(
             CoordinatorRecord(

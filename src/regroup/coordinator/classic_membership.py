@@ -9,6 +9,9 @@ PreparingRebalance: REBALANCE_IN_PROGRESS, and the session timer is still
 reset (the member is alive, it has just not rejoined yet); CompletingRebalance
 and Stable: NONE, timer reset.
 
+A group id held by a consumer group: the request is a classic member's inside
+it (online migration, ``consumer_classic_members``).
+
 LeaveGroup (v3+ batches members): each entry is answered on its own. An entry
 with an empty member id and a ``group.instance.id`` is the admin removal of
 that static member (UNKNOWN_MEMBER_ID if there is none); a pending member
@@ -25,6 +28,7 @@ from collections.abc import Hashable
 from typing import TYPE_CHECKING
 
 from regroup.classic.group_state import ClassicGroupState
+from regroup.coordinator import consumer_classic_members
 from regroup.coordinator.result import CoordinatorResult
 from regroup.model.errors import ErrorCode, KafkaProtocolError
 from regroup.model.requests.classic import (
@@ -53,6 +57,11 @@ def handle_heartbeat(
         return out.reply(token, HeartbeatResponse(ErrorCode.INVALID_GROUP_ID))
     group = mgr.classic_group(request.group_id)
     if group is None:
+        if consumer_classic_members.held_by_consumer_group(mgr.coordinator, request.group_id):
+            # A classic member of a consumer group (online migration).
+            return consumer_classic_members.handle_heartbeat(
+                mgr.coordinator.consumer, token, request, now_ms
+            )
         return out.reply(token, HeartbeatResponse(ErrorCode.UNKNOWN_MEMBER_ID))
     if group.is_in(_State.DEAD):
         return out.reply(token, HeartbeatResponse(ErrorCode.COORDINATOR_NOT_AVAILABLE))
@@ -79,6 +88,10 @@ def handle_leave_group(
         return out.reply(token, LeaveGroupResponse(ErrorCode.INVALID_GROUP_ID))
     group = mgr.classic_group(request.group_id)
     if group is None:
+        if consumer_classic_members.held_by_consumer_group(mgr.coordinator, request.group_id):
+            return consumer_classic_members.handle_leave(
+                mgr.coordinator.consumer, token, request, now_ms
+            )
         return out.reply(token, LeaveGroupResponse(ErrorCode.UNKNOWN_MEMBER_ID))
     if group.is_in(_State.DEAD):
         return out.reply(token, LeaveGroupResponse(ErrorCode.COORDINATOR_NOT_AVAILABLE))

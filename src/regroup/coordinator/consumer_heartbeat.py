@@ -56,6 +56,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from regroup.assignors.errors import PartitionAssignorError
+from regroup.classic.group import ClassicGroup
 from regroup.consumer import client_assignors as ca
 from regroup.consumer.group import ConsumerGroup
 from regroup.consumer.group_member import (
@@ -67,7 +68,9 @@ from regroup.consumer.group_member import (
 )
 from regroup.consumer.reconciliation import reconcile
 from regroup.consumer.subscription import InvalidRegexError, compile_regex
+from regroup.coordinator import consumer_migration as migration
 from regroup.coordinator import consumer_records as rec
+from regroup.coordinator.classic_records import group_tombstone
 from regroup.coordinator.consumer_txn import ConsumerTxn
 from regroup.coordinator.result import CoordinatorResult
 from regroup.events.schema import MemberJoined, MemberLeft
@@ -168,12 +171,14 @@ def handle(
         response = _heartbeat(manager, txn, req)
     except KafkaProtocolError as exc:
         txn.rollback()
+        migration.finish_upgrade(manager, req.group_id, False, now_ms, txn.result)
         return txn.finish().reply(
             token,
             ConsumerGroupHeartbeatResponse(error_code=exc.code, error_message=exc.message),
         )
     except PartitionAssignorError as exc:
         txn.rollback()
+        migration.finish_upgrade(manager, req.group_id, False, now_ms, txn.result)
         return txn.finish().reply(
             token,
             ConsumerGroupHeartbeatResponse(
@@ -181,13 +186,31 @@ def handle(
                 error_message=f"Failed to compute a new target assignment: {exc}",
             ),
         )
+    migration.finish_upgrade(manager, req.group_id, True, now_ms, txn.result)
     return txn.finish().reply(token, response)
 
 
 def _group_or_error(
-    manager: ConsumerGroupManager, group_id: str, create: bool
+    manager: ConsumerGroupManager, group_id: str, create: bool, txn: ConsumerTxn | None = None
 ) -> ConsumerGroup | None:
+    """Kafka ``getOrMaybeCreatePersistedConsumerGroup``, with the online upgrade.
+
+    A joining member (``create``) may take over a classic group: an empty one is
+    deleted (its tombstone written; Kafka ``maybeDeleteEmptyClassicGroup``), a
+    non-empty one is converted when ``validate_online_upgrade`` allows it
+    (``consumer_migration``); any other classic group is GROUP_ID_NOT_FOUND.
+    """
     existing = manager.coordinator.groups.get(group_id)
+    if isinstance(existing, ClassicGroup) and create and txn is not None:
+        if not existing.members and not existing.pending_members:
+            if existing.protocol_type:  # a simple group has no record to delete
+                txn.result.records.append(group_tombstone(group_id))
+            del manager.coordinator.groups[group_id]
+            manager.pending_upgrades[group_id] = migration.PendingUpgrade(existing)
+            return None
+        if existing.members and migration.validate_online_upgrade(manager, existing):
+            migration.convert_to_consumer_group(manager, txn, existing)
+            return txn.group
     if existing is not None and not isinstance(existing, ConsumerGroup):
         raise KafkaProtocolError(
             ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group."
@@ -211,7 +234,7 @@ def _heartbeat(
     if req.member_epoch in (LEAVE, STATIC_LEAVE):
         return _leave(manager, txn, req)
 
-    group = _group_or_error(manager, req.group_id, create=req.member_epoch == 0)
+    group = _group_or_error(manager, req.group_id, create=req.member_epoch == 0, txn=txn)
     member_id = req.member_id or new_consumer_member_id(manager.coordinator.rng)
     if (
         group is not None
@@ -249,7 +272,7 @@ def _heartbeat(
         manager.bump_epoch(txn, reason)
 
     if group.group_epoch > group.assignment_epoch:
-        _new_target(manager, txn)
+        new_target(manager, txn)
 
     current = group.members[member_id]
     before = current
@@ -318,7 +341,9 @@ def _find_member(
         if req.instance_id is not None and group is not None:
             holder = group.static_member(req.instance_id)
             if holder is not None and holder.member_id != member_id:
-                if holder.member_epoch != STATIC_LEAVE:
+                # Kafka 3.8+: a holder that uses the classic protocol (online migration)
+                # is replaced without having left first.
+                if holder.member_epoch != STATIC_LEAVE and not holder.use_classic_protocol:
                     raise KafkaProtocolError(
                         ErrorCode.UNRELEASED_INSTANCE_ID,
                         f"Static member {member_id} with instance id {req.instance_id} cannot "
@@ -438,6 +463,8 @@ def _apply_request(
         changes["client_id"] = req.client_id
     if req.client_host:
         changes["client_host"] = req.client_host
+    # A heartbeat speaks the KIP-848 protocol (Kafka ``setClassicMemberMetadata(null)``).
+    changes["classic_member_metadata"] = None
     # Only what differs: a steady heartbeat that repeats its fields makes no new member.
     changes = {name: value for name, value in changes.items() if getattr(member, name) != value}
     return replace(member, **changes) if changes else member  # type: ignore[arg-type]
@@ -531,7 +558,7 @@ def _write_regex(
         txn.write(rec.regex_record(txn.group_id, new, manager.resolve(new, txn.now_ms)))
 
 
-def _new_target(manager: ConsumerGroupManager, txn: ConsumerTxn) -> None:
+def new_target(manager: ConsumerGroupManager, txn: ConsumerTxn) -> None:
     group = txn.group
     assert group is not None
     if ca.is_client_side_mode(group.members.values()):

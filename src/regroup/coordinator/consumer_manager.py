@@ -25,7 +25,15 @@ timer key                                 fires
                                           not install in time: another member is chosen
 ``consumer-expire-<group>``               the group stayed EMPTY for ``offsets.retention.minutes``:
                                           deleted (DEAD)
+``consumer-classic-join-<group>-<member>`` a member using the classic protocol was told to rejoin
+                                          and did not within its rebalance timeout: removed
+``consumer-classic-sync-<group>-<member>`` a member using the classic protocol joined and did not
+                                          send SyncGroup within its rebalance timeout: removed
 ========================================  =========================================================
+
+Members that use the classic protocol (online migration, ``consumer_migration``
+and ``consumer_classic_members``) expire by their own session timeout (Kafka
+``scheduleConsumerGroupSessionTimeout(groupId, memberId, classicProtocolSessionTimeout)``).
 """
 
 from __future__ import annotations
@@ -52,6 +60,7 @@ from regroup.consumer.target_assignment import (
     preferred_server_assignor,
 )
 from regroup.coordinator import consumer_records as rec
+from regroup.coordinator.consumer_migration import PendingUpgrade, maybe_downgrade
 from regroup.coordinator.consumer_txn import ConsumerTxn
 from regroup.coordinator.result import CoordinatorResult
 from regroup.events.schema import (
@@ -183,6 +192,8 @@ class ConsumerGroupManager:
         self._names = _TopicNames({}, MetadataImage())
         #: Per group, the assignor's member specs (``build_target_assignment``).
         self._spec_cache: dict[str, SpecCache] = {}
+        #: Classic groups converted by the operation under way (``consumer_migration``).
+        self.pending_upgrades: dict[str, PendingUpgrade] = {}
 
     # -- wiring ----------------------------------------------------------------------------
 
@@ -260,12 +271,49 @@ class ConsumerGroupManager:
     def expire_key(group_id: str) -> str:
         return f"consumer-expire-{group_id}"
 
-    def schedule_session(self, group_id: str, member_id: str, now_ms: int) -> None:
+    @staticmethod
+    def classic_join_key(group_id: str, member_id: str) -> str:
+        return f"consumer-classic-join-{group_id}-{member_id}"
+
+    @staticmethod
+    def classic_sync_key(group_id: str, member_id: str) -> str:
+        return f"consumer-classic-sync-{group_id}-{member_id}"
+
+    def schedule_session(
+        self, group_id: str, member_id: str, now_ms: int, timeout_ms: int | None = None
+    ) -> None:
+        """(Re)arm the session timer; ``timeout_ms``: a classic member's own timeout."""
+        timeout = self.session_timeout_ms(group_id) if timeout_ms is None else timeout_ms
         self.coordinator.timer.schedule(
             self.session_key(group_id, member_id),
-            now_ms + self.session_timeout_ms(group_id),
+            now_ms + timeout,
             lambda now: self._on_session_timeout(group_id, member_id, now),
         )
+
+    def schedule_classic_timeout(
+        self, key: str, group_id: str, member_id: str, timeout_ms: int, now_ms: int, reason: str
+    ) -> None:
+        """Kafka ``scheduleConsumerGroupJoinTimeout`` / ``scheduleConsumerGroupSyncTimeout``."""
+        self.coordinator.timer.schedule(
+            key,
+            now_ms + max(timeout_ms, 0),
+            lambda now: self._on_classic_timeout(group_id, member_id, reason, now),
+        )
+
+    def cancel_classic_timers(self, group_id: str, member_id: str) -> None:
+        self.coordinator.timer.cancel(self.classic_join_key(group_id, member_id))
+        self.coordinator.timer.cancel(self.classic_sync_key(group_id, member_id))
+
+    def _on_classic_timeout(
+        self, group_id: str, member_id: str, reason: str, now_ms: int
+    ) -> CoordinatorResult:
+        group = self.consumer_group(group_id)
+        member = None if group is None else group.members.get(member_id)
+        if member is None or not member.use_classic_protocol:
+            return CoordinatorResult()
+        txn = self.begin(group_id, now_ms)
+        self.remove_member(txn, member, reason)
+        return txn.finish()
 
     def schedule_rebalance(self, group_id: str, member: ConsumerGroupMember, now_ms: int) -> None:
         epoch = member.member_epoch
@@ -279,6 +327,7 @@ class ConsumerGroupManager:
     def cancel_member_timers(self, group_id: str, member_id: str) -> None:
         self.coordinator.timer.cancel(self.session_key(group_id, member_id))
         self.coordinator.timer.cancel(self.rebalance_key(group_id, member_id))
+        self.cancel_classic_timers(group_id, member_id)
 
     def _on_session_timeout(self, group_id: str, member_id: str, now_ms: int) -> CoordinatorResult:
         group = self.consumer_group(group_id)
@@ -374,9 +423,15 @@ class ConsumerGroupManager:
         )
 
     def remove_member(self, txn: ConsumerTxn, member: ConsumerGroupMember, reason: str) -> None:
-        """Kafka ``removeMember`` + epoch bump: three tombstones, metadata, next epoch."""
+        """Kafka ``removeMember`` + epoch bump: three tombstones, metadata, next epoch.
+
+        Or, when the member is the last one using the KIP-848 protocol among
+        classic ones, the online downgrade instead (``consumer_migration``).
+        """
         group = txn.group
         assert group is not None
+        if maybe_downgrade(self, txn, member, reason):
+            return
         gid = txn.group_id
         txn.write(
             rec.current_assignment_tombstone(gid, member.member_id),
@@ -587,7 +642,13 @@ class ConsumerGroupManager:
             if group is None:
                 continue
             for member in group.members.values():
-                self.schedule_session(group_id, member.member_id, now_ms)
+                classic = member.classic_member_metadata
+                self.schedule_session(
+                    group_id,
+                    member.member_id,
+                    now_ms,
+                    None if classic is None else classic.session_timeout_ms,
+                )
                 if member.state is MemberState.UNREVOKED_PARTITIONS:
                     self.schedule_rebalance(group_id, member, now_ms)
             self.after_change(group_id, group.state_name(), now_ms)

@@ -14,13 +14,17 @@ from regroup.assignors.consumer.api import TopicMetadata
 from regroup.consumer.group import ConsumerGroup, IllegalGroupStateError, ResolvedRegex
 from regroup.consumer.group_member import (
     Assignment,
+    ClassicMemberMetadata,
     ConsumerGroupMember,
     MemberState,
     assignment_from_topic_partitions,
     assignment_to_topic_partitions,
 )
+from regroup.model.requests.classic import JoinGroupRequestProtocol
 from regroup.records import CoordinatorRecord
+from regroup.records.consumer import ClassicMemberMetadata as RecordClassicMemberMetadata
 from regroup.records.consumer import (
+    ClassicProtocol,
     ConsumerGroupConfigKey,
     ConsumerGroupConfigValue,
     ConsumerGroupCurrentMemberAssignmentKey,
@@ -99,8 +103,31 @@ def member_metadata_record(group_id: str, member: ConsumerGroupMember) -> Coordi
         rebalance_timeout_ms=member.rebalance_timeout_ms,
         server_assignor=member.server_assignor,
         client_assignors=member.client_assignors,
+        classic_member_metadata=_classic_to_record(member.classic_member_metadata),
     )
     return CoordinatorRecord(ConsumerGroupMemberMetadataKey(group_id, member.member_id), value)
+
+
+def _classic_to_record(
+    classic: ClassicMemberMetadata | None,
+) -> RecordClassicMemberMetadata | None:
+    if classic is None:
+        return None
+    return RecordClassicMemberMetadata(
+        classic.session_timeout_ms,
+        tuple(ClassicProtocol(p.name, p.metadata) for p in classic.supported_protocols),
+    )
+
+
+def _classic_from_record(
+    classic: RecordClassicMemberMetadata | None,
+) -> ClassicMemberMetadata | None:
+    if classic is None:
+        return None
+    return ClassicMemberMetadata(
+        classic.session_timeout_ms,
+        tuple(JoinGroupRequestProtocol(p.name, p.metadata) for p in classic.supported_protocols),
+    )
 
 
 def member_metadata_tombstone(group_id: str, member_id: str) -> CoordinatorRecord:
@@ -232,6 +259,7 @@ def replay_consumer_record(
                     subscribed_topic_regex=value.subscribed_topic_regex or "",
                     server_assignor=value.server_assignor,
                     client_assignors=value.client_assignors,
+                    classic_member_metadata=_classic_from_record(value.classic_member_metadata),
                 )
             )
     elif isinstance(key, ConsumerGroupTargetAssignmentMetadataKey):

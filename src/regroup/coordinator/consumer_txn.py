@@ -74,7 +74,9 @@ class ConsumerTxn:
         if self._original is not None:
             self._original.end_journal()
         group = self.group
-        after = group.state_name() if group is not None else ("Dead" if self._existed else None)
+        # "Dead" only for a consumer group that is gone (not for a classic group left as is).
+        gone = self._original is not None
+        after = group.state_name() if group is not None else ("Dead" if gone else None)
         before = self.state_before if self.state_before is not None else "Empty"
         if after is not None and after != before and (self._existed or group is not None):
             self.emit(

@@ -39,9 +39,15 @@ class RecordKey:
 
 
 class RecordValue:
-    """Base of record values (frozen dataclasses)."""
+    """Base of record values (frozen dataclasses).
+
+    ``tagged_fields``: fields that are Kafka *tagged* fields of the value's schema
+    (``taggedVersions``); like Kafka, the text form leaves them out while they are
+    ``None``, so a value without them reads as it did before they existed.
+    """
 
     __slots__ = ()
+    tagged_fields: ClassVar[tuple[str, ...]] = ()
 
 
 RECORD_TYPES: dict[int, type[RecordKey]] = {}
@@ -64,6 +70,14 @@ def record_type(type_id: int, name: str, value_type: type[RecordValue]) -> Calla
     return register
 
 
+def _value_jsonable(value: RecordValue) -> Any:
+    data = to_jsonable(value)
+    for name in value.tagged_fields:
+        if isinstance(data, dict) and data.get(name) is None:
+            data.pop(name, None)
+    return data
+
+
 @dataclass(frozen=True, slots=True)
 class CoordinatorRecord:
     """A key and its new value; ``value=None`` is a tombstone."""
@@ -80,7 +94,7 @@ class CoordinatorRecord:
             "type": self.key.record_type,
             "name": self.key.record_name,
             "key": to_jsonable(self.key),
-            "value": None if self.value is None else to_jsonable(self.value),
+            "value": None if self.value is None else _value_jsonable(self.value),
         }
 
     def to_json(self) -> str:

@@ -32,12 +32,15 @@ metadata value (``client_assignors``), as the KIP's data model has them.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from regroup.model.requests.consumer import ClientAssignor, TopicPartitions
 from regroup.model.uuid import Uuid
 from regroup.records.base import RecordKey, RecordValue, record_type
 
 __all__ = [
+    "ClassicMemberMetadata",
+    "ClassicProtocol",
     "ConsumerGroupConfigKey",
     "ConsumerGroupConfigValue",
     "ConsumerGroupCurrentMemberAssignmentKey",
@@ -100,6 +103,22 @@ class ConsumerGroupPartitionMetadataKey(RecordKey):
 
 
 @dataclass(frozen=True, slots=True)
+class ClassicProtocol:
+    """One protocol of a classic member (Kafka: ``ClassicMemberMetadata.ClassicProtocol``)."""
+
+    name: str
+    metadata: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class ClassicMemberMetadata:
+    """Kafka ``ConsumerGroupMemberMetadataValue.ClassicMemberMetadata`` (3.8+, migration)."""
+
+    session_timeout_ms: int
+    supported_protocols: tuple[ClassicProtocol, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class ConsumerGroupMemberMetadataValue(RecordValue):
     instance_id: str | None
     rack_id: str | None
@@ -110,6 +129,11 @@ class ConsumerGroupMemberMetadataValue(RecordValue):
     rebalance_timeout_ms: int
     server_assignor: str | None
     client_assignors: tuple[ClientAssignor, ...] = ()
+    #: Set for a member that uses the classic protocol (Kafka 3.8+, online migration;
+    #: a tagged field in Kafka's schema).
+    classic_member_metadata: ClassicMemberMetadata | None = None
+
+    tagged_fields: ClassVar[tuple[str, ...]] = ("classic_member_metadata",)
 
 
 @record_type(5, "ConsumerGroupMemberMetadata", ConsumerGroupMemberMetadataValue)

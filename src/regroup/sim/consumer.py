@@ -99,6 +99,8 @@ CLASSIC_ONLY_CONFIGS = frozenset(
         "rebalance.protocol.selection",
     }
 )
+#: KIP-848 configs a ``group.protocol=classic`` consumer does not take.
+CONSUMER_ONLY_CONFIGS = frozenset({"group.remote.assignor"})
 #: Configs of the simulated process itself, valid under both protocols (``group.protocol``
 #: picks the member: ``classic`` or ``consumer``; default: the simulation's protocol).
 PROCESS_CONFIGS = frozenset({"request.timeout.ms", "group.protocol"})
@@ -200,6 +202,9 @@ class SimConsumer:
         protocol = str(self.props.get("group.protocol", sim.group_protocol)).lower()
         if protocol == "classic":
             props = {k: v for k, v in self.props.items() if k not in PROCESS_CONFIGS}
+            if sim.group_protocol == "consumer":
+                # Migrated back by the scenario: a classic consumer takes no KIP-848 configs.
+                props = {k: v for k, v in props.items() if k not in CONSUMER_ONLY_CONFIGS}
             config = ClassicMemberConfig.from_properties(props)
             config = replace(config, group_id=sim.group_id, client_id=self.client_id)
             member: ClassicMember | ConsumerMember = ClassicMember(

@@ -214,6 +214,10 @@ class InvariantChecker:
 
     def _on_generation(self, event: GenerationBumped, found: list[InvariantViolated]) -> None:
         self.generation = event.generation
+        # A classic generation is every member's (after an online downgrade, the
+        # member epochs of the consumer group it was are history).
+        if self.member_epochs:
+            self.member_epochs.clear()
 
     def _on_member_epoch(
         self, event: MemberAssignmentChanged, found: list[InvariantViolated]

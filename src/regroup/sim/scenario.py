@@ -57,7 +57,8 @@ Actions (``action``):
 ``restart``          stop (or ``crash = true``) then start again after ``downtime_ms``,
                      with ``config`` (Kafka names) applied to the new process;
                      ``group.protocol`` = ``classic`` | ``consumer`` there switches the
-                     member's protocol (a migration; the coordinator must support it)
+                     member's protocol (an online migration of the group, Kafka's
+                     ``group.consumer.migration.policy``; see ``upgrade-to-consumer``)
 ``rolling_bounce``   ``restart`` each member in turn, ``gap_ms`` apart
 ``slow``             the member's next batch stalls for ``duration_ms``
 ``cut``              cut the member off the network for ``duration_ms``
@@ -448,6 +449,12 @@ BUILTINS: dict[str, Scenario] = {
                 _bounce({_STRATEGY: "cooperative-sticky,range"}, at_ms=30000),
                 _bounce({_STRATEGY: "range"}, after_ms=30000),
             ),
+        ),
+        Scenario(
+            "upgrade-to-consumer",
+            "online upgrade to KIP-848: each classic member restarted with group.protocol=consumer",
+            protocols=_CLASSIC,
+            actions=(_bounce({"group.protocol": "consumer"}, at_ms=30000),),
         ),
         Scenario(
             "misconfigured-eager-member",

@@ -111,15 +111,21 @@ class StabilityWatch:
         live = list(self._live.values())
         if set(members) != {c.member_id for c in live}:
             return
-        if sim.group_protocol == "classic":
+        # By the group's type, not the run's protocol: a group may migrate (online
+        # upgrade/downgrade); a classic member of a consumer group is at its member
+        # epoch when its generation is.
+        if group.group_type == "classic":
             epoch = int(group.generation_id)
             current = [getattr(c.member, "generation_id", None) for c in live]
         else:
             epoch = int(group.group_epoch)
-            current = [getattr(c.member, "member_epoch", None) for c in live]
+            current = [
+                getattr(c.member, "member_epoch", getattr(c.member, "generation_id", None))
+                for c in live
+            ]
         if any(value != epoch for value in current):
             return  # stable at an older generation/epoch: the news has not reached it yet
-        if sim.group_protocol == "consumer" and not all(
+        if group.group_type == "consumer" and not all(
             self._holds_coordinator_assignment(c, group.members[c.member_id]) for c in live
         ):
             return  # the coordinator sent partitions that have not arrived yet

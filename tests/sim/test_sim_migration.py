@@ -1,0 +1,148 @@
+"""Online migration between the classic protocol and KIP-848, end to end in the simulator.
+
+A rolling bounce with ``group.protocol=consumer`` upgrades a classic group
+(Kafka 3.8+ ``group.consumer.migration.policy``); one with ``group.protocol=classic``
+downgrades a consumer group. Read from the event log, as a user would.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from regroup.events import Event
+from regroup.sim.invariants import check_events
+from regroup.sim.metrics import compute_metrics
+from regroup.sim.scenario import Action, builtin_scenario
+from regroup.sim.simulation import RunResult, Settings, run_simulation
+
+
+def upgrade(protocol: str, seed: int = 1, **kw: object) -> RunResult:
+    return run_simulation(
+        Settings(builtin_scenario("upgrade-to-consumer"), protocol=protocol, seed=seed, **kw)  # type: ignore[arg-type]
+    )
+
+
+def kinds(events: list[Event], kind: str) -> list[Event]:
+    return [e for e in events if e.kind == kind]
+
+
+@pytest.mark.parametrize("protocol", ["eager", "cooperative"])
+def test_a_classic_group_rolls_into_kip_848_members(protocol: str) -> None:
+    result = upgrade(protocol)
+    assert result.metrics.violations == []
+    assert not any(result.consumer_errors.values())
+    started = kinds(result.events, "consumer_started")
+    assert [e.group_protocol for e in started] == ["classic"] * 3 + ["consumer"] * 3  # type: ignore[attr-defined]
+    # The classic members left one by one; the KIP-848 ones joined the consumer group.
+    left = kinds(result.events, "member_left")
+    assert [(e.group_protocol, e.reason) for e in left] == [("classic", "leave")] * 3  # type: ignore[attr-defined]
+    joined = [e for e in kinds(result.events, "member_joined") if e.ts_ms > 30000]
+    assert [e.group_protocol for e in joined] == ["consumer"] * 3  # type: ignore[attr-defined]
+    # The group became a consumer group at the first KIP-848 join ...
+    first_join = joined[0].ts_ms
+    converted = [
+        e
+        for e in kinds(result.events, "group_state_changed")
+        if e.group_protocol == "consumer" and e.old_state == "Empty"  # type: ignore[attr-defined]
+    ]
+    assert [e.ts_ms for e in converted] == [first_join]
+    # ... and no classic rebalance barrier ran after that: epochs, not generations.
+    assert not [e for e in kinds(result.events, "generation_bumped") if e.ts_ms >= first_join]
+    assert [e for e in kinds(result.events, "group_epoch_bumped") if e.ts_ms >= first_join]
+    # It ends stable with every member a KIP-848 member at the last epoch.
+    last = kinds(result.events, "group_stabilized")[-1]
+    assert last.ts_ms > started[-1].ts_ms
+    assert last.members == 3  # type: ignore[attr-defined]
+    assert check_events(result.events) == []
+
+
+def test_eager_classic_members_revoke_everything_when_they_rejoin_the_consumer_group() -> None:
+    """An eager member gives all its partitions up before each JoinGroup, also inside a
+    consumer group; a cooperative one only those the coordinator takes away."""
+    eager, cooperative = upgrade("eager"), upgrade("cooperative")
+    assert eager.metrics.partitions_revoked > cooperative.metrics.partitions_revoked
+    first_join = min(e.ts_ms for e in kinds(eager.events, "member_joined") if e.ts_ms > 30000)
+    held: dict[str, set[object]] = {}
+    full_revocations = 0
+    for event in eager.events:
+        member = getattr(event, "member_id", None)
+        if event.kind == "partitions_assigned":
+            held[member] = set(event.partitions)  # type: ignore[attr-defined, index]
+        elif event.kind == "partitions_revoked" and event.ts_ms > first_join:
+            revoked = set(event.partitions)  # type: ignore[attr-defined]
+            if member in held and revoked == held[member] and revoked:
+                full_revocations += 1
+    assert full_revocations >= 2  # both remaining classic members, at their rejoin
+
+
+def test_the_upgrade_is_deterministic() -> None:
+    a, b = upgrade("cooperative", seed=7), upgrade("cooperative", seed=7)
+    assert a.events == b.events and len(a.events) > 100
+
+
+def test_a_consumer_group_bounced_to_classic_downgrades_when_its_last_kip_848_member_leaves() -> (
+    None
+):
+    scenario = replace(
+        builtin_scenario("rolling-bounce"),
+        actions=(
+            Action(
+                "rolling_bounce",
+                at_ms=30000,
+                members="all",
+                gap_ms=10000,
+                downtime_ms=1000,
+                config={"group.protocol": "classic"},
+            ),
+        ),
+    )
+    result = run_simulation(Settings(scenario, protocol="consumer", seed=1))
+    assert result.metrics.violations == []
+    assert not any(result.consumer_errors.values())
+    left = kinds(result.events, "member_left")
+    last_kip848_leave = [e for e in left if e.group_protocol == "consumer"][-1]  # type: ignore[attr-defined]
+    # The group turned classic at that very moment and rebalanced (Kafka's downgrade) ...
+    back = [
+        e
+        for e in kinds(result.events, "group_state_changed")
+        if e.group_protocol == "classic" and e.ts_ms == last_kip848_leave.ts_ms  # type: ignore[attr-defined]
+    ]
+    assert [(e.old_state, e.new_state) for e in back] == [  # type: ignore[attr-defined]
+        ("Empty", "Stable"),
+        ("Stable", "PreparingRebalance"),
+    ]
+    generations = [e for e in kinds(result.events, "generation_bumped") if e.ts_ms > 30000]
+    assert generations and len(generations[-1].member_ids) == 3  # type: ignore[attr-defined]
+    assert kinds(result.events, "group_stabilized")[-1].members == 3  # type: ignore[attr-defined]
+
+
+@settings(max_examples=6, deadline=None)
+@given(
+    protocol=st.sampled_from(["eager", "cooperative"]),
+    members=st.integers(1, 5),
+    partitions=st.integers(1, 9),
+    seed=st.integers(0, 1000),
+)
+def test_property_an_upgrade_never_violates_an_invariant(
+    protocol: str, members: int, partitions: int, seed: int
+) -> None:
+    result = upgrade(protocol, seed=seed, members=members, partitions=partitions)
+    assert result.metrics.violations == []
+    assert compute_metrics(result.events).to_json() == result.metrics.to_json()
+
+
+@pytest.mark.parametrize("protocol", ["eager", "cooperative"])
+def test_static_members_upgrade_without_any_rebalance(protocol: str) -> None:
+    """Kafka 3.8+: a KIP-848 static member replaces the classic member of its instance id
+    at once, with its assignment: no epoch bump, no partition moved."""
+    result = upgrade(protocol, static=True)
+    assert result.metrics.violations == []
+    assert not any(result.consumer_errors.values())
+    assert result.metrics.partitions_moved == 0
+    left = kinds(result.events, "member_left")
+    assert [e.reason for e in left] == ["replaced"] * 3  # type: ignore[attr-defined]
+    assert not [e for e in kinds(result.events, "group_epoch_bumped") if e.ts_ms > 30000]
