@@ -7,7 +7,8 @@ they consume the produced records and commit; one leaves and one crashes
 rebalancing and KIP-848, is never asked to revoke a partition it keeps); the
 server restarts on the same port and data directory, the committed offsets and
 the group are still there, and the survivor consumes the new records without
-loss and commits them.
+loss and commits them. A last test rolls a librdkafka classic group to KIP-848 and
+back with the online migration of Kafka 3.8+.
 
 Every wait is bounded; the session timeouts are lowered (3 s classic, 4 s
 KIP-848) so a crash is noticed quickly. A loaded machine (other test workers,
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import json
 import os
 import select
@@ -353,3 +355,85 @@ def test_server_interop_real_producers_append_to_the_log(
         lambda: [server.server.log.partition("produced", p).high_watermark for p in range(3)]  # type: ignore[union-attr]
     )
     assert ends == [2, 2, 2]
+
+
+def _group_type(server: BackgroundServer) -> str:
+    assert server.server is not None
+    groups = server.call(lambda: dict(server.server.coordinator.groups))  # type: ignore[union-attr]
+    return str(groups[GROUP].group_type)
+
+
+def test_server_interop_online_upgrade_and_downgrade_with_real_clients(
+    options: ServerOptions, tmp_path: Path, cleanup: list[Any]
+) -> None:
+    """Kafka 3.8+'s online migration (``group.consumer.migration.policy`` BIDIRECTIONAL)
+    with unmodified librdkafka consumers: a classic cooperative-sticky group is rolled to
+    ``group.protocol=consumer`` one member at a time, consuming throughout; then a classic
+    member joins the consumer group, and when the last KIP-848 member leaves the group
+    turns classic again and the classic member owns everything."""
+    server = BackgroundServer(options)
+    server.start()
+    cleanup.append(server)
+    assert server.server is not None
+    server.call(server.server.create_topic, TOPIC, PARTITIONS)
+    produce(server, 0, 10)
+    classic_args = {
+        "client": "confluent",
+        "strategy": "cooperative-sticky",
+        "protocol": "classic",
+        "bootstrap": server.bootstrap,
+        "group": GROUP,
+        "topic": TOPIC,
+        "session_timeout_ms": 6000,
+    }
+    consumer_args = {**classic_args, "strategy": "uniform", "protocol": "consumer"}
+    every: list[Worker] = []
+
+    def start(name: str, args: dict[str, Any]) -> Worker:
+        worker = Worker(name, args, tmp_path)
+        cleanup.append(worker)
+        every.append(worker)
+        return worker
+
+    # 1. A classic group of two.
+    old = [start(f"classic-{i}", classic_args) for i in range(2)]
+    wait_until("2 classic members share the partitions", lambda: balanced(old), 120)
+    assert _group_type(server) == "classic"
+    wait_until("records up to 10 consumed", lambda: consumed_all(every, 10, old), 30)
+    commit_until(old, server, 10)
+
+    # 2. Upgrade: a KIP-848 member joins; the group converts, the classic members stay in it.
+    new = [start("consumer-0", consumer_args)]
+    wait_until("3 members, 2 classic, share the partitions", lambda: balanced(old + new), 90)
+    assert _group_type(server) == "consumer"
+
+    # 3. Roll the classic members to KIP-848, consuming throughout.
+    for i, member in enumerate(old, start=1):
+        member.close()
+        new.append(start(f"consumer-{i}", consumer_args))
+        live = new + old[i:]
+        wait_until(
+            f"{len(new)} KIP-848 and {len(old) - i} classic members share the partitions",
+            functools.partial(balanced, live),
+            90,
+        )
+    produce(server, 10, 5)
+    wait_until("records up to 15 consumed", lambda: consumed_all(every, 15, new), 45)
+    commit_until(new, server, 15)
+    assert _group_type(server) == "consumer"
+
+    # 4. Downgrade: a classic member joins the consumer group, every KIP-848 member leaves.
+    back = start("classic-back", classic_args)
+    wait_until("4 members share the partitions", lambda: balanced([*new, back]), 90)
+    for member in new:
+        member.close()
+    wait_until(
+        "the classic member owns every partition",
+        lambda: back.status() == list(range(PARTITIONS)),
+        60,
+    )
+    assert _group_type(server) == "classic"
+    produce(server, 15, 5)
+    wait_until("records up to 20 consumed", lambda: consumed_all(every, 20, [back]), 45)
+    commit_until([back], server, 20)
+    back.close()
