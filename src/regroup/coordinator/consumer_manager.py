@@ -9,10 +9,14 @@ parts together; each concern has its module:
   (COMPUTE_ASSIGNMENT, ConsumerGroupPrepareAssignment, ConsumerGroupInstallAssignment);
 * ``consumer_describe``: ConsumerGroupDescribe and the GROUP config resource;
 * ``consumer_records``: record builders and replay;
-* ``consumer_txn``: one operation's records, replayed as written, or rolled back.
+* ``consumer_txn``: one operation's records, replayed as written, or rolled back;
+* ``consumer_migration`` / ``consumer_classic_members``: the online migration
+  between the classic protocol and KIP-848, and classic members inside a
+  consumer group;
+* ``consumer_timers`` (the base class): the timers below.
 
 Shared steps live here: removing ("fencing") a member, computing a new target,
-refreshing the subscription metadata, and the timers:
+refreshing the subscription metadata. The timers:
 
 ========================================  =========================================================
 timer key                                 fires
@@ -61,6 +65,7 @@ from regroup.consumer.target_assignment import (
 )
 from regroup.coordinator import consumer_records as rec
 from regroup.coordinator.consumer_migration import PendingUpgrade, maybe_downgrade
+from regroup.coordinator.consumer_timers import ConsumerGroupTimers
 from regroup.coordinator.consumer_txn import ConsumerTxn
 from regroup.coordinator.result import CoordinatorResult
 from regroup.events.schema import (
@@ -167,7 +172,7 @@ def _default_assignor_resolver(name: str) -> ConsumerGroupPartitionAssignor:
     return create_server_assignor(name)
 
 
-class ConsumerGroupManager:
+class ConsumerGroupManager(ConsumerGroupTimers):
     """The KIP-848 part of the coordinator (``coordinator.consumer``)."""
 
     def __init__(self, coordinator: Any) -> None:
@@ -252,132 +257,6 @@ class ConsumerGroupManager:
 
     def configured_assignors(self) -> tuple[str, ...]:
         return tuple(self.coordinator.config.group_consumer_assignors)
-
-    # -- timers --------------------------------------------------------------------------------
-
-    @staticmethod
-    def session_key(group_id: str, member_id: str) -> str:
-        return f"consumer-session-{group_id}-{member_id}"
-
-    @staticmethod
-    def rebalance_key(group_id: str, member_id: str) -> str:
-        return f"consumer-rebalance-{group_id}-{member_id}"
-
-    @staticmethod
-    def client_assign_key(group_id: str) -> str:
-        return f"consumer-client-assign-{group_id}"
-
-    @staticmethod
-    def expire_key(group_id: str) -> str:
-        return f"consumer-expire-{group_id}"
-
-    @staticmethod
-    def classic_join_key(group_id: str, member_id: str) -> str:
-        return f"consumer-classic-join-{group_id}-{member_id}"
-
-    @staticmethod
-    def classic_sync_key(group_id: str, member_id: str) -> str:
-        return f"consumer-classic-sync-{group_id}-{member_id}"
-
-    def schedule_session(
-        self, group_id: str, member_id: str, now_ms: int, timeout_ms: int | None = None
-    ) -> None:
-        """(Re)arm the session timer; ``timeout_ms``: a classic member's own timeout."""
-        timeout = self.session_timeout_ms(group_id) if timeout_ms is None else timeout_ms
-        self.coordinator.timer.schedule(
-            self.session_key(group_id, member_id),
-            now_ms + timeout,
-            lambda now: self._on_session_timeout(group_id, member_id, now),
-        )
-
-    def schedule_classic_timeout(
-        self, key: str, group_id: str, member_id: str, timeout_ms: int, now_ms: int, reason: str
-    ) -> None:
-        """Kafka ``scheduleConsumerGroupJoinTimeout`` / ``scheduleConsumerGroupSyncTimeout``."""
-        self.coordinator.timer.schedule(
-            key,
-            now_ms + max(timeout_ms, 0),
-            lambda now: self._on_classic_timeout(group_id, member_id, reason, now),
-        )
-
-    def cancel_classic_timers(self, group_id: str, member_id: str) -> None:
-        self.coordinator.timer.cancel(self.classic_join_key(group_id, member_id))
-        self.coordinator.timer.cancel(self.classic_sync_key(group_id, member_id))
-
-    def _on_classic_timeout(
-        self, group_id: str, member_id: str, reason: str, now_ms: int
-    ) -> CoordinatorResult:
-        group = self.consumer_group(group_id)
-        member = None if group is None else group.members.get(member_id)
-        if member is None or not member.use_classic_protocol:
-            return CoordinatorResult()
-        txn = self.begin(group_id, now_ms)
-        self.remove_member(txn, member, reason)
-        return txn.finish()
-
-    def schedule_rebalance(self, group_id: str, member: ConsumerGroupMember, now_ms: int) -> None:
-        epoch = member.member_epoch
-        member_id = member.member_id
-        self.coordinator.timer.schedule(
-            self.rebalance_key(group_id, member_id),
-            now_ms + max(member.rebalance_timeout_ms, 0),
-            lambda now: self._on_rebalance_timeout(group_id, member_id, epoch, now),
-        )
-
-    def cancel_member_timers(self, group_id: str, member_id: str) -> None:
-        self.coordinator.timer.cancel(self.session_key(group_id, member_id))
-        self.coordinator.timer.cancel(self.rebalance_key(group_id, member_id))
-        self.cancel_classic_timers(group_id, member_id)
-
-    def _on_session_timeout(self, group_id: str, member_id: str, now_ms: int) -> CoordinatorResult:
-        group = self.consumer_group(group_id)
-        if group is None or member_id not in group.members:
-            return CoordinatorResult()
-        txn = self.begin(group_id, now_ms)
-        self.remove_member(txn, group.members[member_id], "session_timeout")
-        return txn.finish()
-
-    def _on_rebalance_timeout(
-        self, group_id: str, member_id: str, epoch: int, now_ms: int
-    ) -> CoordinatorResult:
-        from regroup.consumer.group_member import MemberState
-
-        group = self.consumer_group(group_id)
-        member = None if group is None else group.members.get(member_id)
-        if (
-            member is None
-            or member.member_epoch != epoch
-            or member.state is not MemberState.UNREVOKED_PARTITIONS
-        ):
-            return CoordinatorResult()
-        txn = self.begin(group_id, now_ms)
-        self.remove_member(txn, member, "rebalance_timeout")
-        return txn.finish()
-
-    def _on_expire(self, group_id: str, now_ms: int) -> CoordinatorResult:
-        group = self.consumer_group(group_id)
-        if group is None or not group.is_empty():
-            return CoordinatorResult()
-        txn = self.begin(group_id, now_ms)
-        self.delete_group(txn)
-        return txn.finish()
-
-    def after_change(self, group_id: str, state_name: str | None, now_ms: int) -> None:
-        """Arm or disarm the expiration of an EMPTY group (called at each operation's end)."""
-        key = self.expire_key(group_id)
-        if state_name == "Empty":
-            if not self.coordinator.timer.is_scheduled(key):
-                retention = int(self.coordinator.config.offsets_retention_minutes) * 60_000
-                self.coordinator.timer.schedule(
-                    key, now_ms + retention, lambda now: self._on_expire(group_id, now)
-                )
-        else:
-            self.coordinator.timer.cancel(key)
-        if state_name in (None, "Dead"):
-            self._target_names.pop(group_id, None)
-            self._spec_cache.pop(group_id, None)
-            self.in_flight.pop(group_id, None)
-            self.coordinator.timer.cancel(self.client_assign_key(group_id))
 
     # -- shared steps ----------------------------------------------------------------------------
 
