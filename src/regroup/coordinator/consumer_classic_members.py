@@ -61,7 +61,7 @@ from regroup.consumer.group_member import (
 )
 from regroup.consumer.reconciliation import reconcile
 from regroup.coordinator import consumer_records as rec
-from regroup.coordinator.consumer_heartbeat import new_target
+from regroup.coordinator.consumer_heartbeat import new_target, replace_static_member
 from regroup.coordinator.consumer_migration import (
     CONSUMER_PROTOCOL_TYPE,
     partitions_to_assignment,
@@ -243,31 +243,8 @@ def _write_member(
 ) -> str | None:
     """The member's records and events; the reason to bump the group epoch, or ``None``."""
     gid = txn.group_id
-    group = txn.group
-    assert group is not None
     if replaced is not None:
-        had_target = replaced.member_id in group.target_assignment
-        old_target = group.target_of(replaced.member_id)
-        txn.write(
-            rec.current_assignment_tombstone(gid, replaced.member_id),
-            rec.target_member_tombstone(gid, replaced.member_id),
-            rec.member_metadata_tombstone(gid, replaced.member_id),
-        )
-        manager.cancel_member_timers(gid, replaced.member_id)
-        txn.emit(
-            MemberLeft(
-                ts_ms=txn.now_ms,
-                group_id=gid,
-                member_id=replaced.member_id,
-                group_protocol=GROUP_PROTOCOL,
-                reason="replaced",
-                instance_id=replaced.instance_id,
-            )
-        )
-        txn.write(rec.member_metadata_record(gid, updated))
-        if had_target:
-            txn.write(rec.target_member_record(gid, updated.member_id, old_target))
-        txn.write(rec.current_assignment_record(gid, updated))
+        replace_static_member(manager, txn, replaced, updated, GROUP_PROTOCOL)
     elif is_new or not updated.metadata_equals(member):
         txn.write(rec.member_metadata_record(gid, updated))
     if is_new:

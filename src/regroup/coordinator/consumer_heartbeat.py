@@ -480,35 +480,9 @@ def _write_member(
 ) -> str | None:
     """Write the member's records; the reason to bump the group epoch, or ``None``."""
     gid = txn.group_id
-    group = txn.group
     reason: str | None = None
     if replaced is not None:
-        assert group is not None
-        old_target = group.target_of(replaced.member_id)
-        had_target = replaced.member_id in group.target_assignment
-        txn.write(
-            rec.current_assignment_tombstone(gid, replaced.member_id),
-            rec.target_member_tombstone(gid, replaced.member_id),
-            rec.member_metadata_tombstone(gid, replaced.member_id),
-        )
-        manager.cancel_member_timers(gid, replaced.member_id)
-        txn.emit(
-            MemberLeft(
-                ts_ms=txn.now_ms,
-                group_id=gid,
-                member_id=replaced.member_id,
-                group_protocol="consumer",
-                reason="replaced",
-                instance_id=replaced.instance_id,
-            )
-        )
-        txn.write(rec.member_metadata_record(gid, updated))
-        if had_target:
-            txn.write(rec.target_member_record(gid, updated.member_id, old_target))
-        txn.write(rec.current_assignment_record(gid, updated))
-        in_flight = manager.in_flight.get(gid)
-        if in_flight is not None and in_flight.member_id == replaced.member_id:
-            manager.drop_in_flight(gid)
+        replace_static_member(manager, txn, replaced, updated, "consumer")
     elif is_new or not updated.metadata_equals(member):
         txn.write(rec.member_metadata_record(gid, updated))
         if is_new:
@@ -612,3 +586,45 @@ def _leave(
         member_epoch=req.member_epoch,
         heartbeat_interval_ms=0,
     )
+
+
+def replace_static_member(
+    manager: ConsumerGroupManager,
+    txn: ConsumerTxn,
+    replaced: ConsumerGroupMember,
+    updated: ConsumerGroupMember,
+    group_protocol: str,
+) -> None:
+    """A static member rejoined under a new member id (KIP-345; Kafka
+    ``replaceStaticMember``): the old member's records are tombstoned and its timers
+    cancelled, and the new one takes over its target and current assignment, so nothing
+    moves. ``group_protocol``: the protocol of the new member (``consumer`` or ``classic``).
+    """
+    gid = txn.group_id
+    group = txn.group
+    assert group is not None
+    old_target = group.target_of(replaced.member_id)
+    had_target = replaced.member_id in group.target_assignment
+    txn.write(
+        rec.current_assignment_tombstone(gid, replaced.member_id),
+        rec.target_member_tombstone(gid, replaced.member_id),
+        rec.member_metadata_tombstone(gid, replaced.member_id),
+    )
+    manager.cancel_member_timers(gid, replaced.member_id)
+    txn.emit(
+        MemberLeft(
+            ts_ms=txn.now_ms,
+            group_id=gid,
+            member_id=replaced.member_id,
+            group_protocol=group_protocol,
+            reason="replaced",
+            instance_id=replaced.instance_id,
+        )
+    )
+    txn.write(rec.member_metadata_record(gid, updated))
+    if had_target:
+        txn.write(rec.target_member_record(gid, updated.member_id, old_target))
+    txn.write(rec.current_assignment_record(gid, updated))
+    in_flight = manager.in_flight.get(gid)
+    if in_flight is not None and in_flight.member_id == replaced.member_id:
+        manager.drop_in_flight(gid)
