@@ -129,6 +129,24 @@ def test_groups_cli_lists_and_describes_both_types(
     assert "GROUP k  TYPE consumer" in text and "GROUP c  TYPE classic" in text
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["groups", "--bootstrap-server", "{b}", "list", "--json"],
+        ["groups", "list", "--bootstrap-server", "{b}", "--json"],
+        ["groups", "--bootstrap-server", "127.0.0.1:1", "list", "--bootstrap-server", "{b}",
+         "--json"],
+    ],
+)  # fmt: skip
+def test_groups_cli_takes_the_server_before_or_after_the_action(
+    argv: list[str], running: BackgroundServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """README: ``regroup groups list --bootstrap-server HOST:PORT``; the option also works
+    before the action, and after it wins."""
+    assert main([a.replace("{b}", running.bootstrap) for a in argv]) == 0
+    assert json.loads(capsys.readouterr().out) == []
+
+
 def test_groups_cli_unreachable_server_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     with BackgroundServer(ServerOptions(port=0)) as server:
         port = server.port

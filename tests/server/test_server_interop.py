@@ -363,6 +363,22 @@ def _group_type(server: BackgroundServer) -> str:
     return str(groups[GROUP].group_type)
 
 
+def _member_protocols(server: BackgroundServer) -> list[str]:
+    """Each member's protocol as ``regroup groups describe`` shows it (ConsumerGroupDescribe
+    v1's member type, KIP-1099), over the wire."""
+    import io
+    from contextlib import redirect_stdout
+
+    from regroup.cli.main import main
+
+    out = io.StringIO()
+    with redirect_stdout(out):
+        code = main(["groups", "describe", GROUP, "--json", "--bootstrap-server", server.bootstrap])
+    assert code == 0
+    (group,) = json.loads(out.getvalue())
+    return sorted(m["protocol"] for m in group["members"])
+
+
 def test_server_interop_online_upgrade_and_downgrade_with_real_clients(
     options: ServerOptions, tmp_path: Path, cleanup: list[Any]
 ) -> None:
@@ -406,6 +422,7 @@ def test_server_interop_online_upgrade_and_downgrade_with_real_clients(
     new = [start("consumer-0", consumer_args)]
     wait_until("3 members, 2 classic, share the partitions", lambda: balanced(old + new), 90)
     assert _group_type(server) == "consumer"
+    assert _member_protocols(server) == ["classic", "classic", "consumer"]
 
     # 3. Roll the classic members to KIP-848, consuming throughout.
     for i, member in enumerate(old, start=1):

@@ -35,17 +35,32 @@ def add_parser(subparsers: Any) -> None:
         help="list or describe the groups of a running regroup server",
         description="List or describe the consumer groups (classic and consumer) of a server.",
     )
-    parser.add_argument(
-        "--bootstrap-server", default="127.0.0.1:9092", help="HOST:PORT of the server"
-    )
-    parser.add_argument("--timeout", type=float, default=10.0, help="socket timeout (s)")
+    _connection_options(parser, defaults=True)
+    # The options are also taken after the action (``groups list --bootstrap-server H:P``,
+    # as kafka-consumer-groups.sh users type them); there they override the ones before.
+    after = argparse.ArgumentParser(add_help=False)
+    _connection_options(after, defaults=False)
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
-    lister = actions.add_parser("list", help="list the groups")
+    lister = actions.add_parser("list", help="list the groups", parents=[after])
     lister.add_argument("--json", action="store_true", help="print JSON")
-    describer = actions.add_parser("describe", help="describe groups")
+    describer = actions.add_parser("describe", help="describe groups", parents=[after])
     describer.add_argument("group", nargs="*", help="group ids (default: all)")
     describer.add_argument("--json", action="store_true", help="print JSON")
     parser.set_defaults(run=run)
+
+
+def _connection_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
+    parser.add_argument(
+        "--bootstrap-server",
+        default="127.0.0.1:9092" if defaults else argparse.SUPPRESS,
+        help="HOST:PORT of the server (default: 127.0.0.1:9092)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=10.0 if defaults else argparse.SUPPRESS,
+        help="socket timeout in seconds (default: 10)",
+    )
 
 
 def _connect(args: argparse.Namespace) -> WireClient:
@@ -143,6 +158,9 @@ def _describe_consumer(client: WireClient, group_id: str) -> dict[str, Any]:
                 "client_id": m.client_id,
                 "client_host": m.client_host,
                 "instance_id": m.instance_id,
+                # KIP-1099's member type: a classic member inside a consumer group is one
+                # still speaking JoinGroup/SyncGroup during an online migration.
+                "protocol": {0: "classic", 1: "consumer"}.get(m.member_type, "unknown"),
                 "assignment": _partitions_text(
                     [
                         (tp.topic_name, p)
@@ -243,10 +261,11 @@ def _print_describe(group: dict[str, Any]) -> None:
             f"GROUP-EPOCH {group['group_epoch']}  ASSIGNMENT-EPOCH {group['assignment_epoch']}  "
             f"ASSIGNOR {group['assignor'] or '-'}"
         )
-        rows = [["MEMBER-ID", "EPOCH", "CLIENT-ID", "HOST", "ASSIGNMENT", "TARGET"]]
+        rows = [["MEMBER-ID", "PROTOCOL", "EPOCH", "CLIENT-ID", "HOST", "ASSIGNMENT", "TARGET"]]
         rows += [
             [
                 m["member_id"],
+                m["protocol"],
                 str(m["member_epoch"]),
                 m["client_id"],
                 m["client_host"],

@@ -75,6 +75,8 @@ def describe_group(manager: ConsumerGroupManager, group_id: str) -> DescribedGro
             subscribed_topic_regex=m.subscribed_topic_regex or None,
             assignment=_described(manager, m.assigned_partitions),
             target_assignment=_described(manager, group.target_of(m.member_id)),
+            # ConsumerGroupDescribe v1 (Kafka 4.0, KIP-1099): 0 classic, 1 consumer.
+            member_type=0 if m.use_classic_protocol else 1,
         )
         for m in (group.members[mid] for mid in sorted(group.members))
     )
