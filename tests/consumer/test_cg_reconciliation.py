@@ -95,6 +95,20 @@ def test_rule5_blocked_member_keeps_its_epoch() -> None:
     )
 
 
+def test_rule5_as_kafka_4_moves_a_blocked_member_to_the_target_epoch() -> None:
+    """``blocked_takes_target_epoch`` (classic members of a consumer group): Kafka 4.x."""
+    m = member(1, 0)
+    nxt = reconcile(m, 2, parts(0, 2), held_by_other(2), owned(0), blocked_takes_target_epoch=True)
+    assert (nxt.state, nxt.member_epoch, nxt.previous_member_epoch) == (
+        S.UNRELEASED_PARTITIONS,
+        2,
+        1,
+    )
+    assert nxt.assigned_partitions == parts(0)
+    # Without the flag the same member keeps its epoch (Rule 5 of the KIP).
+    assert reconcile(m, 2, parts(0, 2), held_by_other(2), owned(0)).member_epoch == 1
+
+
 def test_own_pending_partition_is_not_unreleased() -> None:
     # KAFKA-19449: a partition the member itself is revoking is not held by another.
     m = member(2, 0, state=S.UNRELEASED_PARTITIONS, pending=())

@@ -31,7 +31,10 @@ Rule 5 (blocked members keep their epoch). A member that can use nothing more of
     by others) stays at its epoch in UNRELEASED_PARTITIONS. This is the KIP's case
     study ("B is blocked at epoch (0) until A moves to epoch (2)"; "C ... continues
     to reply with epoch (0) and no partitions"). Kafka 4.x instead moves such a
-    member to the target epoch with the partitions it keeps.
+    member to the target epoch with the partitions it keeps; ``reconcile`` does
+    that with ``blocked_takes_target_epoch=True``, which the coordinator asks for
+    classic members of a consumer group (online migration), whose generation must
+    reach the group's epoch or they would rejoin in a loop.
 
 =====================================================================================
 Theory of operation
@@ -107,6 +110,8 @@ class _Step:
     partition_epoch: PartitionEpochs
     #: What the member reported owning; ``None``: not reported in this heartbeat.
     owned: Assignment | None
+    #: Rule 5 as Kafka 4.x applies it (see the module docstring).
+    blocked_takes_target_epoch: bool = False
 
     def owns_any_of(self, partitions: Assignment) -> bool:
         """Kafka ``ownsRevokedPartitions``: unreported ownership counts as still owning."""
@@ -123,6 +128,8 @@ def reconcile(
     target: Assignment,
     partition_epoch: PartitionEpochs,
     owned: tuple[TopicPartitions, ...] | None,
+    *,
+    blocked_takes_target_epoch: bool = False,
 ) -> ConsumerGroupMember:
     """One reconciliation step of ``member`` towards ``target`` at ``target_epoch``.
 
@@ -143,6 +150,7 @@ def reconcile(
         target,
         partition_epoch,
         None if owned is None else assignment_from_topic_partitions(owned),
+        blocked_takes_target_epoch,
     )
     result = _STEPS[member.state](step)
     if result is not member and result.state not in TRANSITIONS[member.state]:
@@ -271,6 +279,14 @@ def _next_assignment(step: _Step, epoch_if_revoking: int) -> ConsumerGroupMember
             partitions_pending_revocation={},
         )
     if has_unreleased:
+        if step.blocked_takes_target_epoch:
+            return _moved(
+                member,
+                step.target_epoch,
+                state=S.UNRELEASED_PARTITIONS,
+                assigned_partitions=keep,
+                partitions_pending_revocation={},
+            )
         # Rule 5: blocked; the member keeps its epoch and what it keeps.
         return replace(
             member,

@@ -282,18 +282,15 @@ def _reconcile(
     owned = assignment_to_topic_partitions(
         partitions_to_assignment(owned_partitions, manager.coordinator.metadata)
     )
+    # Kafka moves a member waiting on others' partitions to the target epoch.
     current = reconcile(
-        member, epoch, group.target_of(member.member_id), group.current_partition_epoch, owned
+        member,
+        epoch,
+        group.target_of(member.member_id),
+        group.current_partition_epoch,
+        owned,
+        blocked_takes_target_epoch=True,
     )
-    if current.state is MemberState.UNRELEASED_PARTITIONS and current.member_epoch < epoch:
-        # Kafka moves a member waiting on others' partitions to the target epoch.
-        current = current.with_current_assignment(
-            MemberState.UNRELEASED_PARTITIONS,
-            epoch,
-            current.member_epoch,
-            current.assigned_partitions,
-            current.partitions_pending_revocation,
-        )
     if not current.assignment_equals(member):
         txn.write(rec.current_assignment_record(txn.group_id, current))
         manager.emit_assignment_changed(txn, current)
