@@ -131,21 +131,27 @@ def test_server_a_failing_request_closes_only_its_connection(server: BackgroundS
     # server down: the connection that sent the request is closed, others carry on.
     running = server.server
     assert running is not None
-    handle = running.coordinator.handle
+    coordinator = running.coordinator
 
-    def broken(token: object, request: object, now_ms: int) -> object:
-        raise RuntimeError("boom")
+    class Broken:
+        """The coordinator, but ``handle`` raises (a stand-in: a compiled one can't be patched)."""
+
+        def handle(self, token: object, request: object, now_ms: int) -> object:
+            raise RuntimeError("boom")
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(coordinator, name)
 
     values = {"group_id": "g", "generation_id": 1, "member_id": "m", "group_instance_id": None}
     with _client(server) as bystander, _client(server) as victim:
-        server.call(setattr, running.coordinator, "handle", broken)
+        server.call(setattr, running, "coordinator", Broken())
         try:
             _, frame = victim.encode(12, 4, values)
             victim.send_raw(frame)
             with pytest.raises(WireClientError):
                 victim.read_frame()
         finally:
-            server.call(setattr, running.coordinator, "handle", handle)
+            server.call(setattr, running, "coordinator", coordinator)
         answer = bystander.request(12, 4, values)
     assert answer.error_code.value != 0  # UNKNOWN_MEMBER_ID: answered, not dropped
     assert running.stats["closed_bad_input"] == 1

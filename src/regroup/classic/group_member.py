@@ -48,12 +48,12 @@ class ClassicGroupMember:
     awaiting_sync: Hashable | None = None
     #: A member added in this join phase; it may expire even while its JoinGroup is parked.
     is_new: bool = False
+    # The two private fields below are never passed in. They are not ``init=False``
+    # only because mypyc does not compile such fields (see ``regroup.native``).
     #: The token of a parked JoinGroup (Kafka: ``awaitingJoinFuture``); see ``awaiting_join``.
-    _awaiting_join: Hashable | None = field(default=None, init=False)
+    _awaiting_join: Hashable | None = None
     #: The count of the group the member is in (set by ``ClassicGroup.add``).
-    _join_count: AwaitingJoinCount | None = field(
-        default=None, init=False, repr=False, compare=False
-    )
+    _join_count: AwaitingJoinCount | None = field(default=None, repr=False, compare=False)
 
     @property
     def awaiting_join(self) -> Hashable | None:

@@ -46,6 +46,8 @@ import enum
 from collections.abc import Mapping
 from types import MappingProxyType
 
+from mypy_extensions import mypyc_attr
+
 __all__ = [
     "STATE_DOCS",
     "VALID_PREVIOUS_STATES",
@@ -142,6 +144,7 @@ VALID_PREVIOUS_STATES: Mapping[ClassicGroupState, frozenset[ClassicGroupState]] 
 )
 
 
+@mypyc_attr(native_class=False)  # a builtin exception base (see regroup.native)
 class IllegalGroupStateTransition(RuntimeError):
     """A transition that ``VALID_PREVIOUS_STATES`` forbids (Rule 5); a coordinator bug."""
 

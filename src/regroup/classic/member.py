@@ -515,7 +515,7 @@ class ClassicMember(MemberSession):
                 assignor.on_assignment(
                     Assignment(tuple(sorted(assigned)), assignment.user_data), metadata
                 )
-            except Exception as error:  # KIP-429: remembered, raised from poll
-                self._remember(error)
+            except Exception as callback_error:  # KIP-429: remembered, raised from poll
+                self._remember(callback_error)
         self._owned = plan.assigned
         self._callback("assigned", plan.added)

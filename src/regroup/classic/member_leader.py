@@ -27,6 +27,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from mypy_extensions import mypyc_attr
+
 from regroup.assignors.classic.api import (
     Assignment,
     ClusterMetadata,
@@ -53,6 +55,7 @@ __all__ = [
 COOPERATIVE_STICKY = "cooperative-sticky"
 
 
+@mypyc_attr(native_class=False)  # a builtin exception base (see regroup.native)
 class CooperativeAssignmentViolation(RuntimeError):
     """Kafka's ``IllegalStateException`` from ``validateCooperativeAssignment``."""
 

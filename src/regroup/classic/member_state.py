@@ -34,6 +34,8 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 
+from mypy_extensions import mypyc_attr
+
 __all__ = [
     "HEARTBEATING",
     "REBALANCING",
@@ -144,6 +146,7 @@ REBALANCING: frozenset[MemberState] = frozenset({_P, _C})
 HEARTBEATING: frozenset[MemberState] = frozenset({_C, _S})
 
 
+@mypyc_attr(native_class=False)  # a builtin exception base (see regroup.native)
 class IllegalMemberTransition(RuntimeError):
     """A trigger the current state does not accept; the state is unchanged."""
 

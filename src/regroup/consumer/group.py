@@ -64,6 +64,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
+from mypy_extensions import mypyc_attr
+
 from regroup.assignors.consumer.api import SubscriptionType, TopicMetadata
 from regroup.consumer.group_member import Assignment, ConsumerGroupMember, MemberState
 from regroup.consumer.subscription import subscription_type
@@ -85,6 +87,7 @@ class ConsumerGroupState(enum.Enum):
     DEAD = "Dead"
 
 
+@mypyc_attr(native_class=False)  # a builtin exception base (see regroup.native)
 class IllegalGroupStateError(RuntimeError):
     """A record that contradicts the group (two owners for a partition...): a bug."""
 
@@ -133,10 +136,15 @@ class ConsumerGroup:
     partition_owners: dict[Uuid, dict[int, str]] = field(default_factory=dict)
     dead: bool = False
     #: member epoch -> how many STABLE members are at it (the state in O(1)).
-    stable_by_epoch: dict[int, int] = field(default_factory=dict, init=False, repr=False)
-    _journal: _Journal | None = field(default=None, init=False, repr=False, compare=False)
+    stable_by_epoch: dict[int, int] = field(default_factory=dict, repr=False)
+    _journal: _Journal | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        # Derived state is rebuilt here, whatever was passed in (``copy`` passes the
+        # original's through ``replace``). They are not ``init=False`` fields only
+        # because mypyc does not compile those (see ``regroup.native``).
+        self.stable_by_epoch = {}
+        self._journal = None
         for member in self.members.values():
             self._count_stable(member, 1)
 
@@ -400,7 +408,7 @@ class ConsumerGroup:
         journal, self._journal = self._journal, None
         if journal is None:
             return
-        for target, key, old in reversed(journal.entries):
+        for target, key, old in journal.entries[::-1]:  # (mypyc cannot compile reversed() here)
             if target is self:
                 setattr(self, key, old)
             elif key is _WHOLE_MAP:
@@ -480,7 +488,7 @@ class ConsumerGroup:
                 self._set_item(self.partition_owners, topic_id, owners)
             held = before.get(topic_id, frozenset())
             claimed = partitions - held
-            taken = claimed & owners.keys()
+            taken = owners.keys() & claimed  # a set (frozenset & keys is one too, typed otherwise)
             if taken:
                 partition = min(taken)
                 holder = self.members.get(owners[partition])

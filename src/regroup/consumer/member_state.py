@@ -80,6 +80,8 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 
+from mypy_extensions import mypyc_attr
+
 __all__ = [
     "ALLOWED_PREDECESSORS",
     "IllegalMemberStateTransition",
@@ -179,6 +181,7 @@ ALLOWED_PREDECESSORS: Mapping[MemberState, frozenset[MemberState]] = {
 }
 
 
+@mypyc_attr(native_class=False)  # a builtin exception base (see regroup.native)
 class IllegalMemberStateTransition(RuntimeError):
     """Rule 2: a state change the table forbids (Kafka's ``IllegalStateException``)."""
 

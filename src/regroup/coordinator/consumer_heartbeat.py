@@ -176,14 +176,14 @@ def handle(
             token,
             ConsumerGroupHeartbeatResponse(error_code=exc.code, error_message=exc.message),
         )
-    except PartitionAssignorError as exc:
+    except PartitionAssignorError as assignor_error:
         txn.rollback()
         migration.finish_upgrade(manager, req.group_id, False, now_ms, txn.result)
         return txn.finish().reply(
             token,
             ConsumerGroupHeartbeatResponse(
                 error_code=ErrorCode.UNKNOWN_SERVER_ERROR,
-                error_message=f"Failed to compute a new target assignment: {exc}",
+                error_message=f"Failed to compute a new target assignment: {assignor_error}",
             ),
         )
     migration.finish_upgrade(manager, req.group_id, True, now_ms, txn.result)

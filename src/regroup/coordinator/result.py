@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from regroup.events import Event
 from regroup.records import CoordinatorRecord
@@ -27,7 +28,8 @@ class Reply:
     """The response to the request that was handed in with ``token``."""
 
     token: Hashable
-    response: object
+    #: Any response dataclass (``Any``, not ``object``: mypyc cannot compile an ``object`` field).
+    response: Any
 
 
 @dataclass(slots=True)
@@ -53,7 +55,7 @@ class CoordinatorResult:
             merged.extend(result)
         return merged
 
-    def response_for(self, token: Hashable) -> object | None:
+    def response_for(self, token: Hashable) -> Any:
         """The response to ``token`` in this result, if any (for tests and drivers)."""
         for reply in self.replies:
             if reply.token == token:

@@ -20,6 +20,9 @@ import abc
 import enum
 from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass, field
+from typing import ClassVar
+
+from mypy_extensions import mypyc_attr
 
 from regroup.model import NO_GENERATION, TopicPartition
 
@@ -125,6 +128,7 @@ class ConsumerGroupMetadata:
     group_instance_id: str | None = None
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # users subclass it (regroup.native)
 class ConsumerPartitionAssignor(abc.ABC):
     """KIP-429's ``ConsumerPartitionAssignor``.
 
@@ -134,7 +138,7 @@ class ConsumerPartitionAssignor(abc.ABC):
     """
 
     #: The name members vote with in JoinGroup (``range``, ``cooperative-sticky``...).
-    name: str
+    name: ClassVar[str]
 
     def supported_protocols(self) -> tuple[RebalanceProtocol, ...]:
         """The rebalance protocols this assignor supports; Kafka's default is EAGER only."""

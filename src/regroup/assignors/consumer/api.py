@@ -19,6 +19,9 @@ import abc
 import enum
 from collections.abc import Mapping, Set
 from dataclasses import dataclass, field
+from typing import ClassVar
+
+from mypy_extensions import mypyc_attr
 
 from regroup.model import Uuid
 
@@ -140,11 +143,12 @@ class GroupAssignment:
     members: Mapping[str, MemberAssignment]
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # users subclass it (regroup.native)
 class ConsumerGroupPartitionAssignor(abc.ABC):
     """Kafka's ``ConsumerGroupPartitionAssignor``: a named, pure server-side assignor."""
 
     #: The name members ask for in ``ServerAssignor`` (``uniform``, ``range``).
-    name: str
+    name: ClassVar[str]
 
     @abc.abstractmethod
     def assign(
