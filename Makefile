@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 PYTEST_WORKERS ?= 2
 
-.PHONY: run test lint typecheck layers unit bench clean setup browser
+.PHONY: run test lint typecheck layers unit bench clean setup browser native pure
 
 setup: $(STAMP)
 
@@ -27,8 +27,8 @@ browser:
 	command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks tools
+	$(BIN)/ruff format --check src tests benchmarks tools
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
@@ -41,8 +41,18 @@ unit: $(STAMP)
 
 test: lint typecheck layers unit
 
+# Optional: compile the protocol core and the simulator with mypyc (regroup.native,
+# about 90 s; needs a C compiler). Simulations run about 1.5x faster; the event logs
+# are the same byte for byte. `make pure` goes back to plain Python.
+native: $(STAMP)
+	$(BIN)/python tools/native_build.py
+
+pure: $(STAMP)
+	$(BIN)/python tools/native_build.py --clean
+
 bench: $(STAMP)
 	$(BIN)/python benchmarks/assignors.py
 
 clean:
-	rm -rf $(VENV) build src/*.egg-info .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) build src/build src/*.egg-info .mypy_cache .ruff_cache .hypothesis
+	find src -name '*.so' -delete

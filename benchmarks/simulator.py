@@ -22,6 +22,10 @@ Usage::
     python benchmarks/simulator.py --quick         # 1/10 of the bounce size
     python benchmarks/simulator.py --members 200 --partitions 2000 --budget 60
     python benchmarks/simulator.py --skip-small    # the large bounce table only
+
+Which build runs is printed first: pure Python, or the mypyc-compiled one that
+``make native`` builds (``regroup.native``). To compare them in one run, build a
+compiled copy and point ``PYTHONPATH`` at it (README, "The compiled build").
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from dataclasses import dataclass
 from rich.console import Console
 from rich.table import Table
 
+from regroup.native import describe_build
 from regroup.sim.scenario import Action, DataConfig, Scenario
 from regroup.sim.simulation import RunResult, Settings, Simulation
 
@@ -223,6 +228,7 @@ def main() -> None:
     # Wide enough for every column when the output goes to a file or a pipe (rich's default
     # there is 80 columns, which cuts the figures).
     console = Console(width=None if sys.stdout.isatty() else 180)
+    console.print(f"regroup build: {describe_build()}")
     if not args.skip_small:
         table_scale_out(console, args.budget)
         table_small_bounce(console, args.budget)

@@ -1,0 +1,82 @@
+"""The optional compiled build: which modules mypyc compiles, and which are compiled now.
+
+regroup is pure Python, and that is what the tests, the demo and a fresh
+``make setup`` run. ``make native`` compiles the protocol core and the
+simulator with mypyc (part of mypy, a dev dependency; it needs a C compiler and
+the Python headers) into extension modules beside the sources. Python imports
+an extension module in preference to the ``.py`` file of the same name, so the
+compiled build is used from then on, by the CLI, the benchmarks and Spark's
+workers alike; ``make pure`` deletes it again. The two builds write the same
+event log, byte for byte (``tests/architecture/test_native_build.py``).
+
+What mypyc cannot compile stays interpreted, and a few source forms are chosen
+for it (each says so where it is):
+
+* a class derived from a builtin exception other than ``Exception`` is marked
+  ``@mypyc_attr(native_class=False)``;
+* a dataclass field is never ``init=False`` (mypyc leaves it unset), never
+  annotated ``object`` and never generic.
+
+The modules and packages left out, and why, are in ``INTERPRETED``; the
+package ``__init__`` files (re-exports only) are left out too.
+"""
+
+from __future__ import annotations
+
+import importlib
+from importlib.machinery import EXTENSION_SUFFIXES
+
+__all__ = ["COMPILED_PACKAGES", "INTERPRETED", "compiled_modules", "describe_build"]
+
+#: Every module of these packages is compiled, except the ones in ``INTERPRETED``.
+COMPILED_PACKAGES = (
+    "regroup.model",
+    "regroup.events",
+    "regroup.records",
+    "regroup.assignors",
+    "regroup.classic",
+    "regroup.consumer",
+    "regroup.coordinator",
+    "regroup.sim",
+)
+
+#: Modules and packages of ``COMPILED_PACKAGES`` that stay interpreted, with the reason.
+INTERPRETED = {
+    "regroup.model.requests": (
+        "regroup.model.codec builds these from JSON (regroup replay) by their type hints, "
+        "which a compiled dataclass no longer has in full"
+    ),
+    "regroup.records": (
+        "its classes are made by a registering decorator, which mypyc cannot compile on "
+        "top of a compiled base class"
+    ),
+    "regroup.model.uuid": "a dataclass with ClassVar constants (mypyc makes them fields)",
+    "regroup.events.schema": "the event dataclasses' ClassVar ``kind`` (as above)",
+    "regroup.assignors.classic.sticky_engine.engine": "numpy does the work there",
+    "regroup.coordinator.consumer_timers": "a mixin that declares its host's attributes",
+    "regroup.sim.scenario": "file parsing, once per run",
+    "regroup.sim.timeline": "matplotlib does the work there",
+}
+
+#: A probe per package: a module that is compiled whenever the build is.
+_PROBES = ("regroup.classic.member", "regroup.coordinator.classic_join", "regroup.sim.world")
+
+
+def compiled_modules() -> list[str]:
+    """The probe modules that were loaded from an extension module (empty: pure Python)."""
+    compiled = []
+    for name in _PROBES:
+        origin = getattr(importlib.import_module(name), "__file__", None) or ""
+        if origin.endswith(tuple(EXTENSION_SUFFIXES)):
+            compiled.append(name)
+    return compiled
+
+
+def describe_build() -> str:
+    """One line for benchmark output: which build is running."""
+    compiled = compiled_modules()
+    if not compiled:
+        return "pure Python"
+    if len(compiled) == len(_PROBES):
+        return "compiled with mypyc (make native)"
+    return "partly compiled with mypyc (stale build? run make native again): " + ", ".join(compiled)
