@@ -16,6 +16,8 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import os
 import shutil
 import sys
@@ -63,6 +65,17 @@ def clean(src: Path) -> int:
     return len(removed)
 
 
+def _show(report: str) -> None:
+    """mypyc's messages, less its notes that a generator argument was compiled as a list."""
+    lines = report.splitlines()
+    notes = [line for line in lines if "Treating generator comprehension as list" in line]
+    for line in lines:
+        if line not in notes:
+            print(line)
+    if notes:
+        print(f"mypyc: {len(notes)} generator arguments compiled as lists (harmless)")
+
+
 def compile_native(src: Path, jobs: int) -> None:
     from mypyc.build import mypycify
     from setuptools import setup
@@ -73,11 +86,16 @@ def compile_native(src: Path, jobs: int) -> None:
     previous = Path.cwd()
     os.chdir(src)
     try:
-        extensions = mypycify(
-            ["--config-file", str(REPO / "pyproject.toml"), *files],
-            opt_level="3",
-            multi_file=True,  # several C files, so the C compiler can use both cores
-        )
+        report = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(report):
+                extensions = mypycify(
+                    ["--config-file", str(REPO / "pyproject.toml"), *files],
+                    opt_level="3",
+                    multi_file=True,  # several C files, so the C compiler can use both cores
+                )
+        finally:
+            _show(report.getvalue())
         setup(
             name="regroup-native",
             ext_modules=extensions,
