@@ -25,8 +25,15 @@ from __future__ import annotations
 
 import importlib
 from importlib.machinery import EXTENSION_SUFFIXES
+from pathlib import Path
 
-__all__ = ["COMPILED_PACKAGES", "INTERPRETED", "compiled_modules", "describe_build"]
+__all__ = [
+    "COMPILED_PACKAGES",
+    "INTERPRETED",
+    "compiled_modules",
+    "describe_build",
+    "stale_sources",
+]
 
 #: Every module of these packages is compiled, except the ones in ``INTERPRETED``.
 COMPILED_PACKAGES = (
@@ -70,6 +77,22 @@ def compiled_modules() -> list[str]:
         if origin.endswith(tuple(EXTENSION_SUFFIXES)):
             compiled.append(name)
     return compiled
+
+
+def stale_sources(package_dir: Path | None = None) -> list[str]:
+    """Sources edited after their module was compiled: Python still runs the compiled one.
+
+    The hazard of an in-place build (edit a file, and the old code runs); the
+    command line warns about it. Empty for a pure-Python checkout.
+    """
+    root = package_dir or Path(__file__).resolve().parent
+    stale = []
+    for suffix in EXTENSION_SUFFIXES:
+        for extension in root.rglob(f"*{suffix}"):
+            source = extension.with_name(extension.name[: -len(suffix)] + ".py")
+            if source.exists() and source.stat().st_mtime > extension.stat().st_mtime:
+                stale.append(source.relative_to(root.parent).as_posix())
+    return sorted(stale)
 
 
 def describe_build() -> str:

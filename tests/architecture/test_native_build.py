@@ -24,6 +24,9 @@ from pathlib import Path
 
 import pytest
 
+from regroup.cli import main as cli_main
+from regroup.native import stale_sources
+
 REPO = Path(__file__).resolve().parents[2]
 DRIVER = Path(__file__).with_name("native_build_driver.py")
 BUILD_TOOL = REPO / "tools" / "native_build.py"
@@ -116,3 +119,38 @@ def test_both_builds_write_the_same_event_logs(builds: dict[str, Path]) -> None:
     assert len(pure_runs) >= 50
     for pure_line, native_line in zip(pure_runs, native_runs, strict=True):
         assert native_line == pure_line
+
+
+def _touch(path: Path, mtime: float) -> None:
+    path.write_bytes(b"")
+    os.utime(path, (mtime, mtime))
+
+
+def test_a_source_edited_after_the_build_is_reported_stale(tmp_path: Path) -> None:
+    package = tmp_path / "regroup"
+    (package / "sim").mkdir(parents=True)
+    suffix = EXTENSION_SUFFIXES[0]
+    _touch(package / "sim" / "world.py", 1000)
+    _touch(package / "sim" / f"world{suffix}", 2000)
+    _touch(package / "sim" / "network.py", 3000)
+    _touch(package / "sim" / f"network{suffix}", 2000)
+    _touch(package / "sim" / "scenario.py", 5000)  # never compiled: not stale
+    assert stale_sources(package) == ["regroup/sim/network.py"]
+
+
+def test_the_command_line_warns_about_a_stale_build(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    monkeypatch.setattr(cli_main, "stale_sources", lambda: ["regroup/a.py", "regroup/b.py"])
+    assert cli_main.main(["assign", str(tmp_path / "missing.json")]) == 2  # the command still runs
+    warning, error = capsys.readouterr().err.splitlines()
+    assert warning.startswith("regroup: warning: regroup/a.py and 1 more changed after")
+    assert error.startswith("regroup assign: error:")
+
+
+def test_the_command_line_is_quiet_when_the_build_is_fresh(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    monkeypatch.setattr(cli_main, "stale_sources", lambda: [])
+    assert cli_main.main(["assign", str(tmp_path / "missing.json")]) == 2
+    assert "warning" not in capsys.readouterr().err
