@@ -22,18 +22,28 @@ Usage::
     python benchmarks/simulator.py --quick         # 1/10 of the bounce size
     python benchmarks/simulator.py --members 200 --partitions 2000 --budget 60
     python benchmarks/simulator.py --skip-small    # the large bounce table only
+    python benchmarks/simulator.py --compare-builds   # the large bounce, pure vs compiled
 
 Which build runs is printed first: pure Python, or the mypyc-compiled one that
-``make native`` builds (``regroup.native``). To compare them in one run, build a
-compiled copy and point ``PYTHONPATH`` at it (README, "The compiled build").
+``make native`` builds (``regroup.native``). ``--compare-builds`` compiles a copy
+of the sources (about 90 s) and runs the large bounce under both builds, each
+protocol pure then compiled in turn, each run in its own process, and prints
+the speed-up and whether the two runs measured the same (they must).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import shutil
+import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
+from importlib.machinery import EXTENSION_SUFFIXES
+from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
@@ -130,6 +140,88 @@ def table_bounce(console: Console, members: int, partitions: int, budget: float)
     console.print(table)
 
 
+REPO = Path(__file__).resolve().parent.parent
+
+
+def one_bounce_json(protocol: str, members: int, partitions: int, budget: float) -> str:
+    """The large bounce under one protocol, as one JSON line (a ``--compare-builds`` child)."""
+    assignor = dict(PROTOCOLS)[protocol]
+    scenario = bounce_scenario(members, partitions, records=0, gap_ms=2000)
+    run = timed_run(Settings(scenario, protocol=protocol, assignor=assignor), budget)
+    m = run.result.metrics if run.result else None
+    return json.dumps(
+        {
+            "build": describe_build(),
+            "wall_s": run.wall_s,
+            "cpu_s": run.cpu_s,
+            "virtual_ms": run.virtual_ms,
+            "steps": run.steps,
+            "finished": run.finished,
+            "measured": [m.rebalances, m.partitions_moved, m.idle_partition_seconds] if m else None,
+        }
+    )
+
+
+def _source_copy(target: Path) -> Path:
+    ignore = shutil.ignore_patterns(
+        "__pycache__", "build", "*.egg-info", *(f"*{suffix}" for suffix in EXTENSION_SUFFIXES)
+    )
+    shutil.copytree(REPO / "src", target / "src", ignore=ignore)
+    return target / "src"
+
+
+def table_compare_builds(console: Console, members: int, partitions: int, budget: float) -> None:
+    with tempfile.TemporaryDirectory(prefix="regroup-builds-") as tmp:
+        pure, native = _source_copy(Path(tmp) / "pure"), _source_copy(Path(tmp) / "native")
+        console.print("compiling a copy with mypyc (tools/native_build.py) ...")
+        subprocess.run(
+            [sys.executable, str(REPO / "tools" / "native_build.py"), "--src", str(native)],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        table = Table(
+            title=f"Rolling bounce: {members} members, {partitions} partitions, pure vs compiled"
+        )
+        for column in (
+            "protocol",
+            "pure wall s",
+            "compiled wall s",
+            "speed-up",
+            "compiled virtual s / wall s",
+            "steps",
+            "same result",
+        ):
+            table.add_column(column, justify="right")
+        for protocol, _ in PROTOCOLS:
+            runs = {}
+            for name, src in (("pure", pure), ("compiled", native)):
+                options = ["--members", str(members), "--partitions", str(partitions)]
+                options += ["--budget", str(budget)]
+                child = subprocess.run(
+                    [sys.executable, __file__, "--one-bounce", protocol, *options],
+                    env={**os.environ, "PYTHONPATH": str(src)},
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                )
+                runs[name] = json.loads(child.stdout.splitlines()[-1])
+            p, c = runs["pure"], runs["compiled"]
+            assert p["build"] == "pure Python" and c["build"].startswith("compiled"), (p, c)
+            finished = p["finished"] and c["finished"]
+            table.add_row(
+                protocol,
+                f"{p['wall_s']:.1f}" + ("" if p["finished"] else " (over budget)"),
+                f"{c['wall_s']:.1f}" + ("" if c["finished"] else " (over budget)"),
+                f"{p['wall_s'] / c['wall_s']:.2f}x" if finished else "-",
+                f"{c['virtual_ms'] / 1000 / c['wall_s']:.1f}",
+                str(c["steps"]),
+                ("yes" if p["measured"] == c["measured"] and p["steps"] == c["steps"] else "NO")
+                if finished
+                else "-",
+            )
+        console.print(table)
+
+
 def _metrics_row(table: Table, label: str, protocol: str, assignor: str, run: Timed) -> None:
     m = run.result.metrics if run.result else None
     if m is None:
@@ -221,13 +313,25 @@ def main() -> None:
     parser.add_argument(
         "--skip-small", action="store_true", help="skip the two 10-member comparison tables"
     )
+    parser.add_argument(
+        "--compare-builds",
+        action="store_true",
+        help="only the large bounce, under pure Python and the mypyc build",
+    )
+    parser.add_argument("--one-bounce", choices=[p for p, _ in PROTOCOLS], help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.one_bounce:
+        print(one_bounce_json(args.one_bounce, args.members, args.partitions, args.budget))
+        return
     members, partitions = args.members, args.partitions
     if args.quick:
         members, partitions = members // 10, partitions // 10
     # Wide enough for every column when the output goes to a file or a pipe (rich's default
     # there is 80 columns, which cuts the figures).
     console = Console(width=None if sys.stdout.isatty() else 180)
+    if args.compare_builds:
+        table_compare_builds(console, members, partitions, args.budget)
+        return
     console.print(f"regroup build: {describe_build()}")
     if not args.skip_small:
         table_scale_out(console, args.budget)
