@@ -12,10 +12,21 @@ event log, byte for byte (``tests/architecture/test_native_build.py``).
 What mypyc cannot compile stays interpreted, and a few source forms are chosen
 for it (each says so where it is):
 
-* a class derived from a builtin exception other than ``Exception`` is marked
-  ``@mypyc_attr(native_class=False)``;
+* a class derived from a builtin exception mypyc cannot extend (``RuntimeError``,
+  ``TypeError``) is marked ``@mypyc_attr(native_class=False)``;
+* the classes users subclass (the assignor interfaces) are marked
+  ``@mypyc_attr(allow_interpreted_subclasses=True)``, and an assignor's ``name``
+  is a ``ClassVar``, so ``RangeAssignor.name`` reads the same in both builds;
 * a dataclass field is never ``init=False`` (mypyc leaves it unset), never
-  annotated ``object`` and never generic.
+  annotated ``object`` and never generic;
+* one function never binds one name in ``except`` clauses of different types
+  (mypyc gives them one variable, typed by the first); a test checks this.
+
+Compiled code checks annotations at run time, so a value whose type differs
+from its annotation raises ``TypeError`` there; the test above runs every
+built-in scenario under both builds to find them. An in-place build can go
+stale (a source edited after ``make native`` would not run); ``stale_sources``
+finds that, and the command line and the test run warn about it.
 
 The modules and packages left out, and why, are in ``INTERPRETED``; the
 package ``__init__`` files (re-exports only) are left out too.

@@ -488,7 +488,7 @@ class ConsumerGroup:
                 self._set_item(self.partition_owners, topic_id, owners)
             held = before.get(topic_id, frozenset())
             claimed = partitions - held
-            taken = owners.keys() & claimed  # a set (frozenset & keys is one too, typed otherwise)
+            taken = owners.keys() & claimed  # a set (typeshed calls frozenset & keys() a frozenset)
             if taken:
                 partition = min(taken)
                 holder = self.members.get(owners[partition])

@@ -55,9 +55,10 @@ class CoordinatorResult:
             merged.extend(result)
         return merged
 
-    def response_for(self, token: Hashable) -> Any:
+    def response_for(self, token: Hashable) -> object | None:
         """The response to ``token`` in this result, if any (for tests and drivers)."""
         for reply in self.replies:
             if reply.token == token:
-                return reply.response
+                response: object = reply.response
+                return response
         return None
