@@ -42,7 +42,7 @@ unit: $(STAMP)
 test: lint typecheck layers unit
 
 # Optional: compile the protocol core and the simulator with mypyc (regroup.native,
-# about 90 s; needs a C compiler). Simulations run about 1.5x faster; the event logs
+# about 90 s; needs a C compiler). Large simulations run 1.2-1.5x faster; the event logs
 # are the same byte for byte. `make pure` goes back to plain Python.
 native: $(STAMP)
 	$(BIN)/python tools/native_build.py
