@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.util
 import io
 import os
 import shutil
 import sys
+import sysconfig
 import time
 from pathlib import Path
 
@@ -119,12 +121,27 @@ def main() -> int:
     if args.list:
         print("\n".join(module_files(src)))
         return 0
-    removed = clean(src)
     if args.clean:
-        print(f"removed {removed} compiled modules; regroup is pure Python again")
+        print(f"removed {clean(src)} compiled modules; regroup is pure Python again")
         return 0
+    missing = _missing_tools()  # checked before the old build is removed
+    if missing:
+        parser.error(f"{missing}; the pure-Python build needs none of this (make pure)")
+    clean(src)
     compile_native(src, args.jobs)
     return 0
+
+
+def _missing_tools() -> str | None:
+    """Why this machine cannot compile, in one line (``None``: it can)."""
+    compiler = (os.environ.get("CC") or "cc").split()[0]
+    if shutil.which(compiler) is None:
+        return f"no C compiler ({compiler}) on PATH: install gcc"
+    if not (Path(sysconfig.get_paths()["include"]) / "Python.h").is_file():
+        return "no Python headers (Python.h): install python3-dev"
+    if importlib.util.find_spec("mypyc") is None:
+        return "mypyc is not installed: it comes with the dev dependencies (make setup)"
+    return None
 
 
 if __name__ == "__main__":

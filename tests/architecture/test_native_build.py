@@ -52,7 +52,7 @@ def _run(args: list[str], src: Path, timeout: int) -> subprocess.CompletedProces
 
 @pytest.fixture(scope="module")
 def builds(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    if shutil.which(os.environ.get("CC", "cc")) is None:
+    if shutil.which((os.environ.get("CC") or "cc").split()[0]) is None:
         pytest.skip("no C compiler on this machine: the compiled build is optional")
     root = tmp_path_factory.mktemp("native")
     pure = _copy_sources(root / "pure")
