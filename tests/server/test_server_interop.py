@@ -142,6 +142,18 @@ def wait_until(what: str, predicate: Callable[[], bool], timeout: float) -> None
     raise AssertionError(f"timed out after {timeout:.0f} s waiting until {what}")
 
 
+def started_server(
+    options: ServerOptions, cleanup: list[Any], topic: str, partitions: int
+) -> BackgroundServer:
+    """A running server (stopped by ``cleanup``) with ``topic`` created."""
+    server = BackgroundServer(options)
+    server.start()
+    cleanup.append(server)
+    assert server.server is not None
+    server.call(server.server.create_topic, topic, partitions)
+    return server
+
+
 def produce(server: BackgroundServer, start: int, count: int) -> None:
     assert server.server is not None
     running = server.server
@@ -235,11 +247,7 @@ def test_server_interop_join_consume_leave_crash_restart(
     cleanup: list[Any],
 ) -> None:
     cooperative = strategy == "cooperative-sticky" or protocol == "consumer"
-    server = BackgroundServer(options)
-    server.start()
-    cleanup.append(server)
-    assert server.server is not None
-    server.call(server.server.create_topic, TOPIC, PARTITIONS)
+    server = started_server(options, cleanup, TOPIC, PARTITIONS)
     produce(server, 0, 10)
     args = {
         "client": client,
@@ -345,11 +353,7 @@ def _produce_confluent(bootstrap: str, topic: str) -> None:
 def test_server_interop_real_producers_append_to_the_log(
     produce_with: Callable[[str, str], None], options: ServerOptions, cleanup: list[Any]
 ) -> None:
-    server = BackgroundServer(options)
-    server.start()
-    cleanup.append(server)
-    assert server.server is not None
-    server.call(server.server.create_topic, "produced", 3)
+    server = started_server(options, cleanup, "produced", 3)
     produce_with(server.bootstrap, "produced")
     ends = server.call(
         lambda: [server.server.log.partition("produced", p).high_watermark for p in range(3)]  # type: ignore[union-attr]
@@ -387,11 +391,7 @@ def test_server_interop_online_upgrade_and_downgrade_with_real_clients(
     ``group.protocol=consumer`` one member at a time, consuming throughout; then a classic
     member joins the consumer group, and when the last KIP-848 member leaves the group
     turns classic again and the classic member owns everything."""
-    server = BackgroundServer(options)
-    server.start()
-    cleanup.append(server)
-    assert server.server is not None
-    server.call(server.server.create_topic, TOPIC, PARTITIONS)
+    server = started_server(options, cleanup, TOPIC, PARTITIONS)
     produce(server, 0, 10)
     classic_args = {
         "client": "confluent",
