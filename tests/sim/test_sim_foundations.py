@@ -48,6 +48,63 @@ def test_world_clamps_the_past_to_now_and_stops_at_the_end() -> None:
     assert seen == [20, 20]
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 30), st.lists(st.integers(-5, 10), max_size=3)),
+        min_size=1,
+        max_size=40,
+    )
+)
+def test_world_order_is_time_then_scheduling_order_for_any_schedule(
+    plan: list[tuple[int, list[int]]],
+) -> None:
+    """Rules 1 and 2 against a reference: a heap of (time, sequence number).
+
+    Each planned action, when it runs, schedules children at offsets from now
+    (a negative offset is the past, clamped to now).
+    """
+    world = World()
+    seen: list[tuple[int, str]] = []
+    reference: list[tuple[int, int, str]] = []
+    sequence = [0]
+
+    def schedule(time_ms: int, name: str, children: list[int]) -> None:
+        sequence[0] += 1
+        reference.append((max(time_ms, world.now_ms), sequence[0], name))
+        world.at(time_ms, run, name, children)
+
+    def run(name: str, children: list[int]) -> None:
+        seen.append((world.now_ms, name))
+        for i, offset in enumerate(children):
+            schedule(world.now_ms + offset, f"{name}.{i}", [])
+
+    for i, (time_ms, children) in enumerate(plan):
+        schedule(time_ms, str(i), children)
+    world.run_until(1_000)
+    assert seen == [(t, name) for t, _, name in sorted(reference)]
+
+
+def test_world_an_action_that_raises_stops_the_run_and_loses_nothing_else() -> None:
+    world = World()
+    seen: list[str] = []
+
+    def boom() -> None:
+        seen.append("boom")
+        raise RuntimeError("stop")
+
+    world.at(5, seen.append, "a")
+    world.at(5, boom)
+    world.at(5, seen.append, "b")
+    world.at(7, seen.append, "c")
+    with pytest.raises(RuntimeError):
+        world.run_until(100)
+    assert world.now_ms == 5 and world.steps == 1
+    world.run_until(100)  # nothing runs twice, nothing is skipped
+    assert seen == ["a", "boom", "b", "c"]
+    assert world.next_time() is None
+
+
 def test_network_links_are_fifo_whatever_the_jitter() -> None:
     network = Network(NetworkConfig(latency_ms=5, jitter_ms=50), random.Random(1))
     arrivals = [network.transit("a", "b", t) for t in range(100)]
