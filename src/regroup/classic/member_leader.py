@@ -135,13 +135,18 @@ def run_leader_assignment(
     topics: set[str] = set()
     for member in members:
         decoded = decode_subscription(member.metadata)
-        subscription = Subscription(
-            topics=decoded.topics,
-            user_data=decoded.user_data,
-            owned_partitions=decoded.owned_partitions,
-            generation_id=decoded.generation_id,
-            rack_id=decoded.rack_id,
-            group_instance_id=member.group_instance_id,
+        # The bytes carry no instance id; a dynamic member's decoded subscription is complete.
+        subscription = (
+            decoded
+            if member.group_instance_id is None
+            else Subscription(
+                topics=decoded.topics,
+                user_data=decoded.user_data,
+                owned_partitions=decoded.owned_partitions,
+                generation_id=decoded.generation_id,
+                rack_id=decoded.rack_id,
+                group_instance_id=member.group_instance_id,
+            )
         )
         subscriptions[member.member_id] = subscription
         owned[member.member_id] = subscription.owned_partitions

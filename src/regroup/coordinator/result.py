@@ -14,7 +14,6 @@ Records must be persisted before the responses are sent (DESIGN.md:
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
 from regroup.events import Event
@@ -23,20 +22,49 @@ from regroup.records import CoordinatorRecord
 __all__ = ["CoordinatorResult", "Reply"]
 
 
-@dataclass(frozen=True, slots=True)
 class Reply:
-    """The response to the request that was handed in with ``token``."""
+    """The response to the request that was handed in with ``token``.
 
-    token: Hashable
-    #: Any response dataclass (``Any``, not ``object``: mypyc cannot compile an ``object`` field).
-    response: Any
+    A plain class with slots rather than a frozen dataclass: a simulation makes
+    one per request, and a frozen dataclass's generated ``__init__`` (one
+    ``object.__setattr__`` per field, interpreted even in the compiled build)
+    cost more than the rest of building a result.
+    """
+
+    __slots__ = ("response", "token")
+
+    def __init__(self, token: Hashable, response: Any) -> None:
+        self.token = token
+        #: Any response dataclass (``Any``, not ``object``: mypyc cannot compile an ``object`` field).
+        self.response = response
+
+    def __repr__(self) -> str:
+        return f"Reply(token={self.token!r}, response={self.response!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Reply):
+            return NotImplemented
+        return bool(self.token == other.token and self.response == other.response)
 
 
-@dataclass(slots=True)
 class CoordinatorResult:
-    replies: list[Reply] = field(default_factory=list)
-    records: list[CoordinatorRecord] = field(default_factory=list)
-    events: list[Event] = field(default_factory=list)
+    """The responses (``replies``), ``records`` and ``events`` of one coordinator step.
+
+    A plain class with slots (see ``Reply``): one is made per request.
+    """
+
+    __slots__ = ("events", "records", "replies")
+
+    def __init__(self) -> None:
+        self.replies: list[Reply] = []
+        self.records: list[CoordinatorRecord] = []
+        self.events: list[Event] = []
+
+    def __repr__(self) -> str:
+        return (
+            f"CoordinatorResult(replies={self.replies!r}, records={self.records!r}, "
+            f"events={self.events!r})"
+        )
 
     def reply(self, token: Hashable, response: object) -> CoordinatorResult:
         self.replies.append(Reply(token, response))
