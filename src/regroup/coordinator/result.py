@@ -35,7 +35,7 @@ class Reply:
 
     def __init__(self, token: Hashable, response: Any) -> None:
         self.token = token
-        #: Any response dataclass (``Any``, not ``object``: mypyc cannot compile an ``object`` field).
+        #: Any response dataclass (``Any``, not ``object``: mypyc cannot compile ``object``).
         self.response = response
 
     def __repr__(self) -> str:
