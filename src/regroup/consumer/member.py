@@ -176,6 +176,13 @@ class ConsumerMember(MemberHeartbeating):
             # and an application that stopped polling leaves again at once.
             self._maybe_join()
             self._check_poll_timer()
+            # Sending from ACKNOWLEDGING with the target not yet reached moves the member to
+            # RECONCILING (Kafka ``onHeartbeatRequestGenerated``). Kafka's network thread polls
+            # the membership manager right after the heartbeat manager (``RequestManagers``
+            # order), so that reconciliation runs in the same pass, and so it does here.
+            if self._reconcile_ready():
+                self._maybe_reconcile()
+                requests.extend(self._commits.take_queued())
         return requests
 
     def next_deadline(self) -> int | None:
