@@ -26,6 +26,7 @@ The result is the SyncGroup assignment bytes per member.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from mypy_extensions import mypyc_attr
 
@@ -139,14 +140,7 @@ def run_leader_assignment(
         subscription = (
             decoded
             if member.group_instance_id is None
-            else Subscription(
-                topics=decoded.topics,
-                user_data=decoded.user_data,
-                owned_partitions=decoded.owned_partitions,
-                generation_id=decoded.generation_id,
-                rack_id=decoded.rack_id,
-                group_instance_id=member.group_instance_id,
-            )
+            else replace(decoded, group_instance_id=member.group_instance_id)
         )
         subscriptions[member.member_id] = subscription
         owned[member.member_id] = subscription.owned_partitions
