@@ -20,7 +20,11 @@ from regroup.consumer.group_member import MemberState
 from regroup.coordinator.classic_records import group_metadata_value
 from regroup.coordinator.service import GroupCoordinator
 from regroup.model.errors import ErrorCode
-from regroup.model.requests.classic import SyncGroupRequest, SyncGroupRequestAssignment
+from regroup.model.requests.classic import (
+    JoinGroupResponse,
+    SyncGroupRequest,
+    SyncGroupRequestAssignment,
+)
 from regroup.model.requests.offsets import (
     OffsetCommitRequest,
     OffsetCommitRequestPartition,
@@ -392,6 +396,94 @@ def test_no_downgrade_while_another_kip_848_member_remains() -> None:
     assert isinstance(h.coordinator.groups["g"], ConsumerGroup)
     h.hb("k2", -1)
     assert isinstance(h.coordinator.groups["g"], ClassicGroup)
+
+
+def static_kip_848_member_replaced(
+    topics: tuple[str, ...] = ("foo",), policy: str = "BIDIRECTIONAL"
+) -> tuple[MigrationHarness, list[str], list[int], JoinGroupResponse, int]:
+    """The classic group a=[0, 1], b=[2] upgraded by a *static* KIP-848 member "k"
+    (instance "ik"), settled; then instance "ik" restarts as a classic consumer and joins
+    with ``topics``, under migration ``policy``. Returns the harness, (a, b), k's
+    partitions, the join reply, and how many events there were before that join."""
+    h = MigrationHarness({"foo": 3, "bar": 1})
+    ids = h.classic_group([[0, 1], [2]])
+    assert h.join("k", instance_id="ik").error_code == ErrorCode.NONE
+    for _ in range(6):  # a and b give up what k is to get; k takes it
+        for m in ids:
+            h.cjoin(m, tps(*h.parts(m)))
+            h.csync(m, h.group().members[m].member_epoch)
+        h.hb("k", h.group().members["k"].member_epoch, h.parts("k"))
+    k_parts = h.parts("k")
+    assert k_parts, "k holds partitions before it is replaced"
+    h.coordinator.config = replace(h.coordinator.config, group_consumer_migration_policy=policy)
+    request = replace(
+        h.join_request(instance_id="ik"),
+        protocols=(MigrationHarness.protocol(tps(*k_parts), topics=topics),),
+    )
+    before = len(h.events)
+    reply = h.replies.pop(h.submit(request))
+    assert isinstance(reply, JoinGroupResponse)
+    return h, ids, k_parts, reply, before
+
+
+def test_a_classic_static_member_replacing_the_last_kip_848_member_downgrades() -> None:
+    """Kafka ``validateOnlineDowngradeWithReplacedMember``: the group becomes classic with
+    the replacement in the replaced member's place; nobody left, so no rebalance."""
+    h, (a, b), k_parts, reply, before = static_kip_848_member_replaced()
+    assert reply.error_code == ErrorCode.NONE
+    classic = h.coordinator.groups["g"]
+    assert isinstance(classic, ClassicGroup)
+    assert set(classic.members) == {a, b, reply.member_id}
+    assert classic.members[reply.member_id].group_instance_id == "ik"
+    assert classic.state_name() == "Stable"
+    since = h.events[before:]
+    assert [e.kind for e in since if e.kind == "rebalance_started"] == []
+    left = [(e.member_id, e.reason) for e in since if e.kind == "member_left"]  # type: ignore[attr-defined]
+    assert left == [("k", "replaced")]
+    # The joining member syncs with the classic group and gets what k held; the others
+    # carry on with no rebalance in progress.
+    synced = h.csync(reply.member_id, classic.generation_id)
+    assert synced.error_code == ErrorCode.NONE
+    assert MigrationHarness.decoded(synced) == tps(*k_parts)
+    for m in (a, b):
+        assert h.cheartbeat(m, classic.generation_id) == ErrorCode.NONE
+    # Replaying every record gives the same classic group.
+    fresh = GroupCoordinator(h.coordinator.config, metadata=h.coordinator.metadata)
+    for record in h.records:
+        fresh.replay(record)
+    rebuilt = fresh.groups["g"]
+    assert isinstance(rebuilt, ClassicGroup)
+    assert group_metadata_value(rebuilt) == group_metadata_value(classic)
+
+
+def test_a_replacement_with_another_subscription_downgrades_and_rebalances() -> None:
+    h, _ids, _k_parts, reply, _before = static_kip_848_member_replaced(topics=("foo", "bar"))
+    assert reply.error_code == ErrorCode.NONE
+    classic = h.coordinator.groups["g"]
+    assert isinstance(classic, ClassicGroup)
+    assert classic.state_name() == "PreparingRebalance"
+
+
+@pytest.mark.parametrize("policy", ["UPGRADE", "DISABLED"])
+def test_no_downgrade_on_replacement_unless_the_policy_allows_it(policy: str) -> None:
+    h, ids, _k_parts, reply, _before = static_kip_848_member_replaced(policy=policy)
+    assert reply.error_code == ErrorCode.NONE
+    group = h.coordinator.groups["g"]
+    assert isinstance(group, ConsumerGroup)
+    assert set(group.members) == {*ids, reply.member_id}
+
+
+def test_no_downgrade_when_a_classic_static_member_replaces_a_classic_one() -> None:
+    """Only the last KIP-848 member's replacement downgrades (Kafka
+    ``allMembersUseClassicProtocolExcept``): k stays, a classic static member is replaced."""
+    h = MigrationHarness()
+    h.classic_group([[0, 1], [2]])
+    h.join("k")
+    first = h.cjoin("", instance_id="is")
+    assert first.error_code == ErrorCode.NONE
+    second = h.cjoin("", instance_id="is")
+    assert second.error_code == ErrorCode.NONE and second.member_id != first.member_id
+    assert isinstance(h.coordinator.groups["g"], ConsumerGroup)
 
 
 def test_a_classic_join_into_an_empty_consumer_group_makes_it_classic() -> None:

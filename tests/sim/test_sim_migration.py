@@ -146,3 +146,28 @@ def test_static_members_upgrade_without_any_rebalance(protocol: str) -> None:
     left = kinds(result.events, "member_left")
     assert [e.reason for e in left] == ["replaced"] * 3  # type: ignore[attr-defined]
     assert not [e for e in kinds(result.events, "group_epoch_bumped") if e.ts_ms > 30000]
+
+
+def test_static_members_bounced_back_to_classic_downgrade_without_any_rebalance() -> None:
+    """Kafka 4.x ``validateOnlineDowngradeWithReplacedMember``: when a classic static member
+    replaces the last KIP-848 one, the group becomes classic at that moment, with every
+    member keeping its partitions: no rebalance, nothing moved, the whole round trip."""
+    up = builtin_scenario("upgrade-to-consumer")
+    back = replace(up.actions[0], at_ms=90000, config={"group.protocol": "classic"})
+    scenario = replace(up, actions=(*up.actions, back))
+    result = run_simulation(Settings(scenario, protocol="cooperative", seed=1, static=True))
+    assert result.metrics.violations == []
+    assert not any(result.consumer_errors.values())
+    assert result.metrics.partitions_moved == 0
+    last_replacement = kinds(result.events, "member_left")[-1]
+    assert last_replacement.reason == "replaced"  # type: ignore[attr-defined]
+    assert last_replacement.group_protocol == "classic"  # type: ignore[attr-defined]
+    became_classic = [
+        e
+        for e in kinds(result.events, "group_state_changed")
+        if e.group_protocol == "classic" and e.ts_ms == last_replacement.ts_ms  # type: ignore[attr-defined]
+    ]
+    assert [(e.old_state, e.new_state) for e in became_classic] == [("Empty", "Stable")]  # type: ignore[attr-defined]
+    assert not [e for e in kinds(result.events, "rebalance_started") if e.ts_ms > 30000]
+    stabilized = kinds(result.events, "group_stabilized")[-1]
+    assert stabilized.group_protocol == "classic" and stabilized.members == 3  # type: ignore[attr-defined]

@@ -18,7 +18,9 @@ Subscription says it owns, through the same ``reconcile`` as KIP-848 members.
 The response carries generation = the member epoch, the member's first
 protocol, and no leader and no members: every classic member is a follower
 whose assignment comes from the coordinator. Its session timer (its own
-session timeout) and a sync timer (its rebalance timeout) are armed.
+session timeout) and a sync timer (its rebalance timeout) are armed, unless the
+member is static and replaced the group's last KIP-848 member: then the group is
+downgraded to a classic group on the spot (``consumer_migration``).
 
 SyncGroup: UNKNOWN_MEMBER_ID / FENCED_INSTANCE_ID, UNKNOWN_MEMBER_ID for a
 member that does not use the classic protocol, ILLEGAL_GENERATION unless the
@@ -64,6 +66,7 @@ from regroup.coordinator import consumer_records as rec
 from regroup.coordinator.consumer_heartbeat import new_target, replace_static_member
 from regroup.coordinator.consumer_migration import (
     CONSUMER_PROTOCOL_TYPE,
+    maybe_downgrade_on_replacement,
     partitions_to_assignment,
 )
 from regroup.coordinator.consumer_txn import ConsumerTxn
@@ -214,6 +217,18 @@ def _join(
         new_target(manager, txn)
     current = _reconcile(manager, txn, group.members[member_id], subscription.owned_partitions)
     manager.cancel_classic_timers(txn.group_id, member_id)
+    response = JoinGroupResponse(
+        ErrorCode.NONE,
+        generation_id=current.member_epoch,
+        protocol_type=CONSUMER_PROTOCOL_TYPE,
+        protocol_name=req.protocols[0].name,
+        leader="",
+        member_id=member_id,
+    )
+    if replaced is not None and maybe_downgrade_on_replacement(
+        manager, txn, replaced, subscription_changed=reason == "subscription_changed"
+    ):
+        return response  # a classic group now: its own timers run (consumer_migration)
     manager.schedule_session(txn.group_id, member_id, txn.now_ms, req.session_timeout_ms)
     manager.schedule_classic_timeout(
         manager.classic_sync_key(txn.group_id, member_id),
@@ -223,14 +238,7 @@ def _join(
         txn.now_ms,
         "sync_timeout",
     )
-    return JoinGroupResponse(
-        ErrorCode.NONE,
-        generation_id=current.member_epoch,
-        protocol_type=CONSUMER_PROTOCOL_TYPE,
-        protocol_name=req.protocols[0].name,
-        leader="",
-        member_id=member_id,
-    )
+    return response
 
 
 def _write_member(

@@ -40,6 +40,15 @@ ConsumerProtocol Assignment version of its Subscription. Then, as Kafka does,
 the classic group prepares a rebalance ("Downgrade group <id> from consumer to
 classic.").
 
+Downgrade by static replacement (Kafka 4.x ``validateOnlineDowngradeWithReplacedMember``
+in ``classicGroupJoinToConsumerGroup``): a static member that joins with the classic
+protocol and takes the place of the group's last member using the KIP-848 protocol
+downgrades the group the same way, under the same policy and size conditions, once the
+joining member has taken over the replaced member's assignment. Nobody left, so no
+rebalance is prepared, unless the joining member's subscription differs from the replaced
+member's ("... for static member replacement with different subscription."); the joining
+member's JoinGroup is answered at once, and its SyncGroup then goes to the classic group.
+
 Departures from Kafka (each said where it happens): empty assignment bytes (a
 classic member that has not synced yet) convert to no partitions, where Kafka
 would fail to parse them; when the classic group never chose a protocol, the
@@ -86,6 +95,7 @@ __all__ = [
     "decode_subscription",
     "finish_upgrade",
     "maybe_downgrade",
+    "maybe_downgrade_on_replacement",
     "partitions_to_assignment",
     "validate_online_upgrade",
 ]
@@ -298,7 +308,52 @@ def maybe_downgrade(
     group = txn.group
     if group is None or not validate_online_downgrade(manager, group, leaving):
         return False
-    convert_to_classic_group(manager, txn, group, leaving, reason)
+    convert_to_classic_group(
+        manager,
+        txn,
+        group,
+        leaving,
+        reason,
+        rebalance=f"Downgrade group {group.group_id} from consumer to classic.",
+    )
+    return True
+
+
+def maybe_downgrade_on_replacement(
+    manager: ConsumerGroupManager,
+    txn: ConsumerTxn,
+    replaced: ConsumerGroupMember,
+    subscription_changed: bool,
+) -> bool:
+    """Kafka ``validateOnlineDowngradeWithReplacedMember``, after a classic static member
+    took ``replaced``'s place (``replace_static_member``): downgrade if ``replaced`` was the
+    last member using the KIP-848 protocol. True if the group is now a classic group."""
+    group = txn.group
+    if group is None or replaced.use_classic_protocol:
+        return False
+    # The replacement is already written, so "every member but the replaced one" is
+    # every member now; the count is the same as before it.
+    if not all(m.use_classic_protocol for m in group.members.values()):
+        return False
+    config = manager.coordinator.config
+    if not downgrade_enabled(config.group_consumer_migration_policy):
+        return False
+    if len(group.members) > int(config.group_max_size):
+        return False
+    gid = group.group_id
+    convert_to_classic_group(
+        manager,
+        txn,
+        group,
+        None,
+        "replaced",
+        rebalance=(
+            f"Downgrade group {gid} from consumer to classic for static member replacement "
+            "with different subscription."
+            if subscription_changed
+            else None
+        ),
+    )
     return True
 
 
@@ -315,10 +370,15 @@ def convert_to_classic_group(
     manager: ConsumerGroupManager,
     txn: ConsumerTxn,
     group: ConsumerGroup,
-    leaving: ConsumerGroupMember,
+    leaving: ConsumerGroupMember | None,
     reason: str,
+    *,
+    rebalance: str | None,
 ) -> None:
-    """Kafka ``convertToClassicGroup`` with a leaving member (no static replacement)."""
+    """Kafka ``convertToClassicGroup``: every member but ``leaving`` (``None`` after a static
+    replacement, whose records are already written) becomes a classic member; ``reason`` is
+    why ``leaving`` left; ``rebalance``, if given, is the reason of the rebalance the classic
+    group then prepares."""
     from regroup.events.schema import GroupStateChanged, MemberLeft
 
     coordinator = manager.coordinator
@@ -327,7 +387,7 @@ def convert_to_classic_group(
     classic = ClassicGroup(gid, now)
     classic.generation_id = group.group_epoch
     for member in group.members.values():
-        if member.member_id == leaving.member_id:
+        if leaving is not None and member.member_id == leaving.member_id:
             continue
         meta = member.classic_member_metadata
         assert meta is not None
@@ -362,16 +422,17 @@ def convert_to_classic_group(
         txn.write(rec.regex_tombstone(gid, regex))
     txn.write(rec.partition_metadata_tombstone(gid))
     txn.write(rec.group_tombstone(gid))
-    txn.emit(
-        MemberLeft(
-            ts_ms=now,
-            group_id=gid,
-            member_id=leaving.member_id,
-            group_protocol="consumer",
-            reason=reason,
-            instance_id=leaving.instance_id,
+    if leaving is not None:
+        txn.emit(
+            MemberLeft(
+                ts_ms=now,
+                group_id=gid,
+                member_id=leaving.member_id,
+                group_protocol="consumer",
+                reason=reason,
+                instance_id=leaving.instance_id,
+            )
         )
-    )
     for member_id in group.members:
         manager.cancel_member_timers(gid, member_id)
         manager.cancel_classic_timers(gid, member_id)
@@ -390,7 +451,6 @@ def convert_to_classic_group(
             ts_ms=now, group_id=gid, group_protocol="classic", old_state="Empty", new_state="Stable"
         ),
     )
-    classic_manager.prepare_rebalance(
-        classic, f"Downgrade group {gid} from consumer to classic.", now, out
-    )
+    if rebalance is not None:
+        classic_manager.prepare_rebalance(classic, rebalance, now, out)
     txn.result.extend(out)
