@@ -339,6 +339,16 @@ def test_offset_commits_of_classic_members_use_the_generation() -> None:
 # -- downgrade ---------------------------------------------------------------------------------
 
 
+def assert_replays_to(h: MigrationHarness, classic: ClassicGroup) -> None:
+    """Replaying every record written gives the same classic group."""
+    fresh = GroupCoordinator(h.coordinator.config, metadata=h.coordinator.metadata)
+    for record in h.records:
+        fresh.replay(record)
+    rebuilt = fresh.groups["g"]
+    assert isinstance(rebuilt, ClassicGroup)
+    assert group_metadata_value(rebuilt) == group_metadata_value(classic)
+
+
 def test_the_last_kip_848_member_leaving_downgrades_to_a_classic_group() -> None:
     h, (a, b) = upgraded()
     group = h.group()
@@ -358,12 +368,7 @@ def test_the_last_kip_848_member_leaving_downgrades_to_a_classic_group() -> None
     names = [(r.key.record_name, r.value is None) for r in h.last_records]
     assert names[-2:] == [("ConsumerGroupMetadata", True), ("GroupMetadata", False)]
     # Replaying every record gives the same classic group (Stable, as loaded groups are).
-    fresh = GroupCoordinator(h.coordinator.config, metadata=h.coordinator.metadata)
-    for record in h.records:
-        fresh.replay(record)
-    rebuilt = fresh.groups["g"]
-    assert isinstance(rebuilt, ClassicGroup)
-    assert group_metadata_value(rebuilt) == group_metadata_value(classic)
+    assert_replays_to(h, classic)
     # The classic members rejoin the classic group.
     assert h.cheartbeat(a, epoch) == ErrorCode.REBALANCE_IN_PROGRESS
 
@@ -447,13 +452,7 @@ def test_a_classic_static_member_replacing_the_last_kip_848_member_downgrades() 
     assert MigrationHarness.decoded(synced) == tps(*k_parts)
     for m in (a, b):
         assert h.cheartbeat(m, classic.generation_id) == ErrorCode.NONE
-    # Replaying every record gives the same classic group.
-    fresh = GroupCoordinator(h.coordinator.config, metadata=h.coordinator.metadata)
-    for record in h.records:
-        fresh.replay(record)
-    rebuilt = fresh.groups["g"]
-    assert isinstance(rebuilt, ClassicGroup)
-    assert group_metadata_value(rebuilt) == group_metadata_value(classic)
+    assert_replays_to(h, classic)
 
 
 def test_a_replacement_with_another_subscription_downgrades_and_rebalances() -> None:
