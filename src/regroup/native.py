@@ -21,13 +21,13 @@ for it (each says so where it is):
   annotated ``object`` and never generic;
 * one function never binds one name in ``except`` clauses of different types
   (mypyc gives them one variable, typed by the first); a test checks this;
-* a frozen dataclass made once per request or rebalance (``Subscription``,
-  ``Assignment``, the join steps) writes its ``__init__`` out as
+* a frozen dataclass made once per request or rebalance (``Reply``,
+  ``Subscription``, ``Assignment``, the join steps) writes its ``__init__`` out as
   ``object.__setattr__(self, "field", field)`` lines: mypyc compiles each to a
   direct slot store, where the ``__init__`` that ``dataclasses`` generates stays
   interpreted and costs about five times as much; a test checks that such an
-  ``__init__`` says exactly what the generated one would. ``Reply`` and
-  ``CoordinatorResult`` are plain classes with slots for the same reason.
+  ``__init__`` says exactly what the generated one would. ``CoordinatorResult``
+  (mutable, three lists) is a plain class with slots for the same reason.
 
 Compiled code checks annotations at run time, so a value whose type differs
 from its annotation raises ``TypeError`` there; the test above runs every
