@@ -15,6 +15,7 @@ is optional there. The compile takes about 90 s of one core.
 from __future__ import annotations
 
 import ast
+import json
 import os
 import shutil
 import subprocess
@@ -107,7 +108,7 @@ def test_no_function_binds_one_name_in_except_clauses_of_different_types() -> No
     assert clashes == []
 
 
-def test_both_builds_write_the_same_event_logs(builds: dict[str, Path]) -> None:
+def test_both_builds_write_the_same_event_logs_and_read_them_back(builds: dict[str, Path]) -> None:
     outputs = {}
     for name, src in builds.items():
         run = _run([str(DRIVER)], src, timeout=900)
@@ -117,6 +118,11 @@ def test_both_builds_write_the_same_event_logs(builds: dict[str, Path]) -> None:
     assert outputs["native"][0] == "compiled with mypyc (make native)"
     pure_runs, native_runs = outputs["pure"][1:], outputs["native"][1:]
     assert len(pure_runs) >= 50
+    # Every event of the compiled build read back equal from its JSON line (regroup.type_hints).
+    read_back_line = next(line for line in native_runs if line.startswith("events-read-back "))
+    read_back = json.loads(read_back_line.split(" ", 1)[1])
+    assert read_back["different"] == 0
+    assert read_back["equal"] > 10_000
     for pure_line, native_line in zip(pure_runs, native_runs, strict=True):
         assert native_line == pure_line
 

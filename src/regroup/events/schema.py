@@ -83,11 +83,21 @@ SCHEMA_VERSION = 1
 Partitions = tuple[TopicPartition, ...]
 
 
+class _Kind:
+    """Where an event's ``kind`` lives: outside the dataclass bodies.
+
+    mypyc makes a ``ClassVar`` declared in a dataclass body a field (``regroup.native``),
+    so ``kind`` is declared here and each class's name is set from ``EVENT_KINDS``.
+    """
+
+    __slots__ = ()
+    kind: ClassVar[str] = ""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Event:
+class Event(_Kind):
     """Common to every event: when, and in which group."""
 
-    kind: ClassVar[str] = ""
     ts_ms: int
     group_id: str
 
@@ -106,11 +116,28 @@ class Event:
 class MemberJoined(Event):
     """The coordinator admitted a member (classic: JoinGroup accepted; KIP-848: epoch 0)."""
 
-    kind: ClassVar[str] = "member_joined"
     member_id: str
     group_protocol: str
     instance_id: str | None = None
     client_id: str = ""
+
+    def __init__(
+        self,
+        *,
+        ts_ms: int,
+        group_id: str,
+        member_id: str,
+        group_protocol: str,
+        instance_id: str | None = None,
+        client_id: str = "",
+    ) -> None:
+        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
+        object.__setattr__(self, "ts_ms", ts_ms)
+        object.__setattr__(self, "group_id", group_id)
+        object.__setattr__(self, "member_id", member_id)
+        object.__setattr__(self, "group_protocol", group_protocol)
+        object.__setattr__(self, "instance_id", instance_id)
+        object.__setattr__(self, "client_id", client_id)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -122,28 +149,59 @@ class MemberLeft(Event):
     ``replaced`` (static member replaced by a new instance), ``fenced``.
     """
 
-    kind: ClassVar[str] = "member_left"
     member_id: str
     group_protocol: str
     reason: str
     instance_id: str | None = None
+
+    def __init__(
+        self,
+        *,
+        ts_ms: int,
+        group_id: str,
+        member_id: str,
+        group_protocol: str,
+        reason: str,
+        instance_id: str | None = None,
+    ) -> None:
+        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
+        object.__setattr__(self, "ts_ms", ts_ms)
+        object.__setattr__(self, "group_id", group_id)
+        object.__setattr__(self, "member_id", member_id)
+        object.__setattr__(self, "group_protocol", group_protocol)
+        object.__setattr__(self, "reason", reason)
+        object.__setattr__(self, "instance_id", instance_id)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GroupStateChanged(Event):
     """A group's state changed (classic: Empty/PreparingRebalance/...; KIP-848: derived)."""
 
-    kind: ClassVar[str] = "group_state_changed"
     group_protocol: str
     old_state: str
     new_state: str
+
+    def __init__(
+        self,
+        *,
+        ts_ms: int,
+        group_id: str,
+        group_protocol: str,
+        old_state: str,
+        new_state: str,
+    ) -> None:
+        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
+        object.__setattr__(self, "ts_ms", ts_ms)
+        object.__setattr__(self, "group_id", group_id)
+        object.__setattr__(self, "group_protocol", group_protocol)
+        object.__setattr__(self, "old_state", old_state)
+        object.__setattr__(self, "new_state", new_state)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RebalanceStarted(Event):
     """Classic: the group entered PreparingRebalance. ``generation`` is the current one."""
 
-    kind: ClassVar[str] = "rebalance_started"
     generation: int
     reason: str
 
@@ -152,7 +210,6 @@ class RebalanceStarted(Event):
 class RebalanceCompleted(Event):
     """Classic: the leader's assignment was installed and the group is Stable."""
 
-    kind: ClassVar[str] = "rebalance_completed"
     generation: int
     assignment: Mapping[str, Partitions] = field(default_factory=dict)
 
@@ -161,7 +218,6 @@ class RebalanceCompleted(Event):
 class GenerationBumped(Event):
     """Classic: the join phase completed with a new generation."""
 
-    kind: ClassVar[str] = "generation_bumped"
     generation: int
     protocol_name: str | None
     leader_id: str
@@ -172,7 +228,6 @@ class GenerationBumped(Event):
 class GroupEpochBumped(Event):
     """KIP-848: the group epoch advanced (``reason`` says which change caused it)."""
 
-    kind: ClassVar[str] = "group_epoch_bumped"
     epoch: int
     reason: str
 
@@ -181,7 +236,6 @@ class GroupEpochBumped(Event):
 class TargetAssignmentComputed(Event):
     """KIP-848: a new target assignment at ``epoch`` (the assignment epoch)."""
 
-    kind: ClassVar[str] = "target_assignment_computed"
     epoch: int
     assignor: str
     assignment: Mapping[str, Partitions]
@@ -191,7 +245,6 @@ class TargetAssignmentComputed(Event):
 class MemberAssignmentChanged(Event):
     """KIP-848: one reconciliation step changed a member's current assignment or epoch."""
 
-    kind: ClassVar[str] = "member_assignment_changed"
     member_id: str
     epoch: int
     previous_epoch: int
@@ -199,22 +252,58 @@ class MemberAssignmentChanged(Event):
     assigned: Partitions
     pending_revocation: Partitions = ()
 
+    def __init__(
+        self,
+        *,
+        ts_ms: int,
+        group_id: str,
+        member_id: str,
+        epoch: int,
+        previous_epoch: int,
+        member_state: str,
+        assigned: Partitions,
+        pending_revocation: Partitions = (),
+    ) -> None:
+        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
+        object.__setattr__(self, "ts_ms", ts_ms)
+        object.__setattr__(self, "group_id", group_id)
+        object.__setattr__(self, "member_id", member_id)
+        object.__setattr__(self, "epoch", epoch)
+        object.__setattr__(self, "previous_epoch", previous_epoch)
+        object.__setattr__(self, "member_state", member_state)
+        object.__setattr__(self, "assigned", assigned)
+        object.__setattr__(self, "pending_revocation", pending_revocation)
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class OffsetsCommitted(Event):
     """The coordinator stored offsets for a member (or an outside committer: ``member_id`` "")."""
 
-    kind: ClassVar[str] = "offsets_committed"
     member_id: str
     generation_or_epoch: int
     offsets: Mapping[TopicPartition, int]
+
+    def __init__(
+        self,
+        *,
+        ts_ms: int,
+        group_id: str,
+        member_id: str,
+        generation_or_epoch: int,
+        offsets: Mapping[TopicPartition, int],
+    ) -> None:
+        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
+        object.__setattr__(self, "ts_ms", ts_ms)
+        object.__setattr__(self, "group_id", group_id)
+        object.__setattr__(self, "member_id", member_id)
+        object.__setattr__(self, "generation_or_epoch", generation_or_epoch)
+        object.__setattr__(self, "offsets", offsets)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class OffsetCommitRejected(Event):
     """The coordinator refused a commit (``error`` is the Kafka error name)."""
 
-    kind: ClassVar[str] = "offset_commit_rejected"
     member_id: str
     generation_or_epoch: int
     error: str
@@ -228,50 +317,125 @@ class OffsetCommitRejected(Event):
 class MemberStateChanged(Event):
     """A member's client-side state machine moved (KIP-848 MemberState or classic states)."""
 
-    kind: ClassVar[str] = "member_state_changed"
     member_id: str
     group_protocol: str
     old_state: str
     new_state: str
+
+    def __init__(
+        self,
+        *,
+        ts_ms: int,
+        group_id: str,
+        member_id: str,
+        group_protocol: str,
+        old_state: str,
+        new_state: str,
+    ) -> None:
+        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
+        object.__setattr__(self, "ts_ms", ts_ms)
+        object.__setattr__(self, "group_id", group_id)
+        object.__setattr__(self, "member_id", member_id)
+        object.__setattr__(self, "group_protocol", group_protocol)
+        object.__setattr__(self, "old_state", old_state)
+        object.__setattr__(self, "new_state", new_state)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RebalanceRequested(Event):
     """A member asked to rejoin (KIP-568 ``enforceRebalance``, a revocation follow-up, ...)."""
 
-    kind: ClassVar[str] = "rebalance_requested"
     member_id: str
     reason: str
+
+    def __init__(
+        self,
+        *,
+        ts_ms: int,
+        group_id: str,
+        member_id: str,
+        reason: str,
+    ) -> None:
+        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
+        object.__setattr__(self, "ts_ms", ts_ms)
+        object.__setattr__(self, "group_id", group_id)
+        object.__setattr__(self, "member_id", member_id)
+        object.__setattr__(self, "reason", reason)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PartitionsRevoked(Event):
     """``onPartitionsRevoked`` ran: the member gave these partitions up cleanly."""
 
-    kind: ClassVar[str] = "partitions_revoked"
     member_id: str
     partitions: Partitions
     generation_or_epoch: int = -1
+
+    def __init__(
+        self,
+        *,
+        ts_ms: int,
+        group_id: str,
+        member_id: str,
+        partitions: Partitions,
+        generation_or_epoch: int = -1,
+    ) -> None:
+        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
+        object.__setattr__(self, "ts_ms", ts_ms)
+        object.__setattr__(self, "group_id", group_id)
+        object.__setattr__(self, "member_id", member_id)
+        object.__setattr__(self, "partitions", partitions)
+        object.__setattr__(self, "generation_or_epoch", generation_or_epoch)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PartitionsAssigned(Event):
     """``onPartitionsAssigned`` ran: the member may now process these partitions."""
 
-    kind: ClassVar[str] = "partitions_assigned"
     member_id: str
     partitions: Partitions
     generation_or_epoch: int = -1
+
+    def __init__(
+        self,
+        *,
+        ts_ms: int,
+        group_id: str,
+        member_id: str,
+        partitions: Partitions,
+        generation_or_epoch: int = -1,
+    ) -> None:
+        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
+        object.__setattr__(self, "ts_ms", ts_ms)
+        object.__setattr__(self, "group_id", group_id)
+        object.__setattr__(self, "member_id", member_id)
+        object.__setattr__(self, "partitions", partitions)
+        object.__setattr__(self, "generation_or_epoch", generation_or_epoch)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PartitionsLost(Event):
     """``onPartitionsLost`` ran: the member lost these partitions without revoking them."""
 
-    kind: ClassVar[str] = "partitions_lost"
     member_id: str
     partitions: Partitions
     generation_or_epoch: int = -1
+
+    def __init__(
+        self,
+        *,
+        ts_ms: int,
+        group_id: str,
+        member_id: str,
+        partitions: Partitions,
+        generation_or_epoch: int = -1,
+    ) -> None:
+        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
+        object.__setattr__(self, "ts_ms", ts_ms)
+        object.__setattr__(self, "group_id", group_id)
+        object.__setattr__(self, "member_id", member_id)
+        object.__setattr__(self, "partitions", partitions)
+        object.__setattr__(self, "generation_or_epoch", generation_or_epoch)
 
 
 # -- data plane -----------------------------------------------------------------------
@@ -281,39 +445,87 @@ class PartitionsLost(Event):
 class RecordsProduced(Event):
     """Records were appended to a partition; ``end_offset`` is the new log end offset."""
 
-    kind: ClassVar[str] = "records_produced"
     partition: TopicPartition
     count: int
     end_offset: int
+
+    def __init__(
+        self,
+        *,
+        ts_ms: int,
+        group_id: str,
+        partition: TopicPartition,
+        count: int,
+        end_offset: int,
+    ) -> None:
+        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
+        object.__setattr__(self, "ts_ms", ts_ms)
+        object.__setattr__(self, "group_id", group_id)
+        object.__setattr__(self, "partition", partition)
+        object.__setattr__(self, "count", count)
+        object.__setattr__(self, "end_offset", end_offset)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RecordsFetched(Event):
     """A member fetched ``[first_offset, last_offset]`` of a partition."""
 
-    kind: ClassVar[str] = "records_fetched"
     member_id: str
     partition: TopicPartition
     first_offset: int
     last_offset: int
+
+    def __init__(
+        self,
+        *,
+        ts_ms: int,
+        group_id: str,
+        member_id: str,
+        partition: TopicPartition,
+        first_offset: int,
+        last_offset: int,
+    ) -> None:
+        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
+        object.__setattr__(self, "ts_ms", ts_ms)
+        object.__setattr__(self, "group_id", group_id)
+        object.__setattr__(self, "member_id", member_id)
+        object.__setattr__(self, "partition", partition)
+        object.__setattr__(self, "first_offset", first_offset)
+        object.__setattr__(self, "last_offset", last_offset)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RecordsProcessed(Event):
     """A member finished processing ``[first_offset, last_offset]`` of a partition."""
 
-    kind: ClassVar[str] = "records_processed"
     member_id: str
     partition: TopicPartition
     first_offset: int
     last_offset: int
+
+    def __init__(
+        self,
+        *,
+        ts_ms: int,
+        group_id: str,
+        member_id: str,
+        partition: TopicPartition,
+        first_offset: int,
+        last_offset: int,
+    ) -> None:
+        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
+        object.__setattr__(self, "ts_ms", ts_ms)
+        object.__setattr__(self, "group_id", group_id)
+        object.__setattr__(self, "member_id", member_id)
+        object.__setattr__(self, "partition", partition)
+        object.__setattr__(self, "first_offset", first_offset)
+        object.__setattr__(self, "last_offset", last_offset)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class InvariantViolated(Event):
     """A check found a broken invariant (``invariant`` names it; ``detail`` explains)."""
 
-    kind: ClassVar[str] = "invariant_violated"
     invariant: str
     detail: str
     member_id: str | None = None
@@ -330,7 +542,6 @@ class SimulationStarted(Event):
     ``rebalance_protocol``: ``eager``, ``cooperative`` or ``consumer`` (KIP-848).
     """
 
-    kind: ClassVar[str] = "simulation_started"
     scenario: str
     group_protocol: str
     rebalance_protocol: str
@@ -343,8 +554,6 @@ class SimulationStarted(Event):
 class SimulationEnded(Event):
     """A simulation run ended at ``ts_ms`` (the end of every measured interval)."""
 
-    kind: ClassVar[str] = "simulation_ended"
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ScenarioStep(Event):
@@ -356,7 +565,6 @@ class ScenarioStep(Event):
     the new partition counts of an ``add_partitions``.
     """
 
-    kind: ClassVar[str] = "scenario_step"
     action: str
     client_id: str = ""
     detail: str = ""
@@ -367,7 +575,6 @@ class ScenarioStep(Event):
 class ConsumerStarted(Event):
     """A simulated consumer process started (``client_id`` names the process)."""
 
-    kind: ClassVar[str] = "consumer_started"
     client_id: str
     group_protocol: str
     instance_id: str | None = None
@@ -381,7 +588,6 @@ class ConsumerStopped(Event):
     whatever that member still owned is no longer processed from ``ts_ms``.
     """
 
-    kind: ClassVar[str] = "consumer_stopped"
     client_id: str
     member_id: str
     crashed: bool
@@ -395,10 +601,25 @@ class PartitionsRestored(Event):
     ``restore_ms`` later (0: at the same time).
     """
 
-    kind: ClassVar[str] = "partitions_restored"
     member_id: str
     partitions: Partitions
     restore_ms: int = 0
+
+    def __init__(
+        self,
+        *,
+        ts_ms: int,
+        group_id: str,
+        member_id: str,
+        partitions: Partitions,
+        restore_ms: int = 0,
+    ) -> None:
+        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
+        object.__setattr__(self, "ts_ms", ts_ms)
+        object.__setattr__(self, "group_id", group_id)
+        object.__setattr__(self, "member_id", member_id)
+        object.__setattr__(self, "partitions", partitions)
+        object.__setattr__(self, "restore_ms", restore_ms)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -408,44 +629,44 @@ class GroupStabilized(Event):
     ``generation_or_epoch``: the classic generation or the KIP-848 group epoch.
     """
 
-    kind: ClassVar[str] = "group_stabilized"
     group_protocol: str
     generation_or_epoch: int
     members: int
 
 
+#: Each kind's name (the ``kind`` of its JSON lines) and its class; the name is set on the
+#: class here, not in its body (see ``_Kind``).
 EVENT_KINDS: dict[str, type[Event]] = {
-    cls.kind: cls
-    for cls in (
-        MemberJoined,
-        MemberLeft,
-        GroupStateChanged,
-        RebalanceStarted,
-        RebalanceCompleted,
-        GenerationBumped,
-        GroupEpochBumped,
-        TargetAssignmentComputed,
-        MemberAssignmentChanged,
-        OffsetsCommitted,
-        OffsetCommitRejected,
-        MemberStateChanged,
-        RebalanceRequested,
-        PartitionsRevoked,
-        PartitionsAssigned,
-        PartitionsLost,
-        RecordsProduced,
-        RecordsFetched,
-        RecordsProcessed,
-        InvariantViolated,
-        SimulationStarted,
-        SimulationEnded,
-        ScenarioStep,
-        ConsumerStarted,
-        ConsumerStopped,
-        PartitionsRestored,
-        GroupStabilized,
-    )
+    "member_joined": MemberJoined,
+    "member_left": MemberLeft,
+    "group_state_changed": GroupStateChanged,
+    "rebalance_started": RebalanceStarted,
+    "rebalance_completed": RebalanceCompleted,
+    "generation_bumped": GenerationBumped,
+    "group_epoch_bumped": GroupEpochBumped,
+    "target_assignment_computed": TargetAssignmentComputed,
+    "member_assignment_changed": MemberAssignmentChanged,
+    "offsets_committed": OffsetsCommitted,
+    "offset_commit_rejected": OffsetCommitRejected,
+    "member_state_changed": MemberStateChanged,
+    "rebalance_requested": RebalanceRequested,
+    "partitions_revoked": PartitionsRevoked,
+    "partitions_assigned": PartitionsAssigned,
+    "partitions_lost": PartitionsLost,
+    "records_produced": RecordsProduced,
+    "records_fetched": RecordsFetched,
+    "records_processed": RecordsProcessed,
+    "invariant_violated": InvariantViolated,
+    "simulation_started": SimulationStarted,
+    "simulation_ended": SimulationEnded,
+    "scenario_step": ScenarioStep,
+    "consumer_started": ConsumerStarted,
+    "consumer_stopped": ConsumerStopped,
+    "partitions_restored": PartitionsRestored,
+    "group_stabilized": GroupStabilized,
 }
+for _name, _kind in EVENT_KINDS.items():
+    _kind.kind = _name
 
 
 class UnknownEventKind(ValueError):
