@@ -19,15 +19,24 @@ for it (each says so where it is):
   is a ``ClassVar``, so ``RangeAssignor.name`` reads the same in both builds;
 * a dataclass field is never ``init=False`` (mypyc leaves it unset), never
   annotated ``object`` and never generic;
+* a dataclass body declares no ``ClassVar`` (mypyc makes it a field): an event's
+  ``kind`` and a record's type id are declared on a plain base class and set
+  after the class (``EVENT_KINDS``, ``register_record_type``), and a class has no
+  decorator but ``@dataclass`` (mypyc would leave it interpreted);
+* mypyc keeps only erased annotations on a compiled class (``str | None`` becomes
+  ``type``), so the JSON codec reads a compiled class's type hints from its source
+  beside the extension module (``regroup.type_hints``);
 * one function never binds one name in ``except`` clauses of different types
   (mypyc gives them one variable, typed by the first); a test checks this;
 * a frozen dataclass made once per request or rebalance (``Reply``,
-  ``Subscription``, ``Assignment``, the join steps) writes its ``__init__`` out as
-  ``object.__setattr__(self, "field", field)`` lines: mypyc compiles each to a
-  direct slot store, where the ``__init__`` that ``dataclasses`` generates stays
-  interpreted and costs about five times as much; a test checks that such an
-  ``__init__`` says exactly what the generated one would. ``CoordinatorResult``
-  (mutable, three lists) is a plain class with slots for the same reason.
+  ``Subscription``, ``Assignment``, the join steps, the requests and responses
+  of the classic, offset and heartbeat APIs, the member and data-plane events)
+  writes its ``__init__`` out as ``object.__setattr__(self, "field", field)``
+  lines: mypyc compiles each to a direct slot store, where the ``__init__`` that
+  ``dataclasses`` generates stays interpreted and costs about five times as much;
+  a test checks that such an ``__init__`` says exactly what the generated one
+  would. ``CoordinatorResult`` (mutable, three lists) is a plain class with slots
+  for the same reason.
 
 Compiled code checks annotations at run time, so a value whose type differs
 from its annotation raises ``TypeError`` there; the test above runs every
@@ -67,16 +76,7 @@ COMPILED_PACKAGES = (
 
 #: Modules and packages of ``COMPILED_PACKAGES`` that stay interpreted, with the reason.
 INTERPRETED = {
-    "regroup.model.requests": (
-        "regroup.model.codec builds these from JSON (regroup replay) by their type hints, "
-        "which a compiled dataclass no longer has in full"
-    ),
-    "regroup.records": (
-        "its classes are made by a registering decorator, which mypyc cannot compile on "
-        "top of a compiled base class"
-    ),
     "regroup.model.uuid": "a dataclass with ClassVar constants (mypyc makes them fields)",
-    "regroup.events.schema": "the event dataclasses' ClassVar ``kind`` (as above)",
     "regroup.assignors.classic.sticky_engine.engine": "numpy does the work there",
     "regroup.coordinator.consumer_timers": "a mixin that declares its host's attributes",
     "regroup.sim.scenario": "file parsing, once per run",

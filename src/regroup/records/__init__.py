@@ -13,7 +13,7 @@ from regroup.records.base import (
     CoordinatorRecord,
     RecordKey,
     RecordValue,
-    record_type,
+    register_record_type,
 )
 
-__all__ = ["RECORD_TYPES", "CoordinatorRecord", "RecordKey", "RecordValue", "record_type"]
+__all__ = ["RECORD_TYPES", "CoordinatorRecord", "RecordKey", "RecordValue", "register_record_type"]

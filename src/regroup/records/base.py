@@ -14,9 +14,9 @@ Text form (the durable store and ``regroup replay``):
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar
 
 from regroup.model.codec import CodecError, from_jsonable, to_jsonable
 
@@ -25,12 +25,12 @@ __all__ = [
     "CoordinatorRecord",
     "RecordKey",
     "RecordValue",
-    "record_type",
+    "register_record_type",
 ]
 
 
 class RecordKey:
-    """Base of record keys; subclasses are frozen dataclasses registered with ``record_type``."""
+    """Base of record keys: frozen dataclasses, each registered with ``register_record_type``."""
 
     __slots__ = ()
     record_type: ClassVar[int]
@@ -52,22 +52,22 @@ class RecordValue:
 
 RECORD_TYPES: dict[int, type[RecordKey]] = {}
 
-K = TypeVar("K", bound=type[RecordKey])
 
+def register_record_type(
+    key_type: type[RecordKey], type_id: int, name: str, value_type: type[RecordValue]
+) -> None:
+    """Register a key class under Kafka's record type id, with its value class.
 
-def record_type(type_id: int, name: str, value_type: type[RecordValue]) -> Callable[[K], K]:
-    """Register a key class under Kafka's record type id, with its value class."""
-
-    def register(cls: K) -> K:
-        if type_id in RECORD_TYPES and RECORD_TYPES[type_id] is not cls:
-            raise ValueError(f"record type {type_id} registered twice")
-        cls.record_type = type_id
-        cls.record_name = name
-        cls.value_type = value_type
-        RECORD_TYPES[type_id] = cls
-        return cls
-
-    return register
+    Called after the class, not as a class decorator: mypyc compiles a class with
+    a decorator other than ``@dataclass`` as an interpreted class, which cannot
+    derive from the compiled ``RecordKey`` (``regroup.native``).
+    """
+    if type_id in RECORD_TYPES and RECORD_TYPES[type_id] is not key_type:
+        raise ValueError(f"record type {type_id} registered twice")
+    key_type.record_type = type_id
+    key_type.record_name = name
+    key_type.value_type = value_type
+    RECORD_TYPES[type_id] = key_type
 
 
 def _value_jsonable(value: RecordValue) -> Any:
@@ -84,6 +84,15 @@ class CoordinatorRecord:
 
     key: RecordKey
     value: RecordValue | None
+
+    def __init__(
+        self,
+        key: RecordKey,
+        value: RecordValue | None,
+    ) -> None:
+        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
+        object.__setattr__(self, "key", key)
+        object.__setattr__(self, "value", value)
 
     @property
     def is_tombstone(self) -> bool:

@@ -32,11 +32,10 @@ metadata value (``client_assignors``), as the KIP's data model has them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
 
 from regroup.model.requests.consumer import ClientAssignor, TopicPartitions
 from regroup.model.uuid import Uuid
-from regroup.records.base import RecordKey, RecordValue, record_type
+from regroup.records.base import RecordKey, RecordValue, register_record_type
 
 __all__ = [
     "ClassicMemberMetadata",
@@ -69,11 +68,29 @@ __all__ = [
 class ConsumerGroupMetadataValue(RecordValue):
     epoch: int
 
+    def __init__(
+        self,
+        epoch: int,
+    ) -> None:
+        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
+        object.__setattr__(self, "epoch", epoch)
 
-@record_type(3, "ConsumerGroupMetadata", ConsumerGroupMetadataValue)
+
 @dataclass(frozen=True, slots=True)
 class ConsumerGroupMetadataKey(RecordKey):
     group_id: str
+
+    def __init__(
+        self,
+        group_id: str,
+    ) -> None:
+        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
+        object.__setattr__(self, "group_id", group_id)
+
+
+register_record_type(
+    ConsumerGroupMetadataKey, 3, "ConsumerGroupMetadata", ConsumerGroupMetadataValue
+)
 
 
 # -- 4: subscription metadata ----------------------------------------------------------
@@ -93,10 +110,17 @@ class ConsumerGroupPartitionMetadataValue(RecordValue):
     topics: tuple[PartitionMetadataTopic, ...]
 
 
-@record_type(4, "ConsumerGroupPartitionMetadata", ConsumerGroupPartitionMetadataValue)
 @dataclass(frozen=True, slots=True)
 class ConsumerGroupPartitionMetadataKey(RecordKey):
     group_id: str
+
+
+register_record_type(
+    ConsumerGroupPartitionMetadataKey,
+    4,
+    "ConsumerGroupPartitionMetadata",
+    ConsumerGroupPartitionMetadataValue,
+)
 
 
 # -- 5: member metadata ----------------------------------------------------------------
@@ -133,14 +157,57 @@ class ConsumerGroupMemberMetadataValue(RecordValue):
     #: a tagged field in Kafka's schema).
     classic_member_metadata: ClassicMemberMetadata | None = None
 
-    tagged_fields: ClassVar[tuple[str, ...]] = ("classic_member_metadata",)
+    def __init__(
+        self,
+        instance_id: str | None,
+        rack_id: str | None,
+        client_id: str,
+        client_host: str,
+        subscribed_topic_names: tuple[str, ...],
+        subscribed_topic_regex: str | None,
+        rebalance_timeout_ms: int,
+        server_assignor: str | None,
+        client_assignors: tuple[ClientAssignor, ...] = (),
+        classic_member_metadata: ClassicMemberMetadata | None = None,
+    ) -> None:
+        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
+        object.__setattr__(self, "instance_id", instance_id)
+        object.__setattr__(self, "rack_id", rack_id)
+        object.__setattr__(self, "client_id", client_id)
+        object.__setattr__(self, "client_host", client_host)
+        object.__setattr__(self, "subscribed_topic_names", subscribed_topic_names)
+        object.__setattr__(self, "subscribed_topic_regex", subscribed_topic_regex)
+        object.__setattr__(self, "rebalance_timeout_ms", rebalance_timeout_ms)
+        object.__setattr__(self, "server_assignor", server_assignor)
+        object.__setattr__(self, "client_assignors", client_assignors)
+        object.__setattr__(self, "classic_member_metadata", classic_member_metadata)
 
 
-@record_type(5, "ConsumerGroupMemberMetadata", ConsumerGroupMemberMetadataValue)
+# Set here, not in the body: mypyc makes a ClassVar of a dataclass body a field (regroup.native).
+ConsumerGroupMemberMetadataValue.tagged_fields = ("classic_member_metadata",)
+
+
 @dataclass(frozen=True, slots=True)
 class ConsumerGroupMemberMetadataKey(RecordKey):
     group_id: str
     member_id: str
+
+    def __init__(
+        self,
+        group_id: str,
+        member_id: str,
+    ) -> None:
+        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
+        object.__setattr__(self, "group_id", group_id)
+        object.__setattr__(self, "member_id", member_id)
+
+
+register_record_type(
+    ConsumerGroupMemberMetadataKey,
+    5,
+    "ConsumerGroupMemberMetadata",
+    ConsumerGroupMemberMetadataValue,
+)
 
 
 # -- 6: target assignment epoch ----------------------------------------------------------
@@ -151,10 +218,17 @@ class ConsumerGroupTargetAssignmentMetadataValue(RecordValue):
     assignment_epoch: int
 
 
-@record_type(6, "ConsumerGroupTargetAssignmentMetadata", ConsumerGroupTargetAssignmentMetadataValue)
 @dataclass(frozen=True, slots=True)
 class ConsumerGroupTargetAssignmentMetadataKey(RecordKey):
     group_id: str
+
+
+register_record_type(
+    ConsumerGroupTargetAssignmentMetadataKey,
+    6,
+    "ConsumerGroupTargetAssignmentMetadata",
+    ConsumerGroupTargetAssignmentMetadataValue,
+)
 
 
 # -- 7: one member's target --------------------------------------------------------------
@@ -164,12 +238,35 @@ class ConsumerGroupTargetAssignmentMetadataKey(RecordKey):
 class ConsumerGroupTargetAssignmentMemberValue(RecordValue):
     topic_partitions: tuple[TopicPartitions, ...]
 
+    def __init__(
+        self,
+        topic_partitions: tuple[TopicPartitions, ...],
+    ) -> None:
+        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
+        object.__setattr__(self, "topic_partitions", topic_partitions)
 
-@record_type(7, "ConsumerGroupTargetAssignmentMember", ConsumerGroupTargetAssignmentMemberValue)
+
 @dataclass(frozen=True, slots=True)
 class ConsumerGroupTargetAssignmentMemberKey(RecordKey):
     group_id: str
     member_id: str
+
+    def __init__(
+        self,
+        group_id: str,
+        member_id: str,
+    ) -> None:
+        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
+        object.__setattr__(self, "group_id", group_id)
+        object.__setattr__(self, "member_id", member_id)
+
+
+register_record_type(
+    ConsumerGroupTargetAssignmentMemberKey,
+    7,
+    "ConsumerGroupTargetAssignmentMember",
+    ConsumerGroupTargetAssignmentMemberValue,
+)
 
 
 # -- 8: one member's current assignment -----------------------------------------------------
@@ -184,12 +281,43 @@ class ConsumerGroupCurrentMemberAssignmentValue(RecordValue):
     assigned_partitions: tuple[TopicPartitions, ...]
     partitions_pending_revocation: tuple[TopicPartitions, ...]
 
+    def __init__(
+        self,
+        member_epoch: int,
+        previous_member_epoch: int,
+        state: int,
+        assigned_partitions: tuple[TopicPartitions, ...],
+        partitions_pending_revocation: tuple[TopicPartitions, ...],
+    ) -> None:
+        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
+        object.__setattr__(self, "member_epoch", member_epoch)
+        object.__setattr__(self, "previous_member_epoch", previous_member_epoch)
+        object.__setattr__(self, "state", state)
+        object.__setattr__(self, "assigned_partitions", assigned_partitions)
+        object.__setattr__(self, "partitions_pending_revocation", partitions_pending_revocation)
 
-@record_type(8, "ConsumerGroupCurrentMemberAssignment", ConsumerGroupCurrentMemberAssignmentValue)
+
 @dataclass(frozen=True, slots=True)
 class ConsumerGroupCurrentMemberAssignmentKey(RecordKey):
     group_id: str
     member_id: str
+
+    def __init__(
+        self,
+        group_id: str,
+        member_id: str,
+    ) -> None:
+        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
+        object.__setattr__(self, "group_id", group_id)
+        object.__setattr__(self, "member_id", member_id)
+
+
+register_record_type(
+    ConsumerGroupCurrentMemberAssignmentKey,
+    8,
+    "ConsumerGroupCurrentMemberAssignment",
+    ConsumerGroupCurrentMemberAssignmentValue,
+)
 
 
 # -- 16: a resolved regular expression -------------------------------------------------------
@@ -204,11 +332,18 @@ class ConsumerGroupRegularExpressionValue(RecordValue):
     timestamp: int
 
 
-@record_type(16, "ConsumerGroupRegularExpression", ConsumerGroupRegularExpressionValue)
 @dataclass(frozen=True, slots=True)
 class ConsumerGroupRegularExpressionKey(RecordKey):
     group_id: str
     regular_expression: str
+
+
+register_record_type(
+    ConsumerGroupRegularExpressionKey,
+    16,
+    "ConsumerGroupRegularExpression",
+    ConsumerGroupRegularExpressionValue,
+)
 
 
 # -- 900: group config overrides (regroup extension) -------------------------------------------
@@ -225,7 +360,9 @@ class ConsumerGroupConfigValue(RecordValue):
     configs: tuple[GroupConfigEntry, ...]
 
 
-@record_type(900, "ConsumerGroupConfig", ConsumerGroupConfigValue)
 @dataclass(frozen=True, slots=True)
 class ConsumerGroupConfigKey(RecordKey):
     group_id: str
+
+
+register_record_type(ConsumerGroupConfigKey, 900, "ConsumerGroupConfig", ConsumerGroupConfigValue)
