@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regroup.model import TopicPartition, sorted_partitions
+from regroup.model import TopicPartition, sorted_partitions, topic_partition
 
 topic_names = st.text(
     alphabet=st.characters(whitelist_categories=("Ll", "Lu", "Nd"), whitelist_characters="-._"),
@@ -45,3 +45,13 @@ def test_callback_order_is_topic_then_partition() -> None:
         TopicPartition("a", 10),
         TopicPartition("b", 0),
     ]
+
+
+@given(topic_names, st.integers(min_value=0, max_value=10_000))
+@settings(max_examples=200, deadline=None)
+def test_the_fast_constructor_makes_the_same_partition(topic: str, partition: int) -> None:
+    made = topic_partition(topic, partition)
+    expected = TopicPartition(topic, partition)
+    assert type(made) is TopicPartition
+    assert made == expected and hash(made) == hash(expected)
+    assert (made.topic, made.partition, str(made)) == (topic, partition, str(expected))

@@ -26,6 +26,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterable, Sequence
 from itertools import repeat
+from sys import intern as _intern
 
 from regroup.assignors.classic.api import Assignment, Subscription
 from regroup.assignors.classic.sticky_engine.indexing import PartitionList
@@ -77,6 +78,9 @@ def _topic_partitions(data: bytes, pos: int, end_of_data: int) -> tuple[list[Top
     out: list[TopicPartition] = []
     for _ in range(count):
         topic, pos = _string(data, pos, end_of_data)
+        # One str object per topic name: the partitions of every decoded assignment then
+        # compare their topics by identity in the dicts and sets keyed by partition.
+        topic = _intern(topic)
         (n,) = _unpack_i32(data, pos)
         pos += 4
         end = pos + 4 * n

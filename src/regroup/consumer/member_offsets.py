@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from regroup.consumer.member_config import CommitResult
-from regroup.model import ErrorCode, TopicPartition
+from regroup.model import ErrorCode, TopicPartition, topic_partition
 from regroup.model.requests.offsets import (
     OffsetCommitRequest,
     OffsetCommitRequestPartition,
@@ -112,7 +112,7 @@ class CommitTracker:
             for topic in response.topics:
                 for partition in topic.partitions:
                     if partition.error_code.is_error:
-                        tp = TopicPartition(topic.name, partition.partition_index)
+                        tp = topic_partition(topic.name, partition.partition_index)
                         errors[tp] = partition.error_code
         result = CommitResult(
             purpose=commit.purpose,

@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from regroup.consumer.member_heartbeat import LocalAssignment
-from regroup.model import TopicPartition, Uuid
+from regroup.model import TopicPartition, Uuid, topic_partition
 from regroup.model.metadata import MetadataImage
 from regroup.model.requests.consumer import TopicPartitions
 
@@ -74,7 +74,7 @@ def resolve_target(
             continue
         by_id[topic_id] = parts
         names[topic_id] = name
-        partitions.update(TopicPartition(name, p) for p in parts)
+        partitions.update(topic_partition(name, p) for p in parts)
     return ResolvedTarget(by_id, frozenset(partitions), names, frozenset(unresolved))
 
 

@@ -75,7 +75,7 @@ from regroup.events.schema import (
     TargetAssignmentComputed,
 )
 from regroup.model.metadata import MetadataImage
-from regroup.model.topic_partition import TopicPartition
+from regroup.model.topic_partition import TopicPartition, topic_partition
 from regroup.model.uuid import Uuid
 from regroup.records import CoordinatorRecord
 
@@ -482,9 +482,9 @@ class ConsumerGroupManager(ConsumerGroupTimers):
             if shared is None:
                 shared = self._topic_partitions[name] = []
             if ordered and ordered[-1] >= len(shared):
-                shared.extend(TopicPartition(name, p) for p in range(len(shared), ordered[-1] + 1))
+                shared.extend(topic_partition(name, p) for p in range(len(shared), ordered[-1] + 1))
             if ordered and ordered[0] < 0:  # not a partition number: no sharing
-                result.extend(TopicPartition(name, p) for p in ordered)
+                result.extend(topic_partition(name, p) for p in ordered)
             else:
                 result.extend(map(shared.__getitem__, ordered))
         return tuple(result)

@@ -39,7 +39,7 @@ from typing import Any
 from regroup.classic.group import ClassicGroup
 from regroup.coordinator.result import CoordinatorResult
 from regroup.events.schema import OffsetCommitRejected, OffsetsCommitted
-from regroup.model import TopicPartition
+from regroup.model import TopicPartition, topic_partition
 from regroup.model.errors import ErrorCode, KafkaProtocolError
 from regroup.model.requests.offsets import (
     OffsetCommitRequest,
@@ -102,7 +102,7 @@ class OffsetManager:
     ) -> CoordinatorResult:
         out = CoordinatorResult()
         partitions = [
-            TopicPartition(t.name, p.partition_index) for t in request.topics for p in t.partitions
+            topic_partition(t.name, p.partition_index) for t in request.topics for p in t.partitions
         ]
         try:
             self._validate_commit(request, now_ms)
@@ -125,7 +125,7 @@ class OffsetManager:
         too_large: list[TopicPartition] = []
         for topic in request.topics:
             for p in topic.partitions:
-                tp = TopicPartition(topic.name, p.partition_index)
+                tp = topic_partition(topic.name, p.partition_index)
                 metadata = p.committed_metadata or ""
                 if len(metadata.encode("utf-8")) > OFFSET_METADATA_MAX_BYTES:
                     codes[tp] = ErrorCode.OFFSET_METADATA_TOO_LARGE
@@ -213,7 +213,7 @@ class OffsetManager:
         for name, indexes in wanted:
             answers = []
             for index in indexes:
-                offset = stored.get(TopicPartition(name, index)) if stored else None
+                offset = stored.get(topic_partition(name, index)) if stored else None
                 if offset is None:
                     # Frozen and equal for equal indexes: one shared answer per index.
                     answer = none.get(index)
@@ -266,7 +266,7 @@ class OffsetManager:
         assert value is None or isinstance(value, OffsetCommitValue)
         if value is not None and key.group not in self.coordinator.groups:
             self.coordinator.groups[key.group] = ClassicGroup(key.group, value.commit_timestamp)
-        self._apply(key.group, TopicPartition(key.topic, key.partition), value)
+        self._apply(key.group, topic_partition(key.topic, key.partition), value)
         return True
 
     def _apply(self, group_id: str, tp: TopicPartition, value: OffsetCommitValue | None) -> None:
@@ -291,7 +291,7 @@ def _commit_response(
                 t.name,
                 tuple(
                     OffsetCommitResponsePartition(
-                        p.partition_index, code_of(TopicPartition(t.name, p.partition_index))
+                        p.partition_index, code_of(topic_partition(t.name, p.partition_index))
                     )
                     for p in t.partitions
                 ),

@@ -14,7 +14,7 @@ from regroup.model.member import (
     new_classic_member_id,
     new_consumer_member_id,
 )
-from regroup.model.topic_partition import TopicPartition, sorted_partitions
+from regroup.model.topic_partition import TopicPartition, sorted_partitions, topic_partition
 from regroup.model.uuid import Uuid
 
 __all__ = [
@@ -31,4 +31,5 @@ __all__ = [
     "new_classic_member_id",
     "new_consumer_member_id",
     "sorted_partitions",
+    "topic_partition",
 ]

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import NamedTuple
 
-__all__ = ["TopicPartition", "sorted_partitions"]
+__all__ = ["TopicPartition", "sorted_partitions", "topic_partition"]
 
 
 class TopicPartition(NamedTuple):
@@ -44,3 +44,17 @@ class TopicPartition(NamedTuple):
 def sorted_partitions(partitions: Iterable[TopicPartition]) -> list[TopicPartition]:
     """Partitions in Kafka's callback order: by topic, then partition number."""
     return sorted(partitions)
+
+
+_tuple_new = tuple.__new__
+
+
+def topic_partition(topic: str, partition: int) -> TopicPartition:
+    """``TopicPartition(topic, partition)``, without the named tuple's Python-level ``__new__``.
+
+    A ``NamedTuple`` builds each instance through a ``__new__`` written in Python,
+    one interpreted frame per partition even under the compiled build
+    (``regroup.native``); ``tuple.__new__`` makes the same object in C. For the
+    paths that build a partition per message (offsets, reconciliation, decoding).
+    """
+    return _tuple_new(TopicPartition, (topic, partition))

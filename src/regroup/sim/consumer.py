@@ -68,7 +68,7 @@ from regroup.events import (
     PartitionsRevoked,
     RecordsProcessed,
 )
-from regroup.model import TopicPartition
+from regroup.model import TopicPartition, topic_partition
 from regroup.model.requests.offsets import (
     OffsetFetchRequest,
     OffsetFetchRequestTopic,
@@ -427,7 +427,7 @@ class SimConsumer:
         owned = member.assignment
         for topic in response.topics:
             for p in topic.partitions:
-                tp = TopicPartition(topic.name, p.partition_index)
+                tp = topic_partition(topic.name, p.partition_index)
                 if tp in owned and tp not in self.positions:
                     # auto.offset.reset=earliest when nothing is committed.
                     offset = max(p.committed_offset, 0)

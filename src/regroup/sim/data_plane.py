@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from regroup.events import RecordsProduced
-from regroup.model import TopicPartition
+from regroup.model import TopicPartition, topic_partition
 
 __all__ = ["DataPlane", "DataPlaneConfig"]
 
@@ -64,7 +64,7 @@ class DataPlane:
         """Create the partitions of ``topics`` that do not exist yet (born at ``now_ms``)."""
         for topic in sorted(topics):
             for partition in range(topics[topic]):
-                tp = TopicPartition(topic, partition)
+                tp = topic_partition(topic, partition)
                 if tp not in self.end_offsets:
                     self.end_offsets[tp] = 0
                     self._born[tp] = now_ms

@@ -73,7 +73,7 @@ from regroup.events import (
     SimulationStarted,
     TargetAssignmentComputed,
 )
-from regroup.model import TopicPartition
+from regroup.model import TopicPartition, topic_partition
 from regroup.sim.dispatch import memoised_handler
 from regroup.sim.invariants import IntervalSet
 
@@ -416,7 +416,7 @@ class MetricsAccumulator:
     def _add_topics(self, topics: Any, ts: int) -> None:
         for topic in sorted(topics):
             for partition in range(int(topics[topic])):
-                tp = TopicPartition(topic, partition)
+                tp = topic_partition(topic, partition)
                 if tp not in self._partitions:
                     state = _Partition()
                     state.idle_since = ts
