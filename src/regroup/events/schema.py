@@ -665,8 +665,9 @@ EVENT_KINDS: dict[str, type[Event]] = {
     "partitions_restored": PartitionsRestored,
     "group_stabilized": GroupStabilized,
 }
-for _name, _kind in EVENT_KINDS.items():
-    _kind.kind = _name
+for _kind_name, _event_class in EVENT_KINDS.items():
+    _event_class.kind = _kind_name
+del _kind_name, _event_class
 
 
 class UnknownEventKind(ValueError):
