@@ -24,7 +24,6 @@ import typing
 from functools import cache
 from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 __all__ = ["source_type_hints", "type_hints"]
@@ -32,7 +31,7 @@ __all__ = ["source_type_hints", "type_hints"]
 
 def type_hints(cls: type) -> dict[str, Any]:
     """``typing.get_type_hints(cls)``, also for a class compiled by mypyc."""
-    if not any(_extension_path(klass) for klass in cls.__mro__):
+    if not any(_is_compiled(klass) for klass in cls.__mro__):
         return typing.get_type_hints(cls)
     return source_type_hints(cls)
 
@@ -45,10 +44,10 @@ def source_type_hints(cls: type) -> dict[str, Any]:
     """
     hints: dict[str, Any] = {}
     for klass in reversed(cls.__mro__):
-        if klass is object:
-            continue
-        module = sys.modules[klass.__module__]
-        written = _written_annotations(_source_path(module), klass.__name__)
+        origin: str | None = getattr(sys.modules.get(klass.__module__), "__file__", None)
+        if not origin:
+            continue  # a built-in class (object, tuple): no annotations to read
+        written = _written_annotations(_source_path(origin), klass.__name__)
         if not written:
             continue
         # A stand-in class in the same module: get_type_hints resolves it in that namespace.
@@ -58,16 +57,14 @@ def source_type_hints(cls: type) -> dict[str, Any]:
     return hints
 
 
-def _extension_path(klass: type) -> bool:
+def _is_compiled(klass: type) -> bool:
     module = sys.modules.get(klass.__module__)
     origin = getattr(module, "__file__", None) or ""
     return origin.endswith(tuple(EXTENSION_SUFFIXES))
 
 
-def _source_path(module: ModuleType) -> str:
-    origin: str | None = getattr(module, "__file__", None)
-    if not origin:
-        raise TypeError(f"module {module.__name__} has no file: its annotations cannot be read")
+def _source_path(origin: str) -> str:
+    """The ``.py`` beside an extension module (or the source itself, for pure Python)."""
     for suffix in EXTENSION_SUFFIXES:
         if origin.endswith(suffix):
             return origin[: -len(suffix)] + ".py"
