@@ -47,7 +47,7 @@ def source_type_hints(cls: type) -> dict[str, Any]:
         origin: str | None = getattr(sys.modules.get(klass.__module__), "__file__", None)
         if not origin:
             continue  # a built-in class (object, tuple): no annotations to read
-        written = _written_annotations(_source_path(origin), klass.__name__)
+        written = _annotations_by_class(_source_path(origin)).get(klass.__name__, ())
         if not written:
             continue
         # A stand-in class in the same module: get_type_hints resolves it in that namespace.
@@ -69,10 +69,6 @@ def _source_path(origin: str) -> str:
         if origin.endswith(suffix):
             return origin[: -len(suffix)] + ".py"
     return origin
-
-
-def _written_annotations(source_path: str, class_name: str) -> tuple[tuple[str, str], ...]:
-    return _annotations_by_class(source_path).get(class_name, ())
 
 
 @cache

@@ -48,8 +48,8 @@ _pack_i16 = _I16.pack
 _pack_i32 = _I32.pack
 _NULL_I16 = _pack_i16(-1)
 _NULL_I32 = _pack_i32(-1)
-#: ``tuple.__new__(TopicPartition, (topic, p))`` is what ``TopicPartition(topic, p)`` does,
-#: without the Python-level ``__new__`` of a named tuple (one frame per partition).
+#: What ``regroup.model.topic_partition`` calls, taken here as the C callable itself so that
+#: ``map`` builds a whole topic's partitions without a Python frame per partition.
 _tuple_new = tuple.__new__
 
 

@@ -55,6 +55,6 @@ def topic_partition(topic: str, partition: int) -> TopicPartition:
     A ``NamedTuple`` builds each instance through a ``__new__`` written in Python,
     one interpreted frame per partition even under the compiled build
     (``regroup.native``); ``tuple.__new__`` makes the same object in C. For the
-    paths that build a partition per message (offsets, reconciliation, decoding).
+    paths that build a partition per message (offsets, reconciliation, the simulator).
     """
     return _tuple_new(TopicPartition, (topic, partition))
