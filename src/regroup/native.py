@@ -30,13 +30,13 @@ for it (each says so where it is):
   (mypyc gives them one variable, typed by the first); a test checks this;
 * a frozen dataclass made once per request or rebalance (``Reply``,
   ``Subscription``, ``Assignment``, the join steps, the requests and responses
-  of the classic, offset and heartbeat APIs, the member and data-plane events)
-  writes its ``__init__`` out as ``object.__setattr__(self, "field", field)``
-  lines: mypyc compiles each to a direct slot store, where the ``__init__`` that
-  ``dataclasses`` generates stays interpreted and costs about five times as much;
-  a test checks that such an ``__init__`` says exactly what the generated one
-  would. ``CoordinatorResult`` (mutable, three lists) is a plain class with slots
-  for the same reason.
+  of the classic, offset and heartbeat APIs, the member and data-plane events,
+  the group, offset and assignment records) writes its ``__init__`` out as
+  ``object.__setattr__(self, "field", field)`` lines: mypyc compiles each to a
+  direct slot store, where the ``__init__`` that ``dataclasses`` generates stays
+  interpreted and costs about five times as much; a test checks that such an
+  ``__init__`` says exactly what the generated one would. ``CoordinatorResult``
+  (mutable, three lists) is a plain class with slots for the same reason.
 
 Compiled code checks annotations at run time, so a value whose type differs
 from its annotation raises ``TypeError`` there; the test above runs every
