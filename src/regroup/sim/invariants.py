@@ -40,8 +40,7 @@ starts above every offset processed so far (a consumer skipped records).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from regroup.events import (
@@ -59,8 +58,9 @@ from regroup.events import (
     ScenarioStep,
     SimulationStarted,
 )
-from regroup.model import TopicPartition
+from regroup.model import TopicPartition, topic_partition
 from regroup.sim.dispatch import memoised_handler
+from regroup.sim.partition_table import NOBODY, PartitionTable, with_member, without_member
 
 __all__ = ["INVARIANTS", "IntervalSet", "InvariantChecker", "check_events"]
 
@@ -129,53 +129,65 @@ class IntervalSet:
         return sum(end - start for start, end in self._spans)
 
 
-@dataclass(slots=True)
 class InvariantChecker:
     """Feed it events in order (``observe``), then ``finish`` at the end of the log.
 
     ``observe`` runs on every event of a simulation, so each rule costs what the
-    event touches: it dispatches on the event's class through a table, and rule 4
-    keeps the set of partitions without an owner up to date (``unowned``) instead
-    of scanning every partition at each ``group_stabilized``.
+    event touches: it dispatches on the event's class through a table, keeps its
+    per-partition state in columns by partition number (``partition_table``), and
+    rule 4 keeps a count of the partitions without an owner up to date instead of
+    scanning every partition at each ``group_stabilized`` (it scans only to name
+    them when the count is not zero).
     """
 
-    owners: dict[TopicPartition, set[str]] = field(default_factory=dict)
-    owned_by: dict[str, set[TopicPartition]] = field(default_factory=dict)
-    committed: dict[TopicPartition, int] = field(default_factory=dict)
-    processed: dict[TopicPartition, IntervalSet] = field(default_factory=dict)
-    topics: dict[str, int] = field(default_factory=dict)
-    generation: int | None = None
-    member_epochs: dict[str, int] = field(default_factory=dict)
-    violations: list[InvariantViolated] = field(default_factory=list)
-    group_id: str = ""
-    #: The partitions of ``topics`` that nobody owns now.
-    unowned: set[TopicPartition] = field(default_factory=set)
-    _handlers: dict[type, Callable[[Any, list[InvariantViolated]], None] | None] = field(
-        default_factory=dict, repr=False
+    __slots__ = (
+        "_committed",
+        "_handlers",
+        "_in_topics",
+        "_owned_by",
+        "_owners",
+        "_processed",
+        "_table",
+        "_unowned",
+        "generation",
+        "member_epochs",
+        "topics",
+        "violations",
     )
 
-    def __post_init__(self) -> None:
-        self._handlers.update(
-            {
-                PartitionsAssigned: self._assign,
-                PartitionsRevoked: self._on_released,
-                PartitionsLost: self._on_released,
-                ConsumerStopped: self._on_stopped,
-                RecordsProcessed: self._on_processed,
-                OffsetsCommitted: self._commit,
-                GenerationBumped: self._on_generation,
-                MemberAssignmentChanged: self._on_member_epoch,
-                GroupStabilized: self._on_stabilized,
-                SimulationStarted: self._on_topics,
-                ScenarioStep: self._on_topics,
-            }
-        )
-        self._recount_unowned()
+    def __init__(self) -> None:
+        table = self._table = PartitionTable()
+        #: The members owning the partition.
+        self._owners = table.column(NOBODY)
+        #: Whether the partition is one of ``topics``'.
+        self._in_topics = table.column(False)
+        self._committed: list[int | None] = table.column(None)
+        self._processed: list[IntervalSet | None] = table.column(None)
+        #: The partition numbers each member owns.
+        self._owned_by: dict[str, set[int]] = {}
+        #: How many partitions of ``topics`` nobody owns now.
+        self._unowned = 0
+        self.topics: dict[str, int] = {}
+        self.generation: int | None = None
+        self.member_epochs: dict[str, int] = {}
+        self.violations: list[InvariantViolated] = []
+        self._handlers: dict[type, Callable[[Any, list[InvariantViolated]], None] | None] = {
+            PartitionsAssigned: self._assign,
+            PartitionsRevoked: self._on_released,
+            PartitionsLost: self._on_released,
+            ConsumerStopped: self._on_stopped,
+            RecordsProcessed: self._on_processed,
+            OffsetsCommitted: self._commit,
+            GenerationBumped: self._on_generation,
+            MemberAssignmentChanged: self._on_member_epoch,
+            GroupStabilized: self._on_stabilized,
+            SimulationStarted: self._on_topics,
+            ScenarioStep: self._on_topics,
+        }
 
     def observe(self, event: Event) -> list[InvariantViolated]:
         """Check one event; returns the violations it revealed (also kept in ``violations``)."""
         found: list[InvariantViolated] = []
-        self.group_id = event.group_id
         kind = type(event)
         try:
             handler = self._handlers[kind]
@@ -188,20 +200,25 @@ class InvariantChecker:
         return found
 
     def _on_released(self, event: PartitionsRevoked | PartitionsLost, found: list[Any]) -> None:
-        self._release(event.member_id, event.partitions)
+        find = self._table.find
+        numbers = [n for n in map(find, event.partitions) if n is not None]
+        self._release(event.member_id, numbers)
+        held = self._owned_by.get(event.member_id)
+        if held is not None:
+            held.difference_update(numbers)
 
     def _on_stopped(self, event: ConsumerStopped, found: list[InvariantViolated]) -> None:
         if event.member_id:
-            held = self.owned_by.pop(event.member_id, set())
-            self._release(event.member_id, sorted(held))
+            self._release(event.member_id, self._owned_by.pop(event.member_id, set()))
 
     def _on_processed(self, event: RecordsProcessed, found: list[InvariantViolated]) -> None:
-        intervals = self.processed.get(event.partition)
+        number = self._table.index(event.partition)
+        intervals = self._processed[number]
         if intervals is None:
-            intervals = self.processed[event.partition] = IntervalSet()
+            intervals = self._processed[number] = IntervalSet()
         if event.first_offset > intervals.high:
             found.append(
-                self._violation(
+                _violation(
                     event,
                     "nothing_lost",
                     f"{event.member_id} processed {event.partition} from offset "
@@ -225,10 +242,18 @@ class InvariantChecker:
         self.member_epochs[event.member_id] = event.epoch
 
     def _on_stabilized(self, event: GroupStabilized, found: list[InvariantViolated]) -> None:
+        if not self._unowned:
+            return
+        owners, in_topics = self._owners, self._in_topics
+        unowned = [
+            tp
+            for number, tp in enumerate(self._table.partitions)
+            if in_topics[number] and not owners[number]
+        ]
         # In the order of a scan of every partition: by topic, then partition number.
-        for tp in sorted(self.unowned):
+        for tp in sorted(unowned):
             found.append(
-                self._violation(
+                _violation(
                     event,
                     "all_partitions_owned",
                     f"{tp} has no owner although the group is stable",
@@ -244,13 +269,18 @@ class InvariantChecker:
             self._recount_unowned()
 
     def _recount_unowned(self) -> None:
-        owners = self.owners
-        self.unowned = {
-            tp
-            for topic, count in self.topics.items()
-            for tp in (TopicPartition(topic, p) for p in range(count))
-            if not owners.get(tp)
-        }
+        table, topics = self._table, self.topics
+        for topic, count in topics.items():
+            for partition in range(count):
+                table.index(topic_partition(topic, partition))
+        in_topics, owners = self._in_topics, self._owners
+        unowned = 0
+        for number, tp in enumerate(table.partitions):
+            inside = 0 <= tp.partition < topics.get(tp.topic, 0)
+            in_topics[number] = inside
+            if inside and not owners[number]:
+                unowned += 1
+        self._unowned = unowned
 
     def finish(self, ts_ms: int) -> list[InvariantViolated]:
         """End-of-log checks. Rule 5 is checked when a gap opens (a consumer skipping
@@ -261,20 +291,24 @@ class InvariantChecker:
 
     def _assign(self, event: PartitionsAssigned, found: list[InvariantViolated]) -> None:
         member = event.member_id
-        partitions = event.partitions
-        held = self.owned_by.get(member)
+        held = self._owned_by.get(member)
         if held is None:
-            held = self.owned_by[member] = set()
-        all_owners = self.owners
-        for tp in partitions:
-            owners = all_owners.get(tp)
-            if owners is None:
-                all_owners[tp] = {member}
+            held = self._owned_by[member] = set()
+        index = self._table.index
+        all_owners, in_topics = self._owners, self._in_topics
+        for tp in event.partitions:
+            number = index(tp)
+            held.add(number)
+            owners = all_owners[number]
+            if not owners:
+                all_owners[number] = (member,)
+                if in_topics[number]:
+                    self._unowned -= 1
                 continue
-            if owners and (len(owners) > 1 or member not in owners):
+            if len(owners) > 1 or owners[0] != member:
                 others = sorted(o for o in owners if o != member)
                 found.append(
-                    self._violation(
+                    _violation(
                         event,
                         "exclusive_ownership",
                         f"{tp} assigned to {member} while {', '.join(others)} still owns it",
@@ -282,23 +316,16 @@ class InvariantChecker:
                         partition=tp,
                     )
                 )
-            owners.add(member)
-        held.update(partitions)
-        self.unowned.difference_update(partitions)
+                all_owners[number] = with_member(owners, member)
 
-    def _release(self, member: str, partitions: Collection[TopicPartition]) -> None:
-        all_owners = self.owners
-        topics = self.topics
-        unowned = self.unowned
-        for tp in partitions:
-            owners = all_owners.get(tp)
-            if owners is not None:
-                owners.discard(member)
-                if not owners and 0 <= tp.partition < topics.get(tp.topic, 0):
-                    unowned.add(tp)
-        held = self.owned_by.get(member)
-        if held is not None:
-            held.difference_update(partitions)
+    def _release(self, member: str, numbers: Iterable[int]) -> None:
+        all_owners, in_topics = self._owners, self._in_topics
+        for number in numbers:
+            owners = all_owners[number]
+            if member in owners:
+                owners = all_owners[number] = without_member(owners, member)
+                if not owners and in_topics[number]:
+                    self._unowned += 1
 
     def _commit(self, event: OffsetsCommitted, found: list[InvariantViolated]) -> None:
         member = event.member_id
@@ -306,7 +333,7 @@ class InvariantChecker:
             expected = self.member_epochs.get(member, self.generation)
             if expected is not None and event.generation_or_epoch != expected:
                 found.append(
-                    self._violation(
+                    _violation(
                         event,
                         "commit_by_owner",
                         f"{member} committed at generation/epoch {event.generation_or_epoch}, "
@@ -314,49 +341,66 @@ class InvariantChecker:
                         member_id=member,
                     )
                 )
-        for tp, offset in sorted(event.offsets.items()):
+        index = self._table.index
+        all_owners, committed = self._owners, self._committed
+        # Checked in the log's order of the offsets; reported by partition (the order of
+        # a sorted walk), which only needs a sort when one commit breaks two rules.
+        by_partition: list[tuple[TopicPartition, int, InvariantViolated]] = []
+        for tp, offset in event.offsets.items():
+            number = index(tp)
             if member:
-                owners = self.owners.get(tp, set())
-                if member not in owners and owners:
-                    found.append(
-                        self._violation(
-                            event,
-                            "commit_by_owner",
-                            f"{member} committed {tp} owned by {', '.join(sorted(owners))}",
-                            member_id=member,
-                            partition=tp,
+                owners = all_owners[number]
+                if owners and member not in owners:
+                    by_partition.append(
+                        (
+                            tp,
+                            0,
+                            _violation(
+                                event,
+                                "commit_by_owner",
+                                f"{member} committed {tp} owned by {', '.join(sorted(owners))}",
+                                member_id=member,
+                                partition=tp,
+                            ),
                         )
                     )
-            previous = self.committed.get(tp)
+            previous = committed[number]
             if previous is not None and offset < previous:
-                found.append(
-                    self._violation(
-                        event,
-                        "offsets_monotonic",
-                        f"committed offset of {tp} went back from {previous} to {offset}",
-                        member_id=member or None,
-                        partition=tp,
+                by_partition.append(
+                    (
+                        tp,
+                        1,
+                        _violation(
+                            event,
+                            "offsets_monotonic",
+                            f"committed offset of {tp} went back from {previous} to {offset}",
+                            member_id=member or None,
+                            partition=tp,
+                        ),
                     )
                 )
-            self.committed[tp] = offset
+            committed[number] = offset
+        if len(by_partition) > 1:
+            by_partition.sort(key=lambda item: (item[0], item[1]))
+        found.extend(violation for _, _, violation in by_partition)
 
-    def _violation(
-        self,
-        event: Event,
-        invariant: str,
-        detail: str,
-        *,
-        member_id: str | None = None,
-        partition: TopicPartition | None = None,
-    ) -> InvariantViolated:
-        return InvariantViolated(
-            ts_ms=event.ts_ms,
-            group_id=event.group_id,
-            invariant=invariant,
-            detail=detail,
-            member_id=member_id,
-            partition=partition,
-        )
+
+def _violation(
+    event: Event,
+    invariant: str,
+    detail: str,
+    *,
+    member_id: str | None = None,
+    partition: TopicPartition | None = None,
+) -> InvariantViolated:
+    return InvariantViolated(
+        ts_ms=event.ts_ms,
+        group_id=event.group_id,
+        invariant=invariant,
+        detail=detail,
+        member_id=member_id,
+        partition=partition,
+    )
 
 
 def check_events(events: Iterable[Event]) -> list[InvariantViolated]:

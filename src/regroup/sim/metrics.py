@@ -76,6 +76,7 @@ from regroup.events import (
 from regroup.model import TopicPartition, topic_partition
 from regroup.sim.dispatch import memoised_handler
 from regroup.sim.invariants import IntervalSet
+from regroup.sim.partition_table import NOBODY, PartitionTable, with_member, without_member
 
 __all__ = ["MetricsAccumulator", "RunMetrics", "compute_metrics"]
 
@@ -127,18 +128,6 @@ class RunMetrics:
 
 
 @dataclass(slots=True)
-class _Partition:
-    serving: set[str] = field(default_factory=set)
-    idle_since: int | None = None
-    #: Closed idle intervals ``(start, end)``, clipped to the window at the end.
-    idle: list[tuple[int, int]] = field(default_factory=list)
-    #: Folded (``ordered``): the clipped idle time and longest interval closed inside the
-    #: window opened by the first ``scenario_step``, already known when they closed.
-    folded_ms: int = 0
-    folded_longest: int = 0
-
-
-@dataclass(slots=True)
 class _Counts:
     """The (window) counters, from one candidate opening of the window on."""
 
@@ -182,12 +171,27 @@ class MetricsAccumulator:
         self._stable_at: int | None = None
         self._last_ts = 0
         self._ended: int | None = None
-        self._partitions: dict[TopicPartition, _Partition] = {}
-        self._owned: dict[str, set[TopicPartition]] = {}
+        # Per-partition state, by partition number (``regroup.sim.partition_table``).
+        table = self._table = PartitionTable()
+        #: Whether idle time is accounted for the partition: one of the topics', or one
+        #: served once; and those partitions in the order they became so.
+        self._tracked = table.column(False)
+        self._tracked_order: list[int] = []
+        #: The members serving the partition, its idle start (``None``: served, or not
+        #: tracked), and the idle intervals folded into sums (``ordered``).
+        self._serving = table.column(NOBODY)
+        self._idle_since: list[int | None] = table.column(None)
+        self._folded_ms = table.column(0)
+        self._folded_longest = table.column(0)
+        #: Closed idle intervals ``(start, end)`` not folded, clipped to the window at the end.
+        self._idle: dict[int, list[tuple[int, int]]] = {}
+        #: The identity (instance id, else member id) of the last member assigned it.
+        self._last_owner: list[str | None] = table.column(None)
+        self._processed: list[IntervalSet | None] = table.column(None)
+        self._ends = table.column(0)
+        #: The partition numbers each member owns.
+        self._owned: dict[str, set[int]] = {}
         self._identity: dict[str, str] = {}
-        self._last_owner: dict[TopicPartition, str] = {}
-        self._processed: dict[TopicPartition, IntervalSet] = {}
-        self._ends: dict[TopicPartition, int] = {}
         self._lag = 0
         self._first_step: int | None = None
         self._last_step: int | None = None
@@ -227,8 +231,9 @@ class MetricsAccumulator:
 
     def _on_produced(self, event: RecordsProduced, ts: int) -> None:
         self.metrics.records_produced += event.count
-        previous = self._ends.get(event.partition, 0)
-        self._ends[event.partition] = event.end_offset
+        number = self._table.index(event.partition)
+        previous = self._ends[number]
+        self._ends[number] = event.end_offset
         self._lag += event.end_offset - previous
         lag = self._lag
         for b in self._open:
@@ -237,11 +242,11 @@ class MetricsAccumulator:
 
     def _on_processed(self, event: RecordsProcessed, ts: int) -> None:
         m = self.metrics
-        tp = event.partition
+        number = self._table.index(event.partition)
         m.records_processed += event.last_offset - event.first_offset + 1
-        intervals = self._processed.get(tp)
+        intervals = self._processed[number]
         if intervals is None:
-            intervals = self._processed[tp] = IntervalSet()
+            intervals = self._processed[number] = IntervalSet()
         before = intervals.high
         m.duplicates += intervals.add(event.first_offset, event.last_offset + 1)
         self._lag -= intervals.high - before
@@ -252,15 +257,17 @@ class MetricsAccumulator:
         if owned is None:
             owned = self._owned[member] = set()
         identity = self._identity.get(member, member)
+        index = self._table.index
         last_owner = self._last_owner
         buckets = self._open
         moved = 0
         for tp in event.partitions:
-            owned.add(tp)
-            prior = last_owner.get(tp)
+            number = index(tp)
+            owned.add(number)
+            prior = last_owner[number]
             if prior is not None and prior != identity:
                 moved += 1
-            last_owner[tp] = identity
+            last_owner[number] = identity
         for b in buckets:
             b.partitions_moved += moved
             b.partitions_assigned += len(event.partitions)
@@ -270,49 +277,52 @@ class MetricsAccumulator:
         owned = self._owned.get(member)
         if not owned:
             return
-        partitions = self._partitions
+        find = self._table.find
+        tracked = self._tracked
+        all_serving = self._serving
+        idle_since = self._idle_since
         for tp in event.partitions:
-            if tp not in owned:
+            number = find(tp)
+            if number is None or number not in owned:
                 continue
-            state = partitions.get(tp)
-            if state is None:
-                state = partitions[tp] = _Partition()
-            serving = state.serving
+            if not tracked[number]:
+                self._track(number, None)
+            serving = all_serving[number]
             if not serving:
-                since = state.idle_since
+                since = idle_since[number]
                 if since is not None:
-                    state.idle_since = None
+                    idle_since[number] = None
                     if ts > since:
-                        self._close_idle(state, since, ts)
-            serving.add(member)
+                        self._close_idle(number, since, ts)
+            all_serving[number] = with_member(serving, member)
 
-    def _close_idle(self, state: _Partition, since: int, ts: int) -> None:
+    def _close_idle(self, number: int, since: int, ts: int) -> None:
         start = self._first_step
         if not self._ordered or start is None:
-            state.idle.append((since, ts))
+            self._idle.setdefault(number, []).append((since, ts))
             return
         # The window is [start, end) with end >= ts (``ordered``): the clipped length now.
         length = ts - (since if since > start else start)
         if length > 0:
-            state.folded_ms += length
-            if length > state.folded_longest:
-                state.folded_longest = length
+            self._folded_ms[number] += length
+            if length > self._folded_longest[number]:
+                self._folded_longest[number] = length
         if self._folded_until is None or ts > self._folded_until:
             self._folded_until = ts
 
     def _on_revoked(self, event: PartitionsRevoked, ts: int) -> None:
-        self._release(event.member_id, event.partitions, ts)
+        self._release(event.member_id, self._numbers(event.partitions), ts)
         for b in self._open:
             b.partitions_revoked += len(event.partitions)
 
     def _on_lost(self, event: PartitionsLost, ts: int) -> None:
-        self._release(event.member_id, event.partitions, ts)
+        self._release(event.member_id, self._numbers(event.partitions), ts)
         for b in self._open:
             b.partitions_lost += len(event.partitions)
 
     def _on_stopped(self, event: ConsumerStopped, ts: int) -> None:
         if event.member_id:
-            self._release(event.member_id, sorted(self._owned.get(event.member_id, ())), ts)
+            self._release(event.member_id, list(self._owned.get(event.member_id, ())), ts)
 
     def _on_joined(self, event: MemberJoined, ts: int) -> None:
         if event.instance_id:
@@ -386,12 +396,14 @@ class MetricsAccumulator:
         longest = 0
         paused = 0
         by_partition: dict[str, int] = {}
-        for tp, state in self._partitions.items():
-            spans = list(state.idle)
-            if state.idle_since is not None:
-                spans.append((state.idle_since, end))
-            idle = state.folded_ms
-            longest = max(longest, state.folded_longest)
+        partitions = self._table.partitions
+        for number in self._tracked_order:
+            spans = list(self._idle.get(number, ()))
+            since = self._idle_since[number]
+            if since is not None:
+                spans.append((since, end))
+            idle = self._folded_ms[number]
+            longest = max(longest, self._folded_longest[number])
             for since, until in spans:
                 length = min(until, end) - max(since, start)
                 if length > 0:
@@ -400,6 +412,7 @@ class MetricsAccumulator:
             if idle > 0:
                 paused += 1
             total += idle
+            tp = partitions[number]
             by_partition[f"{tp.topic}-{tp.partition}"] = idle
         m.idle_partition_seconds = round(total / 1000.0, 3)
         m.max_partition_pause_ms = longest
@@ -414,29 +427,40 @@ class MetricsAccumulator:
     # -- helpers ----------------------------------------------------------------------------
 
     def _add_topics(self, topics: Any, ts: int) -> None:
+        index = self._table.index
+        tracked = self._tracked
         for topic in sorted(topics):
             for partition in range(int(topics[topic])):
-                tp = topic_partition(topic, partition)
-                if tp not in self._partitions:
-                    state = _Partition()
-                    state.idle_since = ts
-                    self._partitions[tp] = state
+                number = index(topic_partition(topic, partition))
+                if not tracked[number]:
+                    self._track(number, ts)
 
-    def _release(self, member: str, partitions: Iterable[TopicPartition], ts: int) -> None:
+    def _track(self, number: int, idle_since: int | None) -> None:
+        """Start accounting the idle time of partition ``number`` (idle from ``idle_since``)."""
+        self._tracked[number] = True
+        self._tracked_order.append(number)
+        self._idle_since[number] = idle_since
+
+    def _numbers(self, partitions: Iterable[TopicPartition]) -> list[int]:
+        """The numbers of those of ``partitions`` seen before (the others have no state)."""
+        find = self._table.find
+        return [number for number in map(find, partitions) if number is not None]
+
+    def _release(self, member: str, numbers: Iterable[int], ts: int) -> None:
         owned = self._owned.get(member)
-        states = self._partitions
-        for tp in partitions:
+        tracked = self._tracked
+        all_serving = self._serving
+        for number in numbers:
             if owned is not None:
-                owned.discard(tp)
-            state = states.get(tp)
-            if state is None:
+                owned.discard(number)
+            if not tracked[number]:
                 continue
-            serving = state.serving
+            serving = all_serving[number]
             if member not in serving:
                 continue
-            serving.discard(member)
+            serving = all_serving[number] = without_member(serving, member)
             if not serving:
-                state.idle_since = ts
+                self._idle_since[number] = ts
 
 
 def compute_metrics(events: Iterable[Event]) -> RunMetrics:
