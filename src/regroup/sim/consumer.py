@@ -48,7 +48,7 @@ the KIP-848 member commits them itself through the ``positions`` provider.
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -457,14 +457,17 @@ class SimConsumer:
 
     # -- positions and commits ------------------------------------------------------------------
 
-    def _changed_positions(self, partitions: Sequence[TopicPartition]) -> dict[TopicPartition, int]:
-        committed = self._committed
-        out: dict[TopicPartition, int] = {}
-        for tp in sorted(partitions):
-            position = self.positions.get(tp)
+    def _changed_positions(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+        committed, positions = self._committed, self.positions
+        changed: list[tuple[TopicPartition, int]] = []
+        for tp in partitions:
+            position = positions.get(tp)
             if position is not None and committed.get(tp) != position:
-                out[tp] = position
-        return out
+                changed.append((tp, position))
+        # By partition (a revocation usually changes none: no sort then).
+        if len(changed) > 1:
+            changed.sort()
+        return dict(changed)
 
     def _positions_to_commit(self) -> Mapping[TopicPartition, int]:
         """The KIP-848 member's ``positions`` provider (``allConsumed``)."""
@@ -478,7 +481,7 @@ class SimConsumer:
         member = self.member
         if member is None:
             return
-        offsets = self._changed_positions(sorted(member.assignment))
+        offsets = self._changed_positions(member.assignment)
         if not offsets:
             return
         try:

@@ -60,7 +60,13 @@ from regroup.events import (
 )
 from regroup.model import TopicPartition, topic_partition
 from regroup.sim.dispatch import memoised_handler
-from regroup.sim.partition_table import NOBODY, PartitionTable, with_member, without_member
+from regroup.sim.partition_table import (
+    NOBODY,
+    PartitionTable,
+    held_by,
+    with_member,
+    without_member,
+)
 
 __all__ = ["INVARIANTS", "IntervalSet", "InvariantChecker", "check_events"]
 
@@ -144,7 +150,6 @@ class InvariantChecker:
         "_committed",
         "_handlers",
         "_in_topics",
-        "_owned_by",
         "_owners",
         "_processed",
         "_table",
@@ -163,8 +168,6 @@ class InvariantChecker:
         self._in_topics = table.column(False)
         self._committed: list[int | None] = table.column(None)
         self._processed: list[IntervalSet | None] = table.column(None)
-        #: The partition numbers each member owns.
-        self._owned_by: dict[str, set[int]] = {}
         #: How many partitions of ``topics`` nobody owns now.
         self._unowned = 0
         self.topics: dict[str, int] = {}
@@ -200,16 +203,11 @@ class InvariantChecker:
         return found
 
     def _on_released(self, event: PartitionsRevoked | PartitionsLost, found: list[Any]) -> None:
-        find = self._table.find
-        numbers = [n for n in map(find, event.partitions) if n is not None]
-        self._release(event.member_id, numbers)
-        held = self._owned_by.get(event.member_id)
-        if held is not None:
-            held.difference_update(numbers)
+        self._release(event.member_id, self._table.numbers(event.partitions))
 
     def _on_stopped(self, event: ConsumerStopped, found: list[InvariantViolated]) -> None:
         if event.member_id:
-            self._release(event.member_id, self._owned_by.pop(event.member_id, set()))
+            self._release(event.member_id, held_by(self._owners, event.member_id))
 
     def _on_processed(self, event: RecordsProcessed, found: list[InvariantViolated]) -> None:
         number = self._table.index(event.partition)
@@ -291,14 +289,10 @@ class InvariantChecker:
 
     def _assign(self, event: PartitionsAssigned, found: list[InvariantViolated]) -> None:
         member = event.member_id
-        held = self._owned_by.get(member)
-        if held is None:
-            held = self._owned_by[member] = set()
-        index = self._table.index
+        table = self._table
         all_owners, in_topics = self._owners, self._in_topics
         for tp in event.partitions:
-            number = index(tp)
-            held.add(number)
+            number = table.index(tp)
             owners = all_owners[number]
             if not owners:
                 all_owners[number] = (member,)
@@ -341,13 +335,13 @@ class InvariantChecker:
                         member_id=member,
                     )
                 )
-        index = self._table.index
+        table = self._table
         all_owners, committed = self._owners, self._committed
         # Checked in the log's order of the offsets; reported by partition (the order of
         # a sorted walk), which only needs a sort when one commit breaks two rules.
         by_partition: list[tuple[TopicPartition, int, InvariantViolated]] = []
         for tp, offset in event.offsets.items():
-            number = index(tp)
+            number = table.index(tp)
             if member:
                 owners = all_owners[number]
                 if owners and member not in owners:

@@ -73,10 +73,16 @@ from regroup.events import (
     SimulationStarted,
     TargetAssignmentComputed,
 )
-from regroup.model import TopicPartition, topic_partition
+from regroup.model import topic_partition
 from regroup.sim.dispatch import memoised_handler
 from regroup.sim.invariants import IntervalSet
-from regroup.sim.partition_table import NOBODY, PartitionTable, with_member, without_member
+from regroup.sim.partition_table import (
+    NOBODY,
+    PartitionTable,
+    held_by,
+    with_member,
+    without_member,
+)
 
 __all__ = ["MetricsAccumulator", "RunMetrics", "compute_metrics"]
 
@@ -189,8 +195,8 @@ class MetricsAccumulator:
         self._last_owner: list[str | None] = table.column(None)
         self._processed: list[IntervalSet | None] = table.column(None)
         self._ends = table.column(0)
-        #: The partition numbers each member owns.
-        self._owned: dict[str, set[int]] = {}
+        #: The members owning the partition.
+        self._owners = table.column(NOBODY)
         self._identity: dict[str, str] = {}
         self._lag = 0
         self._first_step: int | None = None
@@ -253,17 +259,15 @@ class MetricsAccumulator:
 
     def _on_assigned(self, event: PartitionsAssigned, ts: int) -> None:
         member = event.member_id
-        owned = self._owned.get(member)
-        if owned is None:
-            owned = self._owned[member] = set()
         identity = self._identity.get(member, member)
-        index = self._table.index
+        table = self._table
+        owners = self._owners
         last_owner = self._last_owner
         buckets = self._open
         moved = 0
         for tp in event.partitions:
-            number = index(tp)
-            owned.add(number)
+            number = table.index(tp)
+            owners[number] = with_member(owners[number], member)
             prior = last_owner[number]
             if prior is not None and prior != identity:
                 moved += 1
@@ -274,16 +278,14 @@ class MetricsAccumulator:
 
     def _on_restored(self, event: PartitionsRestored, ts: int) -> None:
         member = event.member_id
-        owned = self._owned.get(member)
-        if not owned:
-            return
-        find = self._table.find
+        table = self._table
+        owners = self._owners
         tracked = self._tracked
         all_serving = self._serving
         idle_since = self._idle_since
         for tp in event.partitions:
-            number = find(tp)
-            if number is None or number not in owned:
+            number = table.find(tp)
+            if number is None or member not in owners[number]:
                 continue
             if not tracked[number]:
                 self._track(number, None)
@@ -311,18 +313,18 @@ class MetricsAccumulator:
             self._folded_until = ts
 
     def _on_revoked(self, event: PartitionsRevoked, ts: int) -> None:
-        self._release(event.member_id, self._numbers(event.partitions), ts)
+        self._release(event.member_id, self._table.numbers(event.partitions), ts)
         for b in self._open:
             b.partitions_revoked += len(event.partitions)
 
     def _on_lost(self, event: PartitionsLost, ts: int) -> None:
-        self._release(event.member_id, self._numbers(event.partitions), ts)
+        self._release(event.member_id, self._table.numbers(event.partitions), ts)
         for b in self._open:
             b.partitions_lost += len(event.partitions)
 
     def _on_stopped(self, event: ConsumerStopped, ts: int) -> None:
         if event.member_id:
-            self._release(event.member_id, list(self._owned.get(event.member_id, ())), ts)
+            self._release(event.member_id, held_by(self._owners, event.member_id), ts)
 
     def _on_joined(self, event: MemberJoined, ts: int) -> None:
         if event.instance_id:
@@ -427,11 +429,11 @@ class MetricsAccumulator:
     # -- helpers ----------------------------------------------------------------------------
 
     def _add_topics(self, topics: Any, ts: int) -> None:
-        index = self._table.index
+        table = self._table
         tracked = self._tracked
         for topic in sorted(topics):
             for partition in range(int(topics[topic])):
-                number = index(topic_partition(topic, partition))
+                number = table.index(topic_partition(topic, partition))
                 if not tracked[number]:
                     self._track(number, ts)
 
@@ -441,18 +443,13 @@ class MetricsAccumulator:
         self._tracked_order.append(number)
         self._idle_since[number] = idle_since
 
-    def _numbers(self, partitions: Iterable[TopicPartition]) -> list[int]:
-        """The numbers of those of ``partitions`` seen before (the others have no state)."""
-        find = self._table.find
-        return [number for number in map(find, partitions) if number is not None]
-
     def _release(self, member: str, numbers: Iterable[int], ts: int) -> None:
-        owned = self._owned.get(member)
+        owners = self._owners
         tracked = self._tracked
         all_serving = self._serving
         for number in numbers:
-            if owned is not None:
-                owned.discard(number)
+            if member in owners[number]:
+                owners[number] = without_member(owners[number], member)
             if not tracked[number]:
                 continue
             serving = all_serving[number]

@@ -29,11 +29,12 @@ always empty or one member, so a tuple is smaller and faster than a set, and
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, TypeVar
 
 from regroup.model import TopicPartition
 
-__all__ = ["NOBODY", "PartitionTable", "with_member", "without_member"]
+__all__ = ["NOBODY", "PartitionTable", "held_by", "with_member", "without_member"]
 
 T = TypeVar("T")
 
@@ -73,6 +74,16 @@ class PartitionTable:
         """The number of ``tp``, or ``None`` if it was never numbered."""
         return self._numbers.get(tp)
 
+    def numbers(self, partitions: Iterable[TopicPartition]) -> list[int]:
+        """The numbers of those of ``partitions`` numbered before (the others have no state)."""
+        numbers = self._numbers
+        found = []
+        for tp in partitions:
+            number = numbers.get(tp)
+            if number is not None:
+                found.append(number)
+        return found
+
     def __len__(self) -> int:
         return len(self.partitions)
 
@@ -84,6 +95,17 @@ def with_member(members: tuple[str, ...], member: str) -> tuple[str, ...]:
     if member in members:
         return members
     return (*members, member)
+
+
+def held_by(members: list[tuple[str, ...]], member: str) -> list[int]:
+    """The numbers of the partitions whose ``members`` include ``member``.
+
+    A scan of every partition, for a member that stops while owning some: the
+    observers keep no set of partitions per member, which every assignment and
+    revocation would have to update. A stop causes a rebalance, which costs the
+    coordinator's assignor a pass over every partition anyway.
+    """
+    return [number for number, present in enumerate(members) if member in present]
 
 
 def without_member(members: tuple[str, ...], member: str) -> tuple[str, ...]:
