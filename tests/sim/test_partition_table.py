@@ -34,7 +34,7 @@ from regroup.events import (
     SimulationStarted,
 )
 from regroup.model import TopicPartition
-from regroup.sim.invariants import check_events
+from regroup.sim.invariants import InvariantChecker, check_events
 from regroup.sim.metrics import MetricsAccumulator, compute_metrics
 from regroup.sim.partition_table import NOBODY, PartitionTable, with_member, without_member
 
@@ -66,6 +66,10 @@ def test_numbers_are_dense_stable_and_every_column_keeps_up(
     for column, default in zip(early + late, defaults, strict=True):
         assert column == [default] * len(table)  # Rule 2, with the column's default
     assert table.find(TopicPartition("absent", 0)) is None
+    asked = tuple(seen)
+    assert table.indices(asked) == [numbers[tp] for tp in seen]
+    assert table.indices(asked) is table.indices(asked)  # kept for the same tuple
+    assert table.indices(tuple(reversed(seen))) == [numbers[tp] for tp in reversed(seen)]
 
 
 @given(st.lists(st.tuples(st.booleans(), st.sampled_from(MEMBERS)), max_size=20))
@@ -351,3 +355,15 @@ def test_the_metrics_by_partition_are_those_of_the_definitions(events: list[Even
     assert compute_metrics(events).to_json()["idle_ms_by_partition"] == dict(
         expected["idle_ms_by_partition"]  # type: ignore[arg-type]
     )
+
+
+@settings(max_examples=200, deadline=None)
+@given(observed_logs())
+def test_observers_sharing_a_table_find_what_each_finds_alone(events: list[Event]) -> None:
+    table = PartitionTable()
+    checker, metrics = InvariantChecker(table), MetricsAccumulator(ordered=True, table=table)
+    for event in events:  # as the simulator feeds them: metrics first, then the checker
+        metrics.observe(event)
+        checker.observe(event)
+    assert checker.violations == check_events(events)
+    assert metrics.result().to_json() == compute_metrics(events).to_json()

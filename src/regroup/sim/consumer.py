@@ -68,7 +68,7 @@ from regroup.events import (
     PartitionsRevoked,
     RecordsProcessed,
 )
-from regroup.model import TopicPartition, topic_partition
+from regroup.model import TopicPartition
 from regroup.model.requests.offsets import (
     OffsetFetchRequest,
     OffsetFetchRequestTopic,
@@ -162,6 +162,10 @@ class SimConsumer:
         self.positions: dict[TopicPartition, int] = {}
         self.ready: set[TopicPartition] = set()
         self._committed: dict[TopicPartition, int] = {}
+        #: The partitions an OffsetFetch asked for, by topic and number: the answer's
+        #: positions are keyed by the member's own partition objects (found by identity
+        #: in every later look-up), not by new ones built from the response.
+        self._fetching: dict[str, dict[int, TopicPartition]] = {}
         self._app_token = 0
         self._batch: dict[TopicPartition, tuple[int, int]] | None = None
         self._rotate = 0
@@ -194,6 +198,7 @@ class SimConsumer:
         self.positions.clear()
         self.ready.clear()
         self._committed.clear()
+        self._fetching.clear()
         self._batch = None
         self.wake_at = None
         self.in_poll = False
@@ -412,8 +417,13 @@ class SimConsumer:
         if not partitions:
             return
         by_topic: dict[str, list[int]] = {}
+        fetching = self._fetching
         for tp in sorted(partitions):
             by_topic.setdefault(tp.topic, []).append(tp.partition)
+            wanted = fetching.get(tp.topic)
+            if wanted is None:
+                wanted = fetching[tp.topic] = {}
+            wanted[tp.partition] = tp
         request = OffsetFetchRequest(
             group_id=self.sim.group_id,
             topics=tuple(OffsetFetchRequestTopic(t, tuple(p)) for t, p in by_topic.items()),
@@ -425,10 +435,14 @@ class SimConsumer:
         if member is None:
             return
         owned = member.assignment
+        fetching = self._fetching
         for topic in response.topics:
+            wanted = fetching.get(topic.name)
+            if not wanted:
+                continue
             for p in topic.partitions:
-                tp = topic_partition(topic.name, p.partition_index)
-                if tp in owned and tp not in self.positions:
+                tp = wanted.pop(p.partition_index, None)
+                if tp is not None and tp in owned and tp not in self.positions:
                     # auto.offset.reset=earliest when nothing is committed.
                     offset = max(p.committed_offset, 0)
                     self.positions[tp] = offset

@@ -160,8 +160,9 @@ class InvariantChecker:
         "violations",
     )
 
-    def __init__(self) -> None:
-        table = self._table = PartitionTable()
+    def __init__(self, table: PartitionTable | None = None) -> None:
+        #: Its own, or one shared with other observers of the same events (the simulator's).
+        table = self._table = table if table is not None else PartitionTable()
         #: The members owning the partition.
         self._owners = table.column(NOBODY)
         #: Whether the partition is one of ``topics``'.
@@ -203,7 +204,7 @@ class InvariantChecker:
         return found
 
     def _on_released(self, event: PartitionsRevoked | PartitionsLost, found: list[Any]) -> None:
-        self._release(event.member_id, self._table.numbers(event.partitions))
+        self._release(event.member_id, self._table.indices(event.partitions))
 
     def _on_stopped(self, event: ConsumerStopped, found: list[InvariantViolated]) -> None:
         if event.member_id:
@@ -289,10 +290,10 @@ class InvariantChecker:
 
     def _assign(self, event: PartitionsAssigned, found: list[InvariantViolated]) -> None:
         member = event.member_id
-        table = self._table
+        partitions = event.partitions
+        numbers = self._table.indices(partitions)
         all_owners, in_topics = self._owners, self._in_topics
-        for tp in event.partitions:
-            number = table.index(tp)
+        for position, number in enumerate(numbers):
             owners = all_owners[number]
             if not owners:
                 all_owners[number] = (member,)
@@ -300,6 +301,7 @@ class InvariantChecker:
                     self._unowned -= 1
                 continue
             if len(owners) > 1 or owners[0] != member:
+                tp = partitions[position]
                 others = sorted(o for o in owners if o != member)
                 found.append(
                     _violation(

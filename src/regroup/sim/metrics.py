@@ -163,9 +163,12 @@ class MetricsAccumulator:
     ``ValueError`` if it was broken, rather than give different numbers.
     Intervals that close before the opening is known are kept either way, so
     the figures are those of the definitions above, exactly.
+
+    ``table`` (optional) is a ``PartitionTable`` shared with other observers of
+    the same events, as the simulator shares one with its invariant checker.
     """
 
-    def __init__(self, *, ordered: bool = False) -> None:
+    def __init__(self, *, ordered: bool = False, table: PartitionTable | None = None) -> None:
         self.metrics = RunMetrics()
         self._ordered = ordered
         #: The latest end of a folded interval (checked against the log's end).
@@ -178,7 +181,7 @@ class MetricsAccumulator:
         self._last_ts = 0
         self._ended: int | None = None
         # Per-partition state, by partition number (``regroup.sim.partition_table``).
-        table = self._table = PartitionTable()
+        table = self._table = table if table is not None else PartitionTable()
         #: Whether idle time is accounted for the partition: one of the topics', or one
         #: served once; and those partitions in the order they became so.
         self._tracked = table.column(False)
@@ -260,13 +263,11 @@ class MetricsAccumulator:
     def _on_assigned(self, event: PartitionsAssigned, ts: int) -> None:
         member = event.member_id
         identity = self._identity.get(member, member)
-        table = self._table
         owners = self._owners
         last_owner = self._last_owner
         buckets = self._open
         moved = 0
-        for tp in event.partitions:
-            number = table.index(tp)
+        for number in self._table.indices(event.partitions):
             owners[number] = with_member(owners[number], member)
             prior = last_owner[number]
             if prior is not None and prior != identity:
@@ -278,14 +279,12 @@ class MetricsAccumulator:
 
     def _on_restored(self, event: PartitionsRestored, ts: int) -> None:
         member = event.member_id
-        table = self._table
         owners = self._owners
         tracked = self._tracked
         all_serving = self._serving
         idle_since = self._idle_since
-        for tp in event.partitions:
-            number = table.find(tp)
-            if number is None or member not in owners[number]:
+        for number in self._table.indices(event.partitions):
+            if member not in owners[number]:
                 continue
             if not tracked[number]:
                 self._track(number, None)
@@ -313,12 +312,12 @@ class MetricsAccumulator:
             self._folded_until = ts
 
     def _on_revoked(self, event: PartitionsRevoked, ts: int) -> None:
-        self._release(event.member_id, self._table.numbers(event.partitions), ts)
+        self._release(event.member_id, self._table.indices(event.partitions), ts)
         for b in self._open:
             b.partitions_revoked += len(event.partitions)
 
     def _on_lost(self, event: PartitionsLost, ts: int) -> None:
-        self._release(event.member_id, self._table.numbers(event.partitions), ts)
+        self._release(event.member_id, self._table.indices(event.partitions), ts)
         for b in self._open:
             b.partitions_lost += len(event.partitions)
 

@@ -29,7 +29,6 @@ always empty or one member, so a tuple is smaller and faster than a set, and
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any, TypeVar
 
 from regroup.model import TopicPartition
@@ -45,13 +44,15 @@ NOBODY: tuple[str, ...] = ()
 class PartitionTable:
     """Dense numbers for partitions, and the columns that hold state by number."""
 
-    __slots__ = ("_columns", "_numbers", "partitions")
+    __slots__ = ("_columns", "_last_answer", "_last_asked", "_numbers", "partitions")
 
     def __init__(self) -> None:
         self._numbers: dict[TopicPartition, int] = {}
         #: The partition numbered ``i`` (Rule 1).
         self.partitions: list[TopicPartition] = []
         self._columns: list[tuple[list[Any], Any]] = []
+        self._last_asked: tuple[TopicPartition, ...] = ()
+        self._last_answer: list[int] = []
 
     def column(self, default: T) -> list[T]:
         """A new column, ``default`` for every partition numbered so far and to come."""
@@ -74,15 +75,20 @@ class PartitionTable:
         """The number of ``tp``, or ``None`` if it was never numbered."""
         return self._numbers.get(tp)
 
-    def numbers(self, partitions: Iterable[TopicPartition]) -> list[int]:
-        """The numbers of those of ``partitions`` numbered before (the others have no state)."""
-        numbers = self._numbers
-        found = []
-        for tp in partitions:
-            number = numbers.get(tp)
-            if number is not None:
-                found.append(number)
-        return found
+    def indices(self, partitions: tuple[TopicPartition, ...]) -> list[int]:
+        """``index`` of each of ``partitions``, in order.
+
+        The answer for the last tuple asked about is kept: the observers sharing a
+        table (the simulator's) are shown the same event one after the other, and
+        the second pays nothing. The kept tuple is referenced, so it cannot be freed
+        and another take its address; numbers never change (Rule 1).
+        """
+        if partitions is self._last_asked:
+            return self._last_answer
+        index = self.index
+        answer = [index(tp) for tp in partitions]
+        self._last_asked, self._last_answer = partitions, answer
+        return answer
 
     def __len__(self) -> int:
         return len(self.partitions)

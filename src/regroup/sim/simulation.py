@@ -39,6 +39,7 @@ from regroup.sim.director import Director
 from regroup.sim.invariants import InvariantChecker
 from regroup.sim.metrics import MetricsAccumulator
 from regroup.sim.network import Network
+from regroup.sim.partition_table import PartitionTable
 from regroup.sim.settings import GROUP_ID, RunResult, Settings, plan_run
 from regroup.sim.stability import DIRTYING, StabilityWatch
 from regroup.sim.transport import COORDINATOR, Transport
@@ -73,9 +74,11 @@ class Simulation:
         )
         self.plane = DataPlane(scenario.data.plane, self.group_id, self.emit)
         self.plane.set_topics(plan.topics, 0)
-        self.checker = InvariantChecker()
+        # The two observers number partitions alike, and look up each event's once.
+        observed = PartitionTable()
+        self.checker = InvariantChecker(observed)
         # Ordered: every event is at the world's time or earlier, and the run ends at ``end``.
-        self.metrics = MetricsAccumulator(ordered=True)
+        self.metrics = MetricsAccumulator(ordered=True, table=observed)
         self.events: list[Event] = []
         self.consumers: list[SimConsumer] = []
         self._static = plan.static
