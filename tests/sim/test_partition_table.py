@@ -36,13 +36,21 @@ from regroup.events import (
 from regroup.model import TopicPartition
 from regroup.sim.invariants import InvariantChecker, check_events
 from regroup.sim.metrics import MetricsAccumulator, compute_metrics
-from regroup.sim.partition_table import NOBODY, PartitionTable, with_member, without_member
+from regroup.sim.partition_table import (
+    DENSE_IDS,
+    NOBODY,
+    PartitionTable,
+    with_member,
+    without_member,
+)
 
 G = "g"
 MEMBERS = ("m1", "m2", "m3")
 TOPICS = ("t", "u")
 
-partitions = st.builds(TopicPartition, st.sampled_from(("t", "u", "v")), st.integers(0, 5))
+#: Ids a topic has, and ids only a hand-written log has (numbered through the sparse dict).
+partition_ids = st.one_of(st.integers(0, 5), st.sampled_from((-3, DENSE_IDS, 2**40)))
+partitions = st.builds(TopicPartition, st.sampled_from(("t", "u", "v")), partition_ids)
 
 
 @settings(max_examples=100, deadline=None)

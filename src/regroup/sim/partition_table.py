@@ -37,17 +37,29 @@ __all__ = ["NOBODY", "PartitionTable", "held_by", "with_member", "without_member
 
 T = TypeVar("T")
 
+DENSE_IDS = 1 << 20
+"""Partition ids below this are numbered through a per-topic list (Kafka topics have far fewer)."""
+
 NOBODY: tuple[str, ...] = ()
 """The owners (or servers) of a partition nobody owns."""
 
 
 class PartitionTable:
-    """Dense numbers for partitions, and the columns that hold state by number."""
+    """Dense numbers for partitions, and the columns that hold state by number.
 
-    __slots__ = ("_columns", "_last_answer", "_last_asked", "_numbers", "partitions")
+    A partition's number is found without hashing the partition: per topic, a
+    list of numbers by partition id (-1: not numbered). The events' partitions
+    are built anew from each Assignment, so a dict keyed by them compared each
+    one item by item with the stored key, a cache miss apiece at 10,000
+    partitions. Ids outside ``[0, DENSE_IDS)`` (only a hand-written log has
+    them) are numbered through a dict.
+    """
+
+    __slots__ = ("_columns", "_dense", "_last_answer", "_last_asked", "_sparse", "partitions")
 
     def __init__(self) -> None:
-        self._numbers: dict[TopicPartition, int] = {}
+        self._dense: dict[str, list[int]] = {}
+        self._sparse: dict[TopicPartition, int] = {}
         #: The partition numbered ``i`` (Rule 1).
         self.partitions: list[TopicPartition] = []
         self._columns: list[tuple[list[Any], Any]] = []
@@ -62,18 +74,43 @@ class PartitionTable:
 
     def index(self, tp: TopicPartition) -> int:
         """The number of ``tp``, numbering it (and lengthening every column) if new."""
-        number = self._numbers.get(tp)
-        if number is None:
-            number = len(self.partitions)
-            self._numbers[tp] = number
-            self.partitions.append(tp)
-            for values, default in self._columns:
-                values.append(default)
-        return number
+        dense = self._dense.get(tp.topic)
+        partition = tp.partition
+        if dense is not None and 0 <= partition < len(dense):
+            number = dense[partition]
+            if number >= 0:
+                return number
+        return self._number(tp)
 
     def find(self, tp: TopicPartition) -> int | None:
         """The number of ``tp``, or ``None`` if it was never numbered."""
-        return self._numbers.get(tp)
+        partition = tp.partition
+        if not 0 <= partition < DENSE_IDS:
+            return self._sparse.get(tp)
+        dense = self._dense.get(tp.topic)
+        if dense is None or partition >= len(dense) or dense[partition] < 0:
+            return None
+        return dense[partition]
+
+    def _number(self, tp: TopicPartition) -> int:
+        found = self.find(tp)
+        if found is not None:
+            return found
+        number = len(self.partitions)
+        self.partitions.append(tp)
+        for values, default in self._columns:
+            values.append(default)
+        partition = tp.partition
+        if 0 <= partition < DENSE_IDS:
+            dense = self._dense.get(tp.topic)
+            if dense is None:
+                dense = self._dense[tp.topic] = []
+            if partition >= len(dense):
+                dense.extend([-1] * (partition + 1 - len(dense)))
+            dense[partition] = number
+        else:
+            self._sparse[tp] = number
+        return number
 
     def indices(self, partitions: tuple[TopicPartition, ...]) -> list[int]:
         """``index`` of each of ``partitions``, in order.
@@ -85,8 +122,7 @@ class PartitionTable:
         """
         if partitions is self._last_asked:
             return self._last_answer
-        index = self.index
-        answer = [index(tp) for tp in partitions]
+        answer = [self.index(tp) for tp in partitions]
         self._last_asked, self._last_answer = partitions, answer
         return answer
 
