@@ -48,7 +48,7 @@ class PartitionTable:
     """Dense numbers for partitions, and the columns that hold state by number.
 
     A partition's number is found without hashing the partition: per topic, a
-    list of numbers by partition id (-1: not numbered). The events' partitions
+    list of numbers by partition id (``None``: not numbered). The events' partitions
     are built anew from each Assignment, so a dict keyed by them compared each
     one item by item with the stored key, a cache miss apiece at 10,000
     partitions. Ids outside ``[0, DENSE_IDS)`` (only a hand-written log has
@@ -58,7 +58,7 @@ class PartitionTable:
     __slots__ = ("_columns", "_dense", "_last_answer", "_last_asked", "_sparse", "partitions")
 
     def __init__(self) -> None:
-        self._dense: dict[str, list[int]] = {}
+        self._dense: dict[str, list[int | None]] = {}
         self._sparse: dict[TopicPartition, int] = {}
         #: The partition numbered ``i`` (Rule 1).
         self.partitions: list[TopicPartition] = []
@@ -78,7 +78,7 @@ class PartitionTable:
         partition = tp.partition
         if dense is not None and 0 <= partition < len(dense):
             number = dense[partition]
-            if number >= 0:
+            if number is not None:
                 return number
         return self._number(tp)
 
@@ -88,7 +88,7 @@ class PartitionTable:
         if not 0 <= partition < DENSE_IDS:
             return self._sparse.get(tp)
         dense = self._dense.get(tp.topic)
-        if dense is None or partition >= len(dense) or dense[partition] < 0:
+        if dense is None or partition >= len(dense):
             return None
         return dense[partition]
 
@@ -106,7 +106,7 @@ class PartitionTable:
             if dense is None:
                 dense = self._dense[tp.topic] = []
             if partition >= len(dense):
-                dense.extend([-1] * (partition + 1 - len(dense)))
+                dense.extend([None] * (partition + 1 - len(dense)))
             dense[partition] = number
         else:
             self._sparse[tp] = number
@@ -122,7 +122,19 @@ class PartitionTable:
         """
         if partitions is self._last_asked:
             return self._last_answer
-        answer = [self.index(tp) for tp in partitions]
+        # ``Any``, so that compiled code passes the stored int objects along: an ``int``
+        # would be unboxed and boxed anew (allocated, past 256) for the answer list.
+        answer: list[Any] = []
+        all_dense = self._dense
+        for tp in partitions:
+            dense = all_dense.get(tp.topic)
+            partition = tp.partition
+            if dense is not None and 0 <= partition < len(dense):
+                number: Any = dense[partition]
+                if number is not None:
+                    answer.append(number)
+                    continue
+            answer.append(self._number(tp))
         self._last_asked, self._last_answer = partitions, answer
         return answer
 
