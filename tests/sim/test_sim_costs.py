@@ -1,7 +1,7 @@
 """The simulator's own costs: the cheap forms of its checks give the figures of the plain ones.
 
 Every shortcut taken for speed (the stability watch's counters, the checker's
-set of unowned partitions, the metrics' folded idle intervals, the network's
+count of unowned partitions, the metrics' folded idle intervals, the network's
 fixed delay) is compared here with the straightforward computation it replaces.
 """
 
@@ -127,7 +127,7 @@ def _unowned_by_scan(events: list[Event]) -> list[list[TopicPartition]]:
 
 @settings(max_examples=200, deadline=None)
 @given(ownership_logs())
-def test_the_unowned_set_reports_what_a_scan_of_every_partition_finds(events: list[Event]) -> None:
+def test_the_unowned_count_finds_what_a_scan_of_every_partition_finds(events: list[Event]) -> None:
     violations = [v for v in check_events(events) if v.invariant == "all_partitions_owned"]
     expected = [tp for batch in _unowned_by_scan(events) for tp in batch]
     assert [v.partition for v in violations] == expected

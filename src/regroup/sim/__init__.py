@@ -6,7 +6,8 @@ network with latency, jitter, loss and cut-off members, and partition logs
 with records arriving at a rate. Time jumps straight to the next delivery or
 deadline (``world``). Scenarios are data (``scenario``); invariants are
 checked online (``invariants``); metrics come from the event log alone
-(``metrics``); ``timeline`` draws partition ownership over time.
+(``metrics``), both keeping per-partition state in columns by partition
+number (``partition_table``); ``timeline`` draws partition ownership over time.
 
 (scenario, seed) -> the same event log, byte for byte.
 """
