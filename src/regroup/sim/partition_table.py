@@ -12,7 +12,9 @@ A ``PartitionTable`` numbers the partitions it is shown ``0, 1, 2 ...`` in
 the order it first sees them. An observer asks it for *columns*: plain lists,
 one entry per partition, that the table lengthens (with the column's default)
 whenever it numbers a new partition. Each partition of an event then costs
-one probe (``index`` or ``find``) and list reads and writes by position.
+one look-up of its number (``index``, ``indices``) and list reads and writes
+by position; the simulator's metrics and checker share one table, so an
+event's partitions are looked up once for both.
 
 Rule 1: a partition's number never changes, and ``partitions[i]`` is the
 partition numbered ``i``.
@@ -151,6 +153,13 @@ def with_member(members: tuple[str, ...], member: str) -> tuple[str, ...]:
     return (*members, member)
 
 
+def without_member(members: tuple[str, ...], member: str) -> tuple[str, ...]:
+    """``members`` without ``member``."""
+    if len(members) == 1:
+        return NOBODY if members[0] == member else members
+    return tuple(m for m in members if m != member)
+
+
 def held_by(members: list[tuple[str, ...]], member: str) -> list[int]:
     """The numbers of the partitions whose ``members`` include ``member``.
 
@@ -160,10 +169,3 @@ def held_by(members: list[tuple[str, ...]], member: str) -> list[int]:
     coordinator's assignor a pass over every partition anyway.
     """
     return [number for number, present in enumerate(members) if member in present]
-
-
-def without_member(members: tuple[str, ...], member: str) -> tuple[str, ...]:
-    """``members`` without ``member``."""
-    if len(members) == 1:
-        return NOBODY if members[0] == member else members
-    return tuple(m for m in members if m != member)
