@@ -12,6 +12,7 @@ import random
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sim_event_logs import G, observed_logs
 
 from regroup.events import (
     ConsumerStopped,
@@ -33,67 +34,6 @@ from regroup.sim.network import Network, NetworkConfig
 from regroup.sim.scenario import ScenarioError, builtin_scenario
 from regroup.sim.settings import plan_run
 from regroup.sim.simulation import RunResult, Settings, Simulation
-
-G = "g"
-MEMBERS = ("m1", "m2", "m3")
-
-
-def _tps(indices: list[int]) -> tuple[TopicPartition, ...]:
-    return tuple(TopicPartition("t", i) for i in sorted(set(indices)))
-
-
-@st.composite
-def ownership_logs(draw: st.DrawFn) -> list[Event]:
-    """Ordered logs of ownership changes, steps (some adding partitions) and stabilizations."""
-    partitions = draw(st.integers(1, 6))
-    events: list[Event] = [
-        SimulationStarted(
-            ts_ms=0, group_id=G, scenario="hand", group_protocol="classic",
-            rebalance_protocol="eager", assignor="range", seed=0, topics={"t": partitions},
-        )
-    ]  # fmt: skip
-    ts = 0
-    for _ in range(draw(st.integers(0, 40))):
-        ts += draw(st.integers(0, 50))
-        kind = draw(st.sampled_from(["assign", "revoke", "lost", "stop", "stable", "step"]))
-        member = draw(st.sampled_from(MEMBERS))
-        chosen = _tps(draw(st.lists(st.integers(0, partitions + 1), max_size=4)))
-        if kind == "assign":
-            events.append(
-                PartitionsAssigned(ts_ms=ts, group_id=G, member_id=member, partitions=chosen,
-                                   generation_or_epoch=1)
-            )  # fmt: skip
-            if draw(st.booleans()):
-                ts += draw(st.integers(0, 20))
-                events.append(
-                    PartitionsRestored(ts_ms=ts, group_id=G, member_id=member, partitions=chosen)
-                )
-        elif kind == "revoke":
-            events.append(
-                PartitionsRevoked(ts_ms=ts, group_id=G, member_id=member, partitions=chosen)
-            )
-        elif kind == "lost":
-            events.append(PartitionsLost(ts_ms=ts, group_id=G, member_id=member, partitions=chosen))
-        elif kind == "stop":
-            events.append(
-                ConsumerStopped(ts_ms=ts, group_id=G, client_id="c", member_id=member,
-                                crashed=False)
-            )  # fmt: skip
-        elif kind == "stable":
-            events.append(
-                GroupStabilized(ts_ms=ts, group_id=G, group_protocol="classic",
-                                generation_or_epoch=1, members=1)
-            )  # fmt: skip
-        else:
-            grow = draw(st.booleans())
-            if grow:
-                partitions += draw(st.integers(1, 3))
-            events.append(
-                ScenarioStep(ts_ms=ts, group_id=G, action="add_partitions" if grow else "stop",
-                             topics={"t": partitions} if grow else {})
-            )  # fmt: skip
-    events.append(SimulationEnded(ts_ms=ts + draw(st.integers(0, 50)), group_id=G))
-    return events
 
 
 def _unowned_by_scan(events: list[Event]) -> list[list[TopicPartition]]:
@@ -126,7 +66,7 @@ def _unowned_by_scan(events: list[Event]) -> list[list[TopicPartition]]:
 
 
 @settings(max_examples=200, deadline=None)
-@given(ownership_logs())
+@given(observed_logs())
 def test_the_unowned_count_finds_what_a_scan_of_every_partition_finds(events: list[Event]) -> None:
     violations = [v for v in check_events(events) if v.invariant == "all_partitions_owned"]
     expected = [tp for batch in _unowned_by_scan(events) for tp in batch]
@@ -134,7 +74,7 @@ def test_the_unowned_count_finds_what_a_scan_of_every_partition_finds(events: li
 
 
 @settings(max_examples=200, deadline=None)
-@given(ownership_logs())
+@given(observed_logs())
 def test_folded_idle_intervals_give_the_figures_of_the_kept_ones(events: list[Event]) -> None:
     ordered = MetricsAccumulator(ordered=True)
     for event in events:
