@@ -9,7 +9,11 @@ Three tables:
    A run that exceeds ``--budget`` wall seconds is stopped and reported with
    the virtual time it reached (nothing is hidden). The CPU seconds of the
    process are shown beside the wall seconds: on a shared machine the wall
-   time also counts the time other processes held the CPU.
+   time also counts the time other processes held the CPU. The issue's
+   target is each protocol under 60 s of wall time; the table says in how
+   many runs it was met. ``--repeat N`` runs each protocol N times and shows
+   the median and the range (the same build's wall time moves by a third
+   between runs on a shared virtual machine).
 2. 10 consumers reading 900 partitions as members are added (one consumer at
    first, nine more joining 1 s apart; and the ``scale-out`` shape, 9 -> 10),
    with records flowing: time to a stable group, idle partition-seconds,
@@ -22,6 +26,7 @@ Usage::
     python benchmarks/simulator.py --quick         # 1/10 of the bounce size
     python benchmarks/simulator.py --members 200 --partitions 2000 --budget 60
     python benchmarks/simulator.py --skip-small    # the large bounce table only
+    python benchmarks/simulator.py --skip-small --repeat 3   # median and range of 3 runs each
     python benchmarks/simulator.py --compare-builds   # the large bounce, pure vs compiled
 
 Which build runs is printed first: pure Python, or the mypyc-compiled one that
@@ -37,6 +42,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -104,12 +110,26 @@ def bounce_scenario(members: int, partitions: int, *, records: int, gap_ms: int)
     )
 
 
-def table_bounce(console: Console, members: int, partitions: int, budget: float) -> None:
+#: The issue's target for the large bounce: each protocol under 60 s of wall time.
+TARGET_WALL_S = 60.0
+
+
+def table_bounce(
+    console: Console, members: int, partitions: int, budget: float, repeat: int = 1
+) -> None:
+    """The large bounce, ``repeat`` runs per protocol (each in this process, one after another).
+
+    The wall time of one run on a shared machine moves by a third between runs
+    of the same build, so with ``repeat`` > 1 the table shows the median and
+    the range, and says in how many runs the target was met: every run is
+    counted, none is dropped.
+    """
     table = Table(title=f"Rolling bounce: {members} members, {partitions} partitions, no records")
     for column in (
         "protocol",
         "assignor",
-        "wall s",
+        "wall s" if repeat == 1 else f"wall s (median of {repeat})",
+        "wall s range",
         "cpu s",
         "virtual s",
         "virtual s / wall s",
@@ -117,25 +137,37 @@ def table_bounce(console: Console, members: int, partitions: int, budget: float)
         "rebalances",
         "moved",
         "idle partition-s",
+        f"under {TARGET_WALL_S:.0f} s",
         "finished",
     ):
         table.add_column(column, justify="right")
     scenario = bounce_scenario(members, partitions, records=0, gap_ms=2000)
     for protocol, assignor in PROTOCOLS:
-        run = timed_run(Settings(scenario, protocol=protocol, assignor=assignor), budget)
+        runs = [
+            timed_run(Settings(scenario, protocol=protocol, assignor=assignor), budget)
+            for _ in range(repeat)
+        ]
+        walls = sorted(each.wall_s for each in runs)
+        wall = statistics.median(walls)
+        # Finished runs measure the same (the simulation is deterministic); show one of them.
+        run = next((each for each in runs if each.finished), runs[-1])
         m = run.result.metrics if run.result else None
+        met = sum(1 for each in runs if each.finished and each.wall_s < TARGET_WALL_S)
+        finished = sum(1 for each in runs if each.finished)
         table.add_row(
             protocol,
             assignor,
-            f"{run.wall_s:.1f}",
-            f"{run.cpu_s:.1f}",
+            f"{wall:.1f}",
+            f"{walls[0]:.1f}-{walls[-1]:.1f}",
+            f"{statistics.median(each.cpu_s for each in runs):.1f}",
             f"{run.virtual_ms / 1000:.0f}",
-            f"{run.virtual_ms / 1000 / max(run.wall_s, 1e-9):.1f}",
+            f"{run.virtual_ms / 1000 / max(wall, 1e-9):.1f}",
             str(run.steps),
             str(m.rebalances) if m else "-",
             str(m.partitions_moved) if m else "-",
             f"{m.idle_partition_seconds:.0f}" if m else "-",
-            "yes" if run.finished else f"no (budget {budget:.0f} s)",
+            f"{met} of {repeat}",
+            "yes" if finished == repeat else f"{finished} of {repeat} (budget {budget:.0f} s)",
         )
     console.print(table)
 
@@ -308,6 +340,12 @@ def main() -> None:
     parser.add_argument("--members", type=int, default=1000)
     parser.add_argument("--partitions", type=int, default=10000)
     parser.add_argument("--budget", type=float, default=120.0, help="wall seconds per run")
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="runs per protocol of the large bounce (median and range shown)",
+    )
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--skip-large", action="store_true")
     parser.add_argument(
@@ -320,6 +358,8 @@ def main() -> None:
     )
     parser.add_argument("--one-bounce", choices=[p for p, _ in PROTOCOLS], help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.repeat < 1:
+        parser.error("--repeat must be at least 1")
     if args.one_bounce:
         print(one_bounce_json(args.one_bounce, args.members, args.partitions, args.budget))
         return
@@ -337,7 +377,7 @@ def main() -> None:
         table_scale_out(console, args.budget)
         table_small_bounce(console, args.budget)
     if not args.skip_large:
-        table_bounce(console, members, partitions, args.budget)
+        table_bounce(console, members, partitions, args.budget, args.repeat)
 
 
 if __name__ == "__main__":
