@@ -28,6 +28,11 @@ for it (each says so where it is):
   beside the extension module (``regroup.type_hints``);
 * one function never binds one name in ``except`` clauses of different types
   (mypyc gives them one variable, typed by the first); a test checks this;
+* a function names an enum member through its class (``MemberState.STABLE``),
+  which mypyc compiles to a constant; through a module alias (``S.STABLE``) it is
+  a globals lookup and Python 3.11's ``EnumType.__getattr__`` slot, about 800
+  instructions each time. Short aliases serve only the rule tables built at
+  import; a test checks this;
 * a frozen dataclass made once per request or rebalance (``Reply``,
   ``Subscription``, ``Assignment``, the join steps, the requests and responses
   of the classic, offset and heartbeat APIs, the member and data-plane events,

@@ -48,16 +48,14 @@ __all__ = ["CLASSIC_GROUP_TYPE", "ClassicGroup"]
 #: ``Group.group_type`` of classic groups (ListGroups ``GroupType``).
 CLASSIC_GROUP_TYPE = "classic"
 
-_State = ClassicGroupState
-
 
 class ClassicGroup:
     """A classic group; satisfies ``regroup.coordinator.group.Group`` structurally."""
 
     def __init__(self, group_id: str, now_ms: int = 0) -> None:
         self.group_id = group_id
-        self.state = _State.EMPTY
-        self.previous_state: _State | None = None
+        self.state = ClassicGroupState.EMPTY
+        self.previous_state: ClassicGroupState | None = None
         self.current_state_timestamp_ms = now_ms
         self.generation_id = 0
         self.protocol_type: str | None = None
@@ -86,7 +84,7 @@ class ClassicGroup:
         return self.state.value
 
     def is_empty(self) -> bool:
-        return self.state is _State.EMPTY
+        return self.state is ClassicGroupState.EMPTY
 
     def is_simple_group(self) -> bool:
         """A group that only holds offsets (created by a commit from outside any group).
@@ -95,7 +93,7 @@ class ClassicGroup:
         group has no GroupMetadata record and may be replaced by a group of
         the other type.
         """
-        return self.state is _State.EMPTY and not self.protocol_type and not self.members
+        return self.state is ClassicGroupState.EMPTY and not self.protocol_type and not self.members
 
     def validate_offset_commit(
         self,
@@ -123,19 +121,19 @@ class ClassicGroup:
         rejoins, and refusing it would lose its progress.
         """
         del supports_member_epoch  # classic members always send a generation
-        if self.state is _State.DEAD:
+        if self.state is ClassicGroupState.DEAD:
             raise KafkaProtocolError(ErrorCode.COORDINATOR_NOT_AVAILABLE)
-        if generation_id_or_member_epoch < 0 and self.state is _State.EMPTY:
+        if generation_id_or_member_epoch < 0 and self.state is ClassicGroupState.EMPTY:
             return
         if generation_id_or_member_epoch >= 0 or member_id or group_instance_id is not None:
             self.validate_member(member_id, group_instance_id)
             if generation_id_or_member_epoch != self.generation_id:
                 raise KafkaProtocolError(ErrorCode.ILLEGAL_GENERATION)
-        elif self.state is not _State.EMPTY:
+        elif self.state is not ClassicGroupState.EMPTY:
             raise KafkaProtocolError(ErrorCode.UNKNOWN_MEMBER_ID)
-        if self.state is _State.COMPLETING_REBALANCE:
+        if self.state is ClassicGroupState.COMPLETING_REBALANCE:
             raise KafkaProtocolError(ErrorCode.REBALANCE_IN_PROGRESS)
-        if self.state is _State.PREPARING_REBALANCE:
+        if self.state is ClassicGroupState.PREPARING_REBALANCE:
             member = self.members.get(member_id)
             if member is not None and member.is_awaiting_join:
                 raise KafkaProtocolError(ErrorCode.REBALANCE_IN_PROGRESS)
@@ -143,7 +141,7 @@ class ClassicGroup:
     def validate_offset_fetch(self, member_id: str | None, member_epoch: int) -> None:
         """Kafka (``ClassicGroup.validateOffsetFetch``): only a Dead group refuses fetches."""
         del member_id, member_epoch
-        if self.state is _State.DEAD:
+        if self.state is ClassicGroupState.DEAD:
             raise KafkaProtocolError(ErrorCode.GROUP_ID_NOT_FOUND)
 
     # -- state -------------------------------------------------------------------------
@@ -160,7 +158,11 @@ class ClassicGroup:
 
     def can_rebalance(self) -> bool:
         """Stable, CompletingRebalance or Empty (the states PreparingRebalance may follow)."""
-        return self.state in (_State.STABLE, _State.COMPLETING_REBALANCE, _State.EMPTY)
+        return self.state in (
+            ClassicGroupState.STABLE,
+            ClassicGroupState.COMPLETING_REBALANCE,
+            ClassicGroupState.EMPTY,
+        )
 
     # -- members -----------------------------------------------------------------------
 
@@ -292,7 +294,7 @@ class ClassicGroup:
 
     def supports_protocols(self, protocol_type: str, protocol_names: tuple[str, ...]) -> bool:
         """Rule 1 (Kafka: ``ClassicGroup.supportsProtocols``)."""
-        if self.state is _State.EMPTY or not self.members:
+        if self.state is ClassicGroupState.EMPTY or not self.members:
             return bool(protocol_type) and bool(protocol_names)
         if self.protocol_type != protocol_type:
             return False
@@ -364,10 +366,10 @@ class ClassicGroup:
         if self.members:
             self.protocol_name = self.select_protocol()
             self.prefer_leader_by_assignor_version()
-            self.transition_to(_State.COMPLETING_REBALANCE, now_ms)
+            self.transition_to(ClassicGroupState.COMPLETING_REBALANCE, now_ms)
         else:
             self.protocol_name = None
-            self.transition_to(_State.EMPTY, now_ms)
+            self.transition_to(ClassicGroupState.EMPTY, now_ms)
         self.pending_sync_members.clear()
 
     def current_members_metadata(self) -> tuple[JoinGroupResponseMember, ...]:

@@ -84,8 +84,6 @@ MemberRequest = (
     | ConsumerGroupInstallAssignmentRequest
 )
 
-S = MemberState
-
 
 class ConsumerMember(MemberHeartbeating):
     """One KIP-848 consumer's group membership (see the module docstring).
@@ -143,7 +141,7 @@ class ConsumerMember(MemberHeartbeating):
         """The application polled: reset the poll timer; a STALE member rejoins."""
         self._now = max(self._now, now_ms)
         self._last_app_poll_ms = now_ms
-        if self._state is S.STALE:
+        if self._state is MemberState.STALE:
             self._poll_timer_expired = False
             if self._subscribed:
                 self._transition_to_joining()
@@ -198,7 +196,7 @@ class ConsumerMember(MemberHeartbeating):
             or self._commits.has_queued
             or self._process.has_request_ready
             or self._reconcile_ready()
-            or (self._state is S.UNSUBSCRIBED and self._subscribed)
+            or (self._state is MemberState.UNSUBSCRIBED and self._subscribed)
         ):
             return self._now
         deadlines: list[int] = []

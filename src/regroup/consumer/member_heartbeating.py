@@ -24,8 +24,6 @@ from regroup.model.requests.consumer import (
 
 __all__ = ["MemberHeartbeating"]
 
-S = MemberState
-
 
 class MemberHeartbeating(MemberReconciling):
     """Heartbeat requests and responses."""
@@ -37,7 +35,7 @@ class MemberHeartbeating(MemberReconciling):
         urgent = self._heartbeat_now and state.heartbeats_now
         if not self._schedule.can_send(self._now, urgent=urgent):
             return None
-        request = self._builder.build(self._heartbeat_fields(), full=state is S.JOINING)
+        request = self._builder.build(self._heartbeat_fields(), full=state is MemberState.JOINING)
         self._schedule.on_sent(self._now)
         self._heartbeat_request = request
         self._heartbeat_now = False
@@ -64,14 +62,16 @@ class MemberHeartbeating(MemberReconciling):
 
     def _on_heartbeat_generated(self) -> None:
         """Kafka's ``onHeartbeatRequestGenerated``."""
-        if self._state is S.ACKNOWLEDGING:
-            self._transition(S.STABLE if self._assigned.reconciled else S.RECONCILING)
-        elif self._state is S.LEAVING:
+        if self._state is MemberState.ACKNOWLEDGING:
+            self._transition(
+                MemberState.STABLE if self._assigned.reconciled else MemberState.RECONCILING
+            )
+        elif self._state is MemberState.LEAVING:
             if self._poll_timer_expired:
-                self._transition(S.STALE)
+                self._transition(MemberState.STALE)
                 self._lose_all()
             else:
-                self._transition(S.UNSUBSCRIBED)
+                self._transition(MemberState.UNSUBSCRIBED)
 
     def _on_heartbeat_response(
         self, request: ConsumerGroupHeartbeatRequest, response: ConsumerGroupHeartbeatResponse
@@ -106,14 +106,14 @@ class MemberHeartbeating(MemberReconciling):
 
     def _on_heartbeat_success(self, response: ConsumerGroupHeartbeatResponse) -> None:
         """Kafka's ``onHeartbeatSuccess``."""
-        if self._state is S.LEAVING or not self._state.in_group:
+        if self._state is MemberState.LEAVING or not self._state.in_group:
             return
         self.member_epoch = response.member_epoch
         if response.assignment is None or not self._state.can_handle_new_assignment:
             return
         self._assigned.receive(response.assignment.topic_partitions)
         if not self._assigned.reconciled:
-            if self._state is not S.RECONCILING:
-                self._transition(S.RECONCILING)
-        elif self._state in (S.JOINING, S.RECONCILING):
-            self._transition(S.STABLE)
+            if self._state is not MemberState.RECONCILING:
+                self._transition(MemberState.RECONCILING)
+        elif self._state in (MemberState.JOINING, MemberState.RECONCILING):
+            self._transition(MemberState.STABLE)

@@ -15,8 +15,6 @@ from regroup.model import LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EP
 
 __all__ = ["MemberLeaving"]
 
-S = MemberState
-
 
 class MemberLeaving(MemberCore):
     """How a member leaves the group, by choice or not."""
@@ -24,53 +22,53 @@ class MemberLeaving(MemberCore):
     def _transition_to_fenced(self) -> None:
         """KIP-848: abandon all partitions (onPartitionsLost), rejoin with epoch 0, same id."""
         state = self._state
-        if state is S.PREPARE_LEAVING:
+        if state is MemberState.PREPARE_LEAVING:
             # Kafka: fenced while preparing to leave; finish the leave without a heartbeat.
             self._leave_commit_pending = False
             self._lose_all()
-            self._transition(S.LEAVING)
+            self._transition(MemberState.LEAVING)
             self.member_epoch = self._leave_epoch
-            self._transition(S.UNSUBSCRIBED)
+            self._transition(MemberState.UNSUBSCRIBED)
             return
-        if state is S.LEAVING:
+        if state is MemberState.LEAVING:
             if self._poll_timer_expired:
-                self._transition(S.STALE)
+                self._transition(MemberState.STALE)
                 self._lose_all()
             else:
-                self._transition(S.UNSUBSCRIBED)
+                self._transition(MemberState.UNSUBSCRIBED)
             return
         if not state.in_group:
             return
         self._abort_work("fenced")
-        self._transition(S.FENCED)
+        self._transition(MemberState.FENCED)
         self.member_epoch = 0
         self._lose_all()
         if self._subscribed:
             self._transition_to_joining()
         else:
-            self._transition(S.UNSUBSCRIBED)
+            self._transition(MemberState.UNSUBSCRIBED)
 
     def _transition_to_fatal(self, code: ErrorCode, message: str | None) -> None:
-        if self._state is S.FATAL:
+        if self._state is MemberState.FATAL:
             return
         previous = self._state
-        self._transition(S.FATAL)
+        self._transition(MemberState.FATAL)
         self._fatal = MemberFatalError(code, message)
         self._abort_work(code.name)
         self._leave_commit_pending = False
-        if previous is not S.UNSUBSCRIBED:
+        if previous is not MemberState.UNSUBSCRIBED:
             self._lose_all()
 
     def _leave_group(self) -> None:
         """Kafka's ``leaveGroup``: PREPARE_LEAVING, release the partitions, then LEAVING."""
         state = self._state
-        if state is S.FENCED:
-            self._transition(S.UNSUBSCRIBED)
+        if state is MemberState.FENCED:
+            self._transition(MemberState.UNSUBSCRIBED)
             return
         if not state.is_active:
             return  # already leaving, out of the group, or FATAL
         self._abort_work("leaving")
-        self._transition(S.PREPARE_LEAVING)
+        self._transition(MemberState.PREPARE_LEAVING)
         if self.member_epoch > 0:
             offsets = self._consumed_positions()
             if offsets:
@@ -81,7 +79,7 @@ class MemberLeaving(MemberCore):
 
     def _finish_prepare_leaving(self) -> None:
         self._leave_commit_pending = False
-        if self._state is not S.PREPARE_LEAVING:
+        if self._state is not MemberState.PREPARE_LEAVING:
             return
         owned = tuple(sorted(self._assigned.owned))
         if owned and self.member_epoch > 0:
@@ -94,7 +92,7 @@ class MemberLeaving(MemberCore):
         self._transition_to_leaving()
 
     def _transition_to_leaving(self) -> None:
-        self._transition(S.LEAVING)
+        self._transition(MemberState.LEAVING)
         self.member_epoch = self._leave_epoch
         self._heartbeat_now = True
 
@@ -112,5 +110,5 @@ class MemberLeaving(MemberCore):
             return
         self._abort_work("poll timer expired")
         self._poll_timer_expired = True
-        self._transition(S.PREPARE_LEAVING)
+        self._transition(MemberState.PREPARE_LEAVING)
         self._transition_to_leaving()

@@ -16,20 +16,18 @@ from regroup.events.schema import PartitionsAssigned, PartitionsRevoked
 
 __all__ = ["MemberReconciling"]
 
-S = MemberState
-
 
 class MemberReconciling(MemberLeaving):
     """Reconciliation: from the target the coordinator sent to the partitions owned."""
 
     def _reconcile_ready(self) -> bool:
-        if self._state is not S.RECONCILING or self._reconciling is not None:
+        if self._state is not MemberState.RECONCILING or self._reconciling is not None:
             return False
         return self._assigned.plan(self._metadata) is not None
 
     def _maybe_reconcile(self) -> None:
         """KIP-848, "Response Handling" steps 1-3 (Kafka's ``maybeReconcile``)."""
-        if self._state is not S.RECONCILING or self._reconciling is not None:
+        if self._state is not MemberState.RECONCILING or self._reconciling is not None:
             return
         plan = self._assigned.plan(self._metadata)
         if plan is None:
@@ -37,7 +35,7 @@ class MemberReconciling(MemberLeaving):
         if plan.acknowledge_only:
             # Only unresolved topics differ: acknowledge the resolved part at the new epoch.
             self._assigned.apply(plan)
-            self._enter(S.ACKNOWLEDGING)
+            self._enter(MemberState.ACKNOWLEDGING)
             return
         reconciliation = Reconciliation(plan, self.member_epoch)
         if plan.revoked:
@@ -53,7 +51,10 @@ class MemberReconciling(MemberLeaving):
         """Revoke, onPartitionsRevoked, assign, onAssignment, onPartitionsAssigned, ack."""
         self._reconciling = None
         self._assigned.pending_revocation = frozenset()
-        if self._state is not S.RECONCILING or self.member_epoch < reconciliation.member_epoch:
+        if (
+            self._state is not MemberState.RECONCILING
+            or self.member_epoch < reconciliation.member_epoch
+        ):
             return  # Kafka's maybeAbortReconciliation: left RECONCILING or rejoined meanwhile.
         plan = reconciliation.plan
         if plan.revoked:
@@ -68,4 +69,4 @@ class MemberReconciling(MemberLeaving):
                 self._errors.record(error)
         self._errors.call(self._listener.on_partitions_assigned, plan.added)
         self._emit_partitions(PartitionsAssigned, plan.added)
-        self._enter(S.ACKNOWLEDGING)
+        self._enter(MemberState.ACKNOWLEDGING)

@@ -113,13 +113,20 @@ class MemberState(enum.Enum):
     def sends_heartbeats(self) -> bool:
         """Rule 5: Kafka's ``shouldSkipHeartbeat`` is the negation of this (not ``_SILENT``)."""
         return not (
-            self is S.UNSUBSCRIBED or self is S.FENCED or self is S.STALE or self is S.FATAL
+            self is MemberState.UNSUBSCRIBED
+            or self is MemberState.FENCED
+            or self is MemberState.STALE
+            or self is MemberState.FATAL
         )
 
     @property
     def heartbeats_now(self) -> bool:
         """Rule 5: Kafka's ``shouldHeartbeatNow``: send without waiting for the interval."""
-        return self is S.JOINING or self is S.ACKNOWLEDGING or self is S.LEAVING
+        return (
+            self is MemberState.JOINING
+            or self is MemberState.ACKNOWLEDGING
+            or self is MemberState.LEAVING
+        )
 
     @property
     def can_handle_new_assignment(self) -> bool:
@@ -130,17 +137,20 @@ class MemberState(enum.Enum):
     def is_active(self) -> bool:
         """A member in the group that is not leaving (the states a fencing can hit first)."""
         return (
-            self is S.STABLE
-            or self is S.RECONCILING
-            or self is S.JOINING
-            or (self is S.ACKNOWLEDGING)
+            self is MemberState.STABLE
+            or self is MemberState.RECONCILING
+            or self is MemberState.JOINING
+            or (self is MemberState.ACKNOWLEDGING)
         )
 
     @property
     def in_group(self) -> bool:
         """Kafka's ``!isNotInGroup()``: the member holds (or is joining with) a member epoch."""
         return not (
-            self is S.UNSUBSCRIBED or self is S.FENCED or self is S.STALE or self is S.FATAL
+            self is MemberState.UNSUBSCRIBED
+            or self is MemberState.FENCED
+            or self is MemberState.STALE
+            or self is MemberState.FATAL
         )
 
 

@@ -145,7 +145,7 @@ def reconcile(
         # target epoch with the very partitions it holds (every member of a group that
         # bumps its epoch takes this step once, so it is the common one).
         return member.with_current_assignment(
-            S.STABLE, target_epoch, member.member_epoch, member.assigned_partitions, {}
+            MemberState.STABLE, target_epoch, member.member_epoch, member.assigned_partitions, {}
         )
     step = _Step(
         member,
@@ -169,7 +169,7 @@ def _only_epoch_moves(member: ConsumerGroupMember, target_epoch: int, target: As
     that "exactly" is the same test as ``_next_assignment``'s (which drops them).
     """
     return (
-        member.state is S.STABLE
+        member.state is MemberState.STABLE
         and member.member_epoch != target_epoch
         and not member.partitions_pending_revocation
         and member.assigned_partitions == target
@@ -265,7 +265,7 @@ def _next_assignment(step: _Step, epoch_if_revoking: int) -> ConsumerGroupMember
         return _moved(
             member,
             epoch_if_revoking,
-            state=S.UNREVOKED_PARTITIONS,
+            state=MemberState.UNREVOKED_PARTITIONS,
             assigned_partitions=keep,
             partitions_pending_revocation=revoke,
         )
@@ -273,7 +273,7 @@ def _next_assignment(step: _Step, epoch_if_revoking: int) -> ConsumerGroupMember
         grown = dict(keep)
         for topic_id, partitions in add.items():
             grown[topic_id] = grown.get(topic_id, frozenset()) | partitions
-        state = S.UNRELEASED_PARTITIONS if has_unreleased else S.STABLE
+        state = MemberState.UNRELEASED_PARTITIONS if has_unreleased else MemberState.STABLE
         return _moved(
             member,
             step.target_epoch,
@@ -286,21 +286,21 @@ def _next_assignment(step: _Step, epoch_if_revoking: int) -> ConsumerGroupMember
             return _moved(
                 member,
                 step.target_epoch,
-                state=S.UNRELEASED_PARTITIONS,
+                state=MemberState.UNRELEASED_PARTITIONS,
                 assigned_partitions=keep,
                 partitions_pending_revocation={},
             )
         # Rule 5: blocked; the member keeps its epoch and what it keeps.
         return replace(
             member,
-            state=S.UNRELEASED_PARTITIONS,
+            state=MemberState.UNRELEASED_PARTITIONS,
             assigned_partitions=keep,
             partitions_pending_revocation={},
         )
     return _moved(
         member,
         step.target_epoch,
-        state=S.STABLE,
+        state=MemberState.STABLE,
         assigned_partitions=keep,
         partitions_pending_revocation={},
     )

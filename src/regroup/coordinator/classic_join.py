@@ -51,8 +51,6 @@ if TYPE_CHECKING:
 
 __all__ = ["handle_join_group"]
 
-_State = ClassicGroupState
-
 
 def handle_join_group(
     mgr: ClassicGroupManager, token: Hashable, request: JoinGroupRequest, now_ms: int
@@ -123,9 +121,9 @@ def handle_join_group(
 
 def _accept_joining_member(group: ClassicGroup, member_id: str, max_size: int) -> bool:
     """Kafka ``acceptJoiningMember`` (``group.max.size``)."""
-    if group.is_in(_State.EMPTY, _State.DEAD):
+    if group.is_in(ClassicGroupState.EMPTY, ClassicGroupState.DEAD):
         return True
-    if group.is_in(_State.PREPARING_REBALANCE):
+    if group.is_in(ClassicGroupState.PREPARING_REBALANCE):
         member = group.members.get(member_id)
         return (
             member is not None and member.is_awaiting_join
@@ -141,7 +139,7 @@ def _join_new_member(
     now_ms: int,
     out: CoordinatorResult,
 ) -> None:
-    if group.is_in(_State.DEAD):
+    if group.is_in(ClassicGroupState.DEAD):
         out.reply(token, JoinGroupResponse(ErrorCode.COORDINATOR_NOT_AVAILABLE))
         return
     if not group.supports_protocols(
@@ -189,7 +187,7 @@ def _join_existing_member(
     def fail(code: ErrorCode) -> None:
         out.reply(token, JoinGroupResponse(error_code=code, member_id=member_id))
 
-    if group.is_in(_State.DEAD):
+    if group.is_in(ClassicGroupState.DEAD):
         return fail(ErrorCode.COORDINATOR_NOT_AVAILABLE)
     if not group.supports_protocols(
         request.protocol_type, tuple(p.name for p in request.protocols)
@@ -209,7 +207,7 @@ def _join_existing_member(
         return fail(exc.code)
     member = group.member(member_id)
     reason = request.reason or "not provided"
-    if group.is_in(_State.PREPARING_REBALANCE):
+    if group.is_in(ClassicGroupState.PREPARING_REBALANCE):
         _update_member_then_rebalance_or_complete_join(
             mgr,
             group,
@@ -220,7 +218,7 @@ def _join_existing_member(
             now_ms,
             out,
         )
-    elif group.is_in(_State.COMPLETING_REBALANCE):
+    elif group.is_in(ClassicGroupState.COMPLETING_REBALANCE):
         if member.matches(request.protocols):
             _reply_current_generation(group, member, token, out)
         else:
@@ -234,7 +232,7 @@ def _join_existing_member(
                 now_ms,
                 out,
             )
-    elif group.is_in(_State.STABLE):
+    elif group.is_in(ClassicGroupState.STABLE):
         if group.is_leader(member_id):
             _update_member_then_rebalance_or_complete_join(
                 mgr,
@@ -302,7 +300,10 @@ def _add_member_then_rebalance_or_complete_join(
         supported_protocols=tuple(request.protocols),
         is_new=True,
     )
-    if group.is_in(_State.PREPARING_REBALANCE) and group.previous_state is _State.EMPTY:
+    if (
+        group.is_in(ClassicGroupState.PREPARING_REBALANCE)
+        and group.previous_state is ClassicGroupState.EMPTY
+    ):
         group.new_member_added = True
     group.add(member, token)
     mgr.member_joined(group, member, now_ms, out)
@@ -391,7 +392,7 @@ def _replace_static_member(
     reason = (
         f"static member {request.group_instance_id} rejoined with new member id {new_member_id}"
     )
-    if group.is_in(_State.STABLE):
+    if group.is_in(ClassicGroupState.STABLE):
         if group.select_protocol() == group.protocol_name:
             new.awaiting_join = None
             mgr.persist(group, out)
@@ -420,7 +421,7 @@ def _replace_static_member(
             mgr.maybe_prepare_rebalance_or_complete_join(
                 group, reason + "; the selected protocol changes", now_ms, out
             )
-    elif group.is_in(_State.COMPLETING_REBALANCE):
+    elif group.is_in(ClassicGroupState.COMPLETING_REBALANCE):
         mgr.prepare_rebalance(group, reason + " during CompletingRebalance", now_ms, out)
     else:
         mgr.maybe_complete_join_phase(group, now_ms, out)

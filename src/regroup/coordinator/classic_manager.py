@@ -73,8 +73,6 @@ GROUP_PROTOCOL = "classic"
 
 Handler = Callable[[Hashable, Any, int], CoordinatorResult]
 
-_State = ClassicGroupState
-
 
 def heartbeat_key(group_id: str, member_id: str) -> str:
     return f"classic-heartbeat/{group_id}/{member_id}"
@@ -120,7 +118,7 @@ class ClassicGroupManager:
         if record.value is None:
             existing = self.classic_group(group_id)
             if existing is not None:
-                existing.state = _State.DEAD
+                existing.state = ClassicGroupState.DEAD
                 del self.coordinator.groups[group_id]
             return True
         assert isinstance(record.value, GroupMetadataValue)
@@ -171,10 +169,10 @@ class ClassicGroupManager:
         group = self.classic_group(group_id)
         if group is None:
             raise KafkaProtocolError(ErrorCode.GROUP_ID_NOT_FOUND)
-        if not group.is_in(_State.EMPTY) or group.pending_members:
+        if not group.is_in(ClassicGroupState.EMPTY) or group.pending_members:
             raise KafkaProtocolError(ErrorCode.NON_EMPTY_GROUP)
         out = CoordinatorResult()
-        self.transition(group, _State.DEAD, now_ms, out)
+        self.transition(group, ClassicGroupState.DEAD, now_ms, out)
         self.coordinator.timer.cancel(join_key(group_id))
         self.coordinator.timer.cancel(sync_key(group_id))
         del self.coordinator.groups[group_id]
@@ -281,11 +279,14 @@ class ClassicGroupManager:
         """Session (or new-member join) timeout (Kafka: ``expireClassicGroupMemberHeartbeat``)."""
         out = CoordinatorResult()
         group = self.classic_group(group_id)
-        if group is None or group.is_in(_State.DEAD):
+        if group is None or group.is_in(ClassicGroupState.DEAD):
             return out
         if group.is_pending_member(member_id):
             group.remove(member_id)
-            if group.is_in(_State.PREPARING_REBALANCE) and group.has_all_members_joined():
+            if (
+                group.is_in(ClassicGroupState.PREPARING_REBALANCE)
+                and group.has_all_members_joined()
+            ):
                 self.complete_join(group, now_ms, out)
             return out
         member = group.members.get(member_id)
@@ -309,15 +310,15 @@ class ClassicGroupManager:
         (``group.initial.rebalance.delay.ms``); otherwise the join phase may
         complete at once, or waits up to the group's rebalance timeout.
         """
-        if group.is_in(_State.COMPLETING_REBALANCE):
+        if group.is_in(ClassicGroupState.COMPLETING_REBALANCE):
             self.reset_and_propagate_with_error(group, ErrorCode.REBALANCE_IN_PROGRESS, now_ms, out)
         self.coordinator.timer.cancel(sync_key(group.group_id))
-        initial = group.is_in(_State.EMPTY)
+        initial = group.is_in(ClassicGroupState.EMPTY)
         if initial:
             delay = self.config.group_initial_rebalance_delay_ms
             remaining = max(group.rebalance_timeout_ms() - delay, 0)
             self._schedule_initial_delay(group, delay, remaining, now_ms)
-        self.transition(group, _State.PREPARING_REBALANCE, now_ms, out)
+        self.transition(group, ClassicGroupState.PREPARING_REBALANCE, now_ms, out)
         self.emit(
             out,
             RebalanceStarted(
@@ -343,7 +344,7 @@ class ClassicGroupManager:
         """Kafka ``tryCompleteInitialRebalanceElseSchedule``: wait again while members arrive."""
         out = CoordinatorResult()
         group = self.classic_group(group_id)
-        if group is None or not group.is_in(_State.PREPARING_REBALANCE):
+        if group is None or not group.is_in(ClassicGroupState.PREPARING_REBALANCE):
             return out
         if group.new_member_added and remaining != 0:
             group.new_member_added = False
@@ -357,7 +358,7 @@ class ClassicGroupManager:
     def maybe_complete_join_else_schedule(
         self, group: ClassicGroup, now_ms: int, out: CoordinatorResult
     ) -> None:
-        if group.is_in(_State.PREPARING_REBALANCE) and group.has_all_members_joined():
+        if group.is_in(ClassicGroupState.PREPARING_REBALANCE) and group.has_all_members_joined():
             self.complete_join(group, now_ms, out)
         else:
             self._schedule_join_timeout(group, now_ms)
@@ -368,7 +369,7 @@ class ClassicGroupManager:
         def expire(now: int) -> CoordinatorResult:
             result = CoordinatorResult()
             current = self.classic_group(group_id)
-            if current is not None and current.is_in(_State.PREPARING_REBALANCE):
+            if current is not None and current.is_in(ClassicGroupState.PREPARING_REBALANCE):
                 self.complete_join(current, now, result)
             return result
 
@@ -381,9 +382,9 @@ class ClassicGroupManager:
     ) -> None:
         """Kafka ``maybeCompleteJoinPhase``: never early while the initial delay runs."""
         if (
-            group.is_in(_State.PREPARING_REBALANCE)
+            group.is_in(ClassicGroupState.PREPARING_REBALANCE)
             and group.has_all_members_joined()
-            and group.previous_state is not _State.EMPTY
+            and group.previous_state is not ClassicGroupState.EMPTY
         ):
             self.complete_join(group, now_ms, out)
 
@@ -405,7 +406,7 @@ class ClassicGroupManager:
         answered, the member list going to the leader only.
         """
         self.coordinator.timer.cancel(join_key(group.group_id))
-        if group.is_in(_State.DEAD):
+        if group.is_in(ClassicGroupState.DEAD):
             return
         for member in group:
             if not member.is_awaiting_join and not member.is_static:
@@ -429,7 +430,7 @@ class ClassicGroupManager:
                 member_ids=tuple(group.members),
             ),
         )
-        if group.is_in(_State.EMPTY):
+        if group.is_in(ClassicGroupState.EMPTY):
             self.persist(group, out)
             return
         leader_members = group.current_members_metadata()
@@ -469,7 +470,7 @@ class ClassicGroupManager:
         if group is None or group.generation_id != generation:
             return out
         if (
-            not group.is_in(_State.COMPLETING_REBALANCE, _State.STABLE)
+            not group.is_in(ClassicGroupState.COMPLETING_REBALANCE, ClassicGroupState.STABLE)
             or not group.pending_sync_members
         ):
             return out
@@ -559,9 +560,9 @@ class ClassicGroupManager:
         group.remove(member.member_id)
         self.cancel_heartbeat(group, member.member_id)
         self.member_left(group, member, reason, now_ms, out)
-        if group.is_in(_State.STABLE, _State.COMPLETING_REBALANCE):
+        if group.is_in(ClassicGroupState.STABLE, ClassicGroupState.COMPLETING_REBALANCE):
             self.prepare_rebalance(
                 group, f"removing member {member.member_id} ({reason})", now_ms, out
             )
-        elif group.is_in(_State.PREPARING_REBALANCE) and group.has_all_members_joined():
+        elif group.is_in(ClassicGroupState.PREPARING_REBALANCE) and group.has_all_members_joined():
             self.complete_join(group, now_ms, out)

@@ -46,8 +46,6 @@ if TYPE_CHECKING:
 
 __all__ = ["handle_heartbeat", "handle_leave_group"]
 
-_State = ClassicGroupState
-
 
 def handle_heartbeat(
     mgr: ClassicGroupManager, token: Hashable, request: HeartbeatRequest, now_ms: int
@@ -63,7 +61,7 @@ def handle_heartbeat(
                 mgr.coordinator.consumer, token, request, now_ms
             )
         return out.reply(token, HeartbeatResponse(ErrorCode.UNKNOWN_MEMBER_ID))
-    if group.is_in(_State.DEAD):
+    if group.is_in(ClassicGroupState.DEAD):
         return out.reply(token, HeartbeatResponse(ErrorCode.COORDINATOR_NOT_AVAILABLE))
     try:
         group.validate_member(request.member_id, request.group_instance_id)
@@ -71,11 +69,11 @@ def handle_heartbeat(
         return out.reply(token, HeartbeatResponse(exc.code))
     if request.generation_id != group.generation_id:
         return out.reply(token, HeartbeatResponse(ErrorCode.ILLEGAL_GENERATION))
-    if group.is_in(_State.EMPTY):
+    if group.is_in(ClassicGroupState.EMPTY):
         return out.reply(token, HeartbeatResponse(ErrorCode.UNKNOWN_MEMBER_ID))
     member = group.member(request.member_id)
     mgr.schedule_heartbeat(group, member, now_ms)
-    if group.is_in(_State.PREPARING_REBALANCE):
+    if group.is_in(ClassicGroupState.PREPARING_REBALANCE):
         return out.reply(token, HeartbeatResponse(ErrorCode.REBALANCE_IN_PROGRESS))
     return out.reply(token, HeartbeatResponse(ErrorCode.NONE))
 
@@ -93,7 +91,7 @@ def handle_leave_group(
                 mgr.coordinator.consumer, token, request, now_ms
             )
         return out.reply(token, LeaveGroupResponse(ErrorCode.UNKNOWN_MEMBER_ID))
-    if group.is_in(_State.DEAD):
+    if group.is_in(ClassicGroupState.DEAD):
         return out.reply(token, LeaveGroupResponse(ErrorCode.COORDINATOR_NOT_AVAILABLE))
     answers: list[LeaveGroupResponseMember] = []
     left: list[str] = []
@@ -126,9 +124,9 @@ def handle_leave_group(
         answers.append(LeaveGroupResponseMember(member_id, identity.group_instance_id, code))
     if left:
         reason = f"explicit LeaveGroup request for ({', '.join(left)}) members"
-        if group.is_in(_State.STABLE, _State.COMPLETING_REBALANCE):
+        if group.is_in(ClassicGroupState.STABLE, ClassicGroupState.COMPLETING_REBALANCE):
             mgr.maybe_prepare_rebalance_or_complete_join(group, reason, now_ms, out)
-        elif group.is_in(_State.PREPARING_REBALANCE):
+        elif group.is_in(ClassicGroupState.PREPARING_REBALANCE):
             mgr.maybe_complete_join_phase(group, now_ms, out)
     return out.reply(token, LeaveGroupResponse(ErrorCode.NONE, tuple(answers)))
 

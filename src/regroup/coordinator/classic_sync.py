@@ -34,8 +34,6 @@ if TYPE_CHECKING:
 
 __all__ = ["decoded_assignment", "handle_sync_group"]
 
-_State = ClassicGroupState
-
 
 def handle_sync_group(
     mgr: ClassicGroupManager, token: Hashable, request: SyncGroupRequest, now_ms: int
@@ -58,11 +56,11 @@ def handle_sync_group(
         out.reply(token, SyncGroupResponse(error))
         return out
     member_id = request.member_id
-    if group.is_in(_State.EMPTY):
+    if group.is_in(ClassicGroupState.EMPTY):
         out.reply(token, SyncGroupResponse(ErrorCode.UNKNOWN_MEMBER_ID))
-    elif group.is_in(_State.PREPARING_REBALANCE):
+    elif group.is_in(ClassicGroupState.PREPARING_REBALANCE):
         out.reply(token, SyncGroupResponse(ErrorCode.REBALANCE_IN_PROGRESS))
-    elif group.is_in(_State.COMPLETING_REBALANCE):
+    elif group.is_in(ClassicGroupState.COMPLETING_REBALANCE):
         member = group.member(member_id)
         if member.awaiting_sync is not None and member.awaiting_sync != token:
             mgr.answer_sync(member, SyncGroupResponse(ErrorCode.REBALANCE_IN_PROGRESS), out)
@@ -72,7 +70,7 @@ def handle_sync_group(
             assignment = {a.member_id: a.assignment for a in request.assignments}
             for m in group:
                 m.assignment = assignment.get(m.member_id, b"")
-            mgr.transition(group, _State.STABLE, now_ms, out)
+            mgr.transition(group, ClassicGroupState.STABLE, now_ms, out)
             mgr.persist(group, out)
             mgr.propagate_assignment(group, ErrorCode.NONE, now_ms, out)
             mgr.emit(
@@ -84,7 +82,7 @@ def handle_sync_group(
                     assignment=decoded_assignment(group.protocol_type, group.group_assignment()),
                 ),
             )
-    elif group.is_in(_State.STABLE):
+    elif group.is_in(ClassicGroupState.STABLE):
         mgr.remove_pending_sync_member(group, member_id)
         member = group.member(member_id)
         mgr.schedule_heartbeat(group, member, now_ms)
@@ -103,7 +101,7 @@ def handle_sync_group(
 
 
 def _validate(group: ClassicGroup, request: SyncGroupRequest) -> ErrorCode | None:
-    if group.is_in(_State.DEAD):
+    if group.is_in(ClassicGroupState.DEAD):
         return ErrorCode.COORDINATOR_NOT_AVAILABLE
     try:
         group.validate_member(request.member_id, request.group_instance_id)
