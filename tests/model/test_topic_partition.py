@@ -55,3 +55,32 @@ def test_the_fast_constructor_makes_the_same_partition(topic: str, partition: in
     assert type(made) is TopicPartition
     assert made == expected and hash(made) == hash(expected)
     assert (made.topic, made.partition, str(made)) == (topic, partition, str(expected))
+
+
+partition_lists = st.lists(
+    st.builds(
+        TopicPartition,
+        st.sampled_from(["a", "b", "orders", "orders-dlq"]),
+        st.integers(min_value=-3, max_value=300),
+    ),
+    max_size=40,
+)
+
+
+@given(partition_lists, st.booleans())
+@settings(max_examples=300, deadline=None)
+def test_sorted_partitions_sorts_as_the_tuples_sort(
+    parts: list[TopicPartition], one_topic: bool
+) -> None:
+    """The one-topic shortcut (by number alone) gives what sorting the tuples gives."""
+    if one_topic:
+        parts = [TopicPartition("orders", tp.partition) for tp in parts]
+    assert sorted_partitions(parts) == sorted(parts)
+    assert sorted_partitions(frozenset(parts)) == sorted(set(parts))
+
+
+def test_sorted_partitions_gives_a_new_list() -> None:
+    parts = [TopicPartition("t", 1), TopicPartition("t", 0)]
+    ordered = sorted_partitions(parts)
+    assert ordered == [TopicPartition("t", 0), TopicPartition("t", 1)]
+    assert parts == [TopicPartition("t", 1), TopicPartition("t", 0)]

@@ -28,7 +28,7 @@ from regroup.events import (
     PartitionsRevoked,
     RebalanceRequested,
 )
-from regroup.model import NO_GENERATION, ErrorCode, TopicPartition
+from regroup.model import NO_GENERATION, ErrorCode, TopicPartition, sorted_partitions
 from regroup.model.listener import ConsumerRebalanceListener
 from regroup.model.metadata import MetadataImage
 from regroup.model.requests.classic import (
@@ -205,7 +205,7 @@ class MemberBase:
     def _callback(self, name: str, partitions: frozenset[TopicPartition]) -> None:
         """Run one listener callback, charge its time, remember its error, log the event."""
         generation = self.generation_id
-        ordered = sorted(partitions)
+        ordered = sorted_partitions(partitions)
         outcome = self._invoker.invoke(name, ordered, self._now)
         self._now += outcome.elapsed_ms
         self._remember(outcome.error)

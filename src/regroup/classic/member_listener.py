@@ -70,8 +70,13 @@ class ListenerInvoker:
     def invoke(
         self, callback: str, partitions: Sequence[TopicPartition], now_ms: int
     ) -> CallbackOutcome:
-        """Run ``on_partitions_<callback>(sorted partitions)``; never raises an ``Exception``."""
-        ordered = sorted(partitions)
+        """Run ``on_partitions_<callback>(partitions)``; never raises an ``Exception``.
+
+        ``partitions`` come in Kafka's callback order (``sorted_partitions``: the
+        member sorts them once, for this call and for its event); the listener gets
+        its own copy of the list.
+        """
+        ordered = list(partitions)
         elapsed = 0
         if self._clock is not None:
             elapsed = max(0, int(self._clock(callback, ordered)))

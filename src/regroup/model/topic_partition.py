@@ -12,6 +12,7 @@ ConsumerPartitionAssignor Semantics").
 from __future__ import annotations
 
 from collections.abc import Iterable
+from operator import itemgetter
 from typing import NamedTuple
 
 __all__ = ["TopicPartition", "sorted_partitions", "topic_partition"]
@@ -41,9 +42,26 @@ class TopicPartition(NamedTuple):
         return cls(topic, int(number))
 
 
+_partition_number = itemgetter(1)
+
+
 def sorted_partitions(partitions: Iterable[TopicPartition]) -> list[TopicPartition]:
-    """Partitions in Kafka's callback order: by topic, then partition number."""
-    return sorted(partitions)
+    """Partitions in Kafka's callback order: by topic, then partition number.
+
+    The same list as ``sorted(partitions)``. A member's partitions are usually
+    of one topic, and then they are sorted by their numbers alone: Python
+    compares a list of ints in C, where each comparison of two tuples
+    (topic first, then number) costs about 250 instructions.
+    """
+    ordered = list(partitions)
+    if len(ordered) > 1:
+        topic = ordered[0][0]
+        for tp in ordered:
+            if tp[0] != topic:
+                ordered.sort()
+                return ordered
+        ordered.sort(key=_partition_number)
+    return ordered
 
 
 _tuple_new = tuple.__new__

@@ -68,7 +68,7 @@ from regroup.events import (
     PartitionsRevoked,
     RecordsProcessed,
 )
-from regroup.model import TopicPartition
+from regroup.model import TopicPartition, sorted_partitions
 from regroup.model.requests.offsets import (
     OffsetFetchRequest,
     OffsetFetchRequestTopic,
@@ -418,7 +418,7 @@ class SimConsumer:
             return
         by_topic: dict[str, list[int]] = {}
         fetching = self._fetching
-        for tp in sorted(partitions):
+        for tp in sorted_partitions(partitions):
             by_topic.setdefault(tp.topic, []).append(tp.partition)
             wanted = fetching.get(tp.topic)
             if wanted is None:
@@ -489,7 +489,8 @@ class SimConsumer:
         if member is None:
             return {}
         owned = member.assignment
-        return {tp: pos for tp, pos in sorted(self.positions.items()) if tp in owned}
+        positions = self.positions
+        return {tp: positions[tp] for tp in sorted_partitions(positions) if tp in owned}
 
     def _commit_owned(self, now: int) -> None:
         member = self.member
@@ -586,7 +587,7 @@ class SimConsumer:
         sim = self.sim
         now = sim.world.now_ms
         owned = member.assignment
-        for tp in sorted(batch):
+        for tp in sorted_partitions(batch):
             first, last = batch[tp]
             if tp not in owned or tp not in self.ready or self.positions.get(tp) != first:
                 continue  # revoked or lost meanwhile: the application drops the chunk
