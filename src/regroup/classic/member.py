@@ -87,7 +87,7 @@ from regroup.classic.protocol import ConsumerProtocolError, decode_assignment
 from regroup.events import (
     Event,
 )
-from regroup.model import NO_GENERATION, ErrorCode, TopicPartition
+from regroup.model import NO_GENERATION, ErrorCode, TopicPartition, sorted_partitions
 from regroup.model.metadata import MetadataImage
 from regroup.model.requests.classic import (
     HeartbeatRequest,
@@ -107,10 +107,15 @@ _ENFORCED_REASON = "rebalance enforced by user"
 
 
 def _has_on_assignment(assignor: ConsumerPartitionAssignor) -> bool:
-    """Whether the assignor overrides ``on_assignment`` (the base one does nothing, so the
-    member need not build its arguments)."""
-    method = getattr(assignor.on_assignment, "__func__", None)  # an instance attribute has none
-    return method is not ConsumerPartitionAssignor.on_assignment
+    """Whether the assignor's class overrides ``on_assignment`` (the base one does nothing,
+    so the member need not build its arguments).
+
+    Asked of the class, as Java dispatches the override: a class attribute is the
+    base's own function (pure Python) or method descriptor (compiled) unless a
+    subclass defines one. The bound method has no ``__func__`` under the compiled
+    build, so asking it would say "overridden" of every assignor.
+    """
+    return type(assignor).on_assignment is not ConsumerPartitionAssignor.on_assignment
 
 
 class ClassicMember(MemberSession):
@@ -513,7 +518,8 @@ class ClassicMember(MemberSession):
             )
             try:
                 assignor.on_assignment(
-                    Assignment(tuple(sorted(assigned)), assignment.user_data), metadata
+                    Assignment(tuple(sorted_partitions(assigned)), assignment.user_data),
+                    metadata,
                 )
             except Exception as callback_error:  # KIP-429: remembered, raised from poll
                 self._remember(callback_error)
