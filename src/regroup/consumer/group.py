@@ -167,7 +167,9 @@ class ConsumerGroup:
         return ConsumerGroupState.STABLE
 
     def state_name(self) -> str:
-        return self.state().value
+        # ``_value_``: ``.value`` is an interpreted enum property, even compiled.
+        value: str = self.state()._value_
+        return value
 
     def is_empty(self) -> bool:
         return not self.members

@@ -192,8 +192,9 @@ class MemberCore:
                 group_id=self.config.group_id,
                 member_id=self.member_id,
                 group_protocol="consumer",
-                old_state=old.value,
-                new_state=new.value,
+                # ``_value_``: ``.value`` is an interpreted enum property, even compiled.
+                old_state=old._value_,
+                new_state=new._value_,
             )
         )
 

@@ -73,6 +73,19 @@ class CommittedOffset:
     metadata: str = ""
     commit_timestamp_ms: int = 0
 
+    def __init__(
+        self,
+        offset: int,
+        leader_epoch: int = -1,
+        metadata: str = "",
+        commit_timestamp_ms: int = 0,
+    ) -> None:
+        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
+        object.__setattr__(self, "offset", offset)
+        object.__setattr__(self, "leader_epoch", leader_epoch)
+        object.__setattr__(self, "metadata", metadata)
+        object.__setattr__(self, "commit_timestamp_ms", commit_timestamp_ms)
+
 
 class OffsetManager:
     """The committed offsets of every group of one coordinator."""
