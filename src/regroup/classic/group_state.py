@@ -42,11 +42,12 @@ with an error that sends the member back to the right one
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Mapping
 from types import MappingProxyType
 
 from mypy_extensions import mypyc_attr
+
+from regroup.model.name_hashed_enum import NameHashedEnum
 
 __all__ = [
     "STATE_DOCS",
@@ -57,7 +58,7 @@ __all__ = [
 ]
 
 
-class ClassicGroupState(enum.Enum):
+class ClassicGroupState(NameHashedEnum):
     """The five states of a classic group; the value is Kafka's name (``ListGroups``, logs).
 
     Each member's ``__doc__`` (``STATE_DOCS``) says what the coordinator does in that state

@@ -31,10 +31,11 @@ UNJOINED) is a legal self-loop listed in the table.
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Mapping
 
 from mypy_extensions import mypyc_attr
+
+from regroup.model.name_hashed_enum import NameHashedEnum
 
 __all__ = [
     "HEARTBEATING",
@@ -47,7 +48,7 @@ __all__ = [
 ]
 
 
-class MemberState(enum.Enum):
+class MemberState(NameHashedEnum):
     """Kafka's ``MemberState`` plus our two terminal states; values print as Kafka's names."""
 
     #: Not in any generation. action: none. transition: JOIN_SENT when a rejoin is needed.
@@ -71,7 +72,7 @@ class MemberState(enum.Enum):
         return self.value
 
 
-class Trigger(enum.Enum):
+class Trigger(NameHashedEnum):
     """What happened to the member (the events of the state machine)."""
 
     JOIN_SENT = "join_sent"

@@ -59,7 +59,6 @@ reports DEAD to anyone still holding it.
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
@@ -70,6 +69,7 @@ from regroup.assignors.consumer.api import SubscriptionType, TopicMetadata
 from regroup.consumer.group_member import Assignment, ConsumerGroupMember, MemberState
 from regroup.consumer.subscription import subscription_type
 from regroup.model.errors import ErrorCode, KafkaProtocolError
+from regroup.model.name_hashed_enum import NameHashedEnum
 from regroup.model.uuid import Uuid
 
 __all__ = ["ConsumerGroup", "ConsumerGroupState", "IllegalGroupStateError", "ResolvedRegex"]
@@ -77,7 +77,7 @@ __all__ = ["ConsumerGroup", "ConsumerGroupState", "IllegalGroupStateError", "Res
 GROUP_TYPE = "consumer"
 
 
-class ConsumerGroupState(enum.Enum):
+class ConsumerGroupState(NameHashedEnum):
     """Kafka's ``ConsumerGroup.ConsumerGroupState``; the value is Kafka's display name."""
 
     EMPTY = "Empty"

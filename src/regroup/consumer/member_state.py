@@ -77,10 +77,11 @@ FATAL
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Mapping
 
 from mypy_extensions import mypyc_attr
+
+from regroup.model.name_hashed_enum import NameHashedEnum
 
 __all__ = [
     "ALLOWED_PREDECESSORS",
@@ -91,7 +92,7 @@ __all__ = [
 ]
 
 
-class MemberState(enum.Enum):
+class MemberState(NameHashedEnum):
     """Kafka's ``MemberState`` (clients, ``consumer/internals``)."""
 
     UNSUBSCRIBED = "UNSUBSCRIBED"
