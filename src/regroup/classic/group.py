@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Hashable, Iterator
+from typing import Final
 
 from regroup.assignors.java_order import java_hashmap_order, java_string_hash
 from regroup.classic.group_member import AwaitingJoinCount, ClassicGroupMember
@@ -46,7 +47,7 @@ from regroup.model.requests.classic import JoinGroupRequestProtocol, JoinGroupRe
 __all__ = ["CLASSIC_GROUP_TYPE", "ClassicGroup"]
 
 #: ``Group.group_type`` of classic groups (ListGroups ``GroupType``).
-CLASSIC_GROUP_TYPE = "classic"
+CLASSIC_GROUP_TYPE: Final = "classic"
 
 
 class ClassicGroup:

@@ -54,6 +54,7 @@ commits through ``commit``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Final
 
 from regroup.assignors.classic.api import (
     Assignment,
@@ -103,7 +104,7 @@ from regroup.model.requests.offsets import OffsetCommitRequest, OffsetCommitResp
 
 __all__ = ["GROUP_PROTOCOL", "ClassicMember", "MemberRequest"]
 
-_ENFORCED_REASON = "rebalance enforced by user"
+_ENFORCED_REASON: Final = "rebalance enforced by user"
 
 
 def _has_on_assignment(assignor: ConsumerPartitionAssignor) -> bool:

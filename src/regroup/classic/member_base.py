@@ -12,6 +12,7 @@ calling the listener (with KIP-429's error rule) and emitting the events.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
 
 from regroup.assignors.classic.api import ConsumerPartitionAssignor
 from regroup.classic.member_config import ClassicMemberConfig
@@ -46,9 +47,9 @@ MemberRequest = (
 )
 
 #: ``group_protocol`` of the events this member emits.
-GROUP_PROTOCOL = "classic"
+GROUP_PROTOCOL: Final = "classic"
 
-_EVENT_KINDS = {
+_EVENT_KINDS: Final = {
     "revoked": PartitionsRevoked,
     "assigned": PartitionsAssigned,
     "lost": PartitionsLost,

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Final
 
 from regroup.classic.member_metrics import MemberMetrics
 from regroup.model import TopicPartition
@@ -30,7 +31,7 @@ from regroup.model.listener import ConsumerRebalanceListener
 __all__ = ["CallbackClock", "CallbackOutcome", "ListenerInvoker"]
 
 #: The listener method of each callback.
-_METHODS = {
+_METHODS: Final = {
     "revoked": "on_partitions_revoked",
     "assigned": "on_partitions_assigned",
     "lost": "on_partitions_lost",
@@ -49,7 +50,7 @@ class CallbackOutcome:
 
 
 #: The usual outcome (no time charged, nothing raised); frozen, so one instance serves all.
-_NOTHING = CallbackOutcome(0, None)
+_NOTHING: Final = CallbackOutcome(0, None)
 
 
 class ListenerInvoker:

@@ -32,6 +32,7 @@ UNJOINED) is a legal self-loop listed in the table.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Final
 
 from mypy_extensions import mypyc_attr
 
@@ -141,10 +142,10 @@ _BY_VALUE: Mapping[str, Mapping[str, MemberState]] = {
 }
 
 #: States in which a rebalance is in progress (Kafka: ``rebalanceInProgress()``).
-REBALANCING: frozenset[MemberState] = frozenset({_P, _C})
+REBALANCING: Final[frozenset[MemberState]] = frozenset({_P, _C})
 #: States in which the member heartbeats (Kafka enables the heartbeat thread on
 #: entering COMPLETING_REBALANCE and disables it on UNJOINED / PREPARING_REBALANCE).
-HEARTBEATING: frozenset[MemberState] = frozenset({_C, _S})
+HEARTBEATING: Final[frozenset[MemberState]] = frozenset({_C, _S})
 
 
 @mypyc_attr(native_class=False)  # a builtin exception base (see regroup.native)

@@ -33,7 +33,7 @@ emitted for every observable step.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from typing import Any
+from typing import Any, Final
 
 from regroup.classic.group import ClassicGroup
 from regroup.classic.group_member import ClassicGroupMember
@@ -69,7 +69,7 @@ from regroup.records.classic import GroupMetadataKey, GroupMetadataValue
 __all__ = ["GROUP_PROTOCOL", "ClassicGroupManager"]
 
 #: ``group_protocol`` of the events this manager emits.
-GROUP_PROTOCOL = "classic"
+GROUP_PROTOCOL: Final = "classic"
 
 Handler = Callable[[Hashable, Any, int], CoordinatorResult]
 

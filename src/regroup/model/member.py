@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import random
 import uuid as _stdlib_uuid
-from typing import NewType
+from typing import Final, NewType
 
 from regroup.model.uuid import Uuid
 
@@ -33,7 +33,7 @@ MemberId = NewType("MemberId", str)
 #: The member id of a member that has none yet (JoinGroup's ``member_id=""``).
 UNKNOWN_MEMBER_ID = MemberId("")
 #: The generation of a classic member outside any generation (Kafka: ``Generation.NO_GENERATION``).
-NO_GENERATION = -1
+NO_GENERATION: Final = -1
 #: KIP-848 member epochs with a meaning of their own.
 JOIN_GROUP_MEMBER_EPOCH = 0
 LEAVE_GROUP_MEMBER_EPOCH = -1

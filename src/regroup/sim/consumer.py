@@ -50,7 +50,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from regroup.classic.member import ClassicMember
 from regroup.classic.member_config import ClassicMemberConfig
@@ -81,7 +81,7 @@ if TYPE_CHECKING:
 __all__ = ["CONSUMER_PROTOCOL_CONFIGS", "SimConsumer"]
 
 #: The consumer configs a ``group.protocol=consumer`` member takes (Kafka names).
-CONSUMER_PROTOCOL_CONFIGS = {
+CONSUMER_PROTOCOL_CONFIGS: Final = {
     "client.rack": "client_rack",
     "max.poll.interval.ms": "max_poll_interval_ms",
     "retry.backoff.ms": "retry_backoff_ms",
@@ -91,7 +91,7 @@ CONSUMER_PROTOCOL_CONFIGS = {
     "auto.commit.interval.ms": "auto_commit_interval_ms",
 }
 #: Kafka refuses these with ``group.protocol=consumer`` (the coordinator owns them).
-CLASSIC_ONLY_CONFIGS = frozenset(
+CLASSIC_ONLY_CONFIGS: Final = frozenset(
     {
         "session.timeout.ms",
         "heartbeat.interval.ms",
@@ -100,10 +100,10 @@ CLASSIC_ONLY_CONFIGS = frozenset(
     }
 )
 #: KIP-848 configs a ``group.protocol=classic`` consumer does not take.
-CONSUMER_ONLY_CONFIGS = frozenset({"group.remote.assignor"})
+CONSUMER_ONLY_CONFIGS: Final = frozenset({"group.remote.assignor"})
 #: Configs of the simulated process itself, valid under both protocols (``group.protocol``
 #: picks the member: ``classic`` or ``consumer``; default: the simulation's protocol).
-PROCESS_CONFIGS = frozenset({"request.timeout.ms", "group.protocol"})
+PROCESS_CONFIGS: Final = frozenset({"request.timeout.ms", "group.protocol"})
 
 
 def _as_bool(key: str, value: Any) -> bool:

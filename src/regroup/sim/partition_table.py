@@ -31,7 +31,7 @@ always empty or one member, so a tuple is smaller and faster than a set, and
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 from regroup.model import TopicPartition
 
@@ -42,7 +42,7 @@ T = TypeVar("T")
 DENSE_IDS = 1 << 20
 """Partition ids below this are numbered through a per-topic list (Kafka topics have far fewer)."""
 
-NOBODY: tuple[str, ...] = ()
+NOBODY: Final[tuple[str, ...]] = ()
 """The owners (or servers) of a partition nobody owns."""
 
 

@@ -26,7 +26,7 @@ testing them in this order gives the answer of any other order.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from regroup.events import (
     GenerationBumped,
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 __all__ = ["DIRTYING", "StabilityWatch"]
 
 #: Coordinator events after which the group may have become (un)stable.
-DIRTYING = frozenset(
+DIRTYING: Final = frozenset(
     {
         MemberJoined,
         MemberLeft,

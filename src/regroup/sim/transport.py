@@ -27,7 +27,7 @@ check (``StabilityWatch.check``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from regroup.coordinator.result import CoordinatorResult
 
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 __all__ = ["COORDINATOR", "Transport"]
 
 #: The coordinator's endpoint name on the network.
-COORDINATOR = "coordinator"
+COORDINATOR: Final = "coordinator"
 
 
 class Transport:

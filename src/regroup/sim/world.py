@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 __all__ = ["World"]
 
-_push = heapq.heappush
-_pop = heapq.heappop
+_push: Final = heapq.heappush
+_pop: Final = heapq.heappop
 
 
 class World:
