@@ -128,8 +128,14 @@ class PartitionTable:
         # would be unboxed and boxed anew (allocated, past 256) for the answer list.
         answer: list[Any] = []
         all_dense = self._dense
+        # An event's partitions come by topic, sharing one name object per topic
+        # (the decoded Assignment's): look the topic up when the object changes.
+        topic: str | None = None
+        dense: list[int | None] | None = None
         for tp in partitions:
-            dense = all_dense.get(tp.topic)
+            if tp.topic is not topic:
+                topic = tp.topic
+                dense = all_dense.get(topic)
             partition = tp.partition
             if dense is not None and 0 <= partition < len(dense):
                 number: Any = dense[partition]
