@@ -33,6 +33,11 @@ for it (each says so where it is):
   a globals lookup and Python 3.11's ``EnumType.__getattr__`` slot, about 800
   instructions each time. Short aliases serve only the rule tables built at
   import; a test checks this;
+* what ``enum`` does in Python stays interpreted under the build: the state
+  enums derive from ``NameHashedEnum`` (a compiled ``__hash__``), and hot paths
+  read ``member._value_`` rather than the ``.value`` property;
+* a module constant read on a hot path is ``Final``: mypyc keeps it in a C
+  static instead of looking it up in the module's globals on every read;
 * a frozen dataclass made once per request or rebalance (``Reply``,
   ``Subscription``, ``Assignment``, the join steps, the requests and responses
   of the classic, offset and heartbeat APIs, the member and data-plane events,
