@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 PYTEST_WORKERS ?= 2
 
-.PHONY: run test lint typecheck layers unit bench clean setup browser native pure golden
+.PHONY: run test lint typecheck layers unit bench clean setup browser golden
 
 setup: $(STAMP)
 
@@ -41,15 +41,6 @@ unit: $(STAMP)
 
 test: lint typecheck layers unit
 
-# Optional: compile the protocol core and the simulator with mypyc (regroup.native,
-# about 90 s; needs a C compiler). Large simulations run 1.2-1.5x faster; the event logs
-# are the same byte for byte. `make pure` goes back to plain Python.
-native: $(STAMP)
-	$(BIN)/python tools/native_build.py
-
-pure: $(STAMP)
-	$(BIN)/python tools/native_build.py --clean
-
 # Rewrite the golden event-log hashes (tests/golden/hashes.json) after a change of
 # behaviour that an issue asks for; a refactor never needs this.
 golden: $(STAMP)
@@ -60,4 +51,3 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build src/build src/*.egg-info .mypy_cache .ruff_cache .hypothesis
-	find src -name '*.so' -delete

@@ -27,13 +27,13 @@ Usage::
     python benchmarks/simulator.py --members 200 --partitions 2000 --budget 60
     python benchmarks/simulator.py --skip-small    # the large bounce table only
     python benchmarks/simulator.py --skip-small --repeat 3   # median and range of 3 runs each
-    python benchmarks/simulator.py --compare-builds   # the large bounce, pure vs compiled
+    python benchmarks/simulator.py --compare-rev HEAD~5   # the large bounce, then vs now
 
-Which build runs is printed first: pure Python, or the mypyc-compiled one that
-``make native`` builds (``regroup.native``). ``--compare-builds`` compiles a copy
-of the sources (about 90 s) and runs the large bounce under both builds, each
-protocol pure then compiled in turn, each run in its own process, and prints
-the speed-up and whether the two runs measured the same (they must).
+``--compare-rev REV`` runs the large bounce at another revision (``git archive``)
+and at this working tree, each protocol at REV then here in turn, each run in its
+own process, and prints the ratio of the two wall times and whether the two runs
+measured the same (they must, when behaviour did not change): a before/after
+figure measured in one run, so the machine's drift between sessions cancels out.
 """
 
 from __future__ import annotations
@@ -41,20 +41,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from dataclasses import dataclass
-from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
-from regroup.native import describe_build
 from regroup.sim.scenario import Action, DataConfig, Scenario
 from regroup.sim.simulation import RunResult, Settings, Simulation
 
@@ -176,14 +173,13 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def one_bounce_json(protocol: str, members: int, partitions: int, budget: float) -> str:
-    """The large bounce under one protocol, as one JSON line (a ``--compare-builds`` child)."""
+    """The large bounce under one protocol, as one JSON line (a ``--compare-rev`` child)."""
     assignor = dict(PROTOCOLS)[protocol]
     scenario = bounce_scenario(members, partitions, records=0, gap_ms=2000)
     run = timed_run(Settings(scenario, protocol=protocol, assignor=assignor), budget)
     m = run.result.metrics if run.result else None
     return json.dumps(
         {
-            "build": describe_build(),
             "wall_s": run.wall_s,
             "cpu_s": run.cpu_s,
             "virtual_ms": run.virtual_ms,
@@ -194,39 +190,37 @@ def one_bounce_json(protocol: str, members: int, partitions: int, budget: float)
     )
 
 
-def _source_copy(target: Path) -> Path:
-    ignore = shutil.ignore_patterns(
-        "__pycache__", "build", "*.egg-info", *(f"*{suffix}" for suffix in EXTENSION_SUFFIXES)
-    )
-    shutil.copytree(REPO / "src", target / "src", ignore=ignore)
+def _source_at(rev: str, target: Path) -> Path:
+    """The sources of ``rev`` exported into ``target`` (``git archive``); returns its ``src``."""
+    target.mkdir(parents=True)
+    archive = subprocess.run(
+        ["git", "-C", str(REPO), "archive", rev, "src"], check=True, capture_output=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True)
     return target / "src"
 
 
-def table_compare_builds(console: Console, members: int, partitions: int, budget: float) -> None:
-    with tempfile.TemporaryDirectory(prefix="regroup-builds-") as tmp:
-        pure, native = _source_copy(Path(tmp) / "pure"), _source_copy(Path(tmp) / "native")
-        console.print("compiling a copy with mypyc (tools/native_build.py) ...")
-        subprocess.run(
-            [sys.executable, str(REPO / "tools" / "native_build.py"), "--src", str(native)],
-            check=True,
-            stdout=subprocess.DEVNULL,
-        )
+def table_compare_rev(
+    console: Console, rev: str, members: int, partitions: int, budget: float
+) -> None:
+    with tempfile.TemporaryDirectory(prefix="regroup-rev-") as tmp:
+        trees = (("then", _source_at(rev, Path(tmp) / "then")), ("now", REPO / "src"))
         table = Table(
-            title=f"Rolling bounce: {members} members, {partitions} partitions, pure vs compiled"
+            title=f"Rolling bounce: {members} members, {partitions} partitions, {rev} vs now"
         )
         for column in (
             "protocol",
-            "pure wall s",
-            "compiled wall s",
-            "speed-up",
-            "compiled virtual s / wall s",
+            f"{rev} wall s",
+            "now wall s",
+            "now / then",
+            "now virtual s / wall s",
             "steps",
             "same result",
         ):
             table.add_column(column, justify="right")
         for protocol, _ in PROTOCOLS:
             runs = {}
-            for name, src in (("pure", pure), ("compiled", native)):
+            for name, src in trees:
                 options = ["--members", str(members), "--partitions", str(partitions)]
                 options += ["--budget", str(budget)]
                 child = subprocess.run(
@@ -237,17 +231,20 @@ def table_compare_builds(console: Console, members: int, partitions: int, budget
                     text=True,
                 )
                 runs[name] = json.loads(child.stdout.splitlines()[-1])
-            p, c = runs["pure"], runs["compiled"]
-            assert p["build"] == "pure Python" and c["build"].startswith("compiled"), (p, c)
-            finished = p["finished"] and c["finished"]
+            then, now = runs["then"], runs["now"]
+            finished = then["finished"] and now["finished"]
             table.add_row(
                 protocol,
-                f"{p['wall_s']:.1f}" + ("" if p["finished"] else " (over budget)"),
-                f"{c['wall_s']:.1f}" + ("" if c["finished"] else " (over budget)"),
-                f"{p['wall_s'] / c['wall_s']:.2f}x" if finished else "-",
-                f"{c['virtual_ms'] / 1000 / c['wall_s']:.1f}",
-                str(c["steps"]),
-                ("yes" if p["measured"] == c["measured"] and p["steps"] == c["steps"] else "NO")
+                f"{then['wall_s']:.1f}" + ("" if then["finished"] else " (over budget)"),
+                f"{now['wall_s']:.1f}" + ("" if now["finished"] else " (over budget)"),
+                f"{now['wall_s'] / then['wall_s']:.2f}" if finished else "-",
+                f"{now['virtual_ms'] / 1000 / now['wall_s']:.1f}",
+                str(now["steps"]),
+                (
+                    "yes"
+                    if then["measured"] == now["measured"] and then["steps"] == now["steps"]
+                    else "NO"
+                )
                 if finished
                 else "-",
             )
@@ -352,9 +349,9 @@ def main() -> None:
         "--skip-small", action="store_true", help="skip the two 10-member comparison tables"
     )
     parser.add_argument(
-        "--compare-builds",
-        action="store_true",
-        help="only the large bounce, under pure Python and the mypyc build",
+        "--compare-rev",
+        metavar="REV",
+        help="only the large bounce, at git revision REV and at this tree, in turn",
     )
     parser.add_argument("--one-bounce", choices=[p for p, _ in PROTOCOLS], help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -369,10 +366,9 @@ def main() -> None:
     # Wide enough for every column when the output goes to a file or a pipe (rich's default
     # there is 80 columns, which cuts the figures).
     console = Console(width=None if sys.stdout.isatty() else 180)
-    if args.compare_builds:
-        table_compare_builds(console, members, partitions, args.budget)
+    if args.compare_rev:
+        table_compare_rev(console, args.compare_rev, members, partitions, args.budget)
         return
-    console.print(f"regroup build: {describe_build()}")
     if not args.skip_small:
         table_scale_out(console, args.budget)
         table_small_bounce(console, args.budget)

@@ -42,12 +42,9 @@ with an error that sends the member back to the right one
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping
 from types import MappingProxyType
-
-from mypy_extensions import mypyc_attr
-
-from regroup.model.name_hashed_enum import NameHashedEnum
 
 __all__ = [
     "STATE_DOCS",
@@ -58,7 +55,7 @@ __all__ = [
 ]
 
 
-class ClassicGroupState(NameHashedEnum):
+class ClassicGroupState(enum.Enum):
     """The five states of a classic group; the value is Kafka's name (``ListGroups``, logs).
 
     Each member's ``__doc__`` (``STATE_DOCS``) says what the coordinator does in that state
@@ -145,7 +142,6 @@ VALID_PREVIOUS_STATES: Mapping[ClassicGroupState, frozenset[ClassicGroupState]] 
 )
 
 
-@mypyc_attr(native_class=False)  # a builtin exception base (see regroup.native)
 class IllegalGroupStateTransition(RuntimeError):
     """A transition that ``VALID_PREVIOUS_STATES`` forbids (Rule 5); a coordinator bug."""
 

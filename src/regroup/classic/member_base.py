@@ -238,8 +238,8 @@ class MemberBase:
                     group_id=self.config.group_id,
                     member_id=self.member_id or self._former_member_id,
                     group_protocol=GROUP_PROTOCOL,
-                    old_state=old._value_,  # str(state): its Kafka name
-                    new_state=new._value_,
+                    old_state=old.value,  # str(state): its Kafka name
+                    new_state=new.value,
                 )
             )
 

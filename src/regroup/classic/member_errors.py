@@ -19,8 +19,6 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 
-from mypy_extensions import mypyc_attr
-
 from regroup.model import ErrorCode
 
 __all__ = [
@@ -57,7 +55,6 @@ class RebalanceInProgressError(CommitRefusedError):
     """Kafka's ``RebalanceInProgressException``: retry after the rebalance completes."""
 
 
-@mypyc_attr(native_class=False)  # a builtin exception base (see regroup.native)
 class IllegalMemberUse(RuntimeError):
     """Kafka's ``IllegalStateException`` for a call the member's state does not allow."""
 

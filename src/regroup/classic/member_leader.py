@@ -28,8 +28,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from mypy_extensions import mypyc_attr
-
 from regroup.assignors.classic.api import (
     Assignment,
     ClusterMetadata,
@@ -56,7 +54,6 @@ __all__ = [
 COOPERATIVE_STICKY = "cooperative-sticky"
 
 
-@mypyc_attr(native_class=False)  # a builtin exception base (see regroup.native)
 class CooperativeAssignmentViolation(RuntimeError):
     """Kafka's ``IllegalStateException`` from ``validateCooperativeAssignment``."""
 

@@ -31,12 +31,9 @@ UNJOINED) is a legal self-loop listed in the table.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping
 from typing import Final
-
-from mypy_extensions import mypyc_attr
-
-from regroup.model.name_hashed_enum import NameHashedEnum
 
 __all__ = [
     "HEARTBEATING",
@@ -49,7 +46,7 @@ __all__ = [
 ]
 
 
-class MemberState(NameHashedEnum):
+class MemberState(enum.Enum):
     """Kafka's ``MemberState`` plus our two terminal states; values print as Kafka's names."""
 
     #: Not in any generation. action: none. transition: JOIN_SENT when a rejoin is needed.
@@ -73,7 +70,7 @@ class MemberState(NameHashedEnum):
         return self.value
 
 
-class Trigger(NameHashedEnum):
+class Trigger(enum.Enum):
     """What happened to the member (the events of the state machine)."""
 
     JOIN_SENT = "join_sent"
@@ -134,13 +131,6 @@ TRANSITIONS: Mapping[MemberState, Mapping[Trigger, MemberState]] = {
     _X: {},
 }
 
-#: ``TRANSITIONS`` keyed by the members' values: the same table, looked up by strings (whose
-#: hash is cached in C) instead of by enum members (whose ``__hash__`` is a Python call).
-_BY_VALUE: Mapping[str, Mapping[str, MemberState]] = {
-    state._value_: {trigger._value_: new for trigger, new in row.items()}
-    for state, row in TRANSITIONS.items()
-}
-
 #: States in which a rebalance is in progress (Kafka: ``rebalanceInProgress()``).
 REBALANCING: Final[frozenset[MemberState]] = frozenset({_P, _C})
 #: States in which the member heartbeats (Kafka enables the heartbeat thread on
@@ -148,7 +138,6 @@ REBALANCING: Final[frozenset[MemberState]] = frozenset({_P, _C})
 HEARTBEATING: Final[frozenset[MemberState]] = frozenset({_C, _S})
 
 
-@mypyc_attr(native_class=False)  # a builtin exception base (see regroup.native)
 class IllegalMemberTransition(RuntimeError):
     """A trigger the current state does not accept; the state is unchanged."""
 
@@ -167,12 +156,12 @@ class MemberStateMachine:
         self.state = state
 
     def can(self, trigger: Trigger) -> bool:
-        return trigger._value_ in _BY_VALUE[self.state._value_]
+        return trigger in TRANSITIONS[self.state]
 
     def process(self, trigger: Trigger) -> tuple[MemberState, MemberState]:
         """Apply ``trigger``; returns ``(old, new)``. Raises and changes nothing if illegal."""
         old = self.state
-        new = _BY_VALUE[old._value_].get(trigger._value_)
+        new = TRANSITIONS[old].get(trigger)
         if new is None:
             raise IllegalMemberTransition(old, trigger)
         self.state = new

@@ -46,10 +46,7 @@ with a one-line message. The one place we are stricter than Java: a string
 that is not valid UTF-8 is an error here, where Java would substitute U+FFFD.
 
 Speed: a classic group of N members reads N assignments and N subscriptions
-per rebalance, and writes as many. Well-formed input takes the struct-based
-fast paths of ``protocol_fast`` (same bytes, same values); anything else runs
-the ``ByteReader`` / ``ByteWriter`` code below, which stays the reference and
-the source of every error. Decoded values are memoised by their bytes
+per rebalance, and writes as many. Decoded values are memoised by their bytes
 (``DECODE_CACHE_SIZE`` of each kind, least recently used first out): the
 bytes are immutable and the decoded values frozen, so a hit returns exactly
 what decoding would, and the coordinator's read of an assignment (for the
@@ -65,13 +62,6 @@ from functools import lru_cache
 from typing import TypeVar
 
 from regroup.assignors.classic.api import Assignment, Subscription
-from regroup.classic.protocol_fast import (
-    Irregular,
-    read_assignment,
-    read_subscription,
-    write_assignment,
-    write_subscription,
-)
 from regroup.model import NO_GENERATION, TopicPartition
 from regroup.model.wire import ByteReader, ByteWriter, WireFormatError
 
@@ -222,13 +212,7 @@ def encode_subscription(
     part of the bytes (the leader learns it from the JoinGroup member list).
     """
     effective = _checked_version(version, "subscription")
-    try:
-        return write_subscription(subscription, effective)
-    except Irregular:
-        return _write_subscription_reference(subscription, effective)
 
-
-def _write_subscription_reference(subscription: Subscription, effective: int) -> bytes:
     def write() -> bytes:
         writer = ByteWriter().int16(effective)
         writer.array(sorted(subscription.topics, key=_java_string_key), ByteWriter.string)
@@ -261,13 +245,6 @@ def decode_subscription(data: bytes | bytearray | memoryview) -> Subscription:
 
 @lru_cache(maxsize=DECODE_CACHE_SIZE)
 def _decode_subscription_bytes(data: bytes) -> Subscription:
-    try:
-        return read_subscription(data)
-    except Irregular:
-        return _read_subscription_reference(data)
-
-
-def _read_subscription_reference(data: bytes) -> Subscription:
     reader = ByteReader(data)
     version = _read_version(reader)
     effective = _checked_version(version, "subscription")
@@ -306,13 +283,7 @@ def encode_assignment(assignment: Assignment, version: int = HIGHEST_SUPPORTED_V
     topics in order of first appearance.
     """
     effective = _checked_version(version, "assignment")
-    try:
-        return write_assignment(assignment, effective)
-    except Irregular:
-        return _write_assignment_reference(assignment, effective)
 
-
-def _write_assignment_reference(assignment: Assignment, effective: int) -> bytes:
     def write() -> bytes:
         writer = ByteWriter().int16(effective)
         _write_topic_partitions(writer, _group_by_topic(assignment.partitions))
@@ -333,13 +304,6 @@ def decode_assignment(data: bytes | bytearray | memoryview) -> Assignment:
 
 @lru_cache(maxsize=DECODE_CACHE_SIZE)
 def _decode_assignment_bytes(data: bytes) -> Assignment:
-    try:
-        return read_assignment(data)
-    except Irregular:
-        return _read_assignment_reference(data)
-
-
-def _read_assignment_reference(data: bytes) -> Assignment:
     reader = ByteReader(data)
     version = _read_version(reader)
     _checked_version(version, "assignment")

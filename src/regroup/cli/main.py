@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from regroup import __version__
 from regroup.cli import analyze, assign, demo, groups, replay, serve, simulate, sweep
 from regroup.cli.errors import UsageError
-from regroup.native import stale_sources
 
 __all__ = ["main"]
 
@@ -33,21 +32,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _warn_if_the_compiled_build_is_stale() -> None:
-    stale = stale_sources()
-    if stale:
-        more = f" and {len(stale) - 1} more" if len(stale) > 1 else ""
-        print(
-            f"regroup: warning: {stale[0]}{more} changed after `make native`; the old compiled "
-            "code is what runs. Run `make native` again, or `make pure`.",
-            file=sys.stderr,
-        )
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    _warn_if_the_compiled_build_is_stale()
     try:
         code: int = args.run(args)
     except UsageError as exc:

@@ -59,17 +59,15 @@ reports DEAD to anyone still holding it.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
-
-from mypy_extensions import mypyc_attr
 
 from regroup.assignors.consumer.api import SubscriptionType, TopicMetadata
 from regroup.consumer.group_member import Assignment, ConsumerGroupMember, MemberState
 from regroup.consumer.subscription import subscription_type
 from regroup.model.errors import ErrorCode, KafkaProtocolError
-from regroup.model.name_hashed_enum import NameHashedEnum
 from regroup.model.uuid import Uuid
 
 __all__ = ["ConsumerGroup", "ConsumerGroupState", "IllegalGroupStateError", "ResolvedRegex"]
@@ -77,7 +75,7 @@ __all__ = ["ConsumerGroup", "ConsumerGroupState", "IllegalGroupStateError", "Res
 GROUP_TYPE = "consumer"
 
 
-class ConsumerGroupState(NameHashedEnum):
+class ConsumerGroupState(enum.Enum):
     """Kafka's ``ConsumerGroup.ConsumerGroupState``; the value is Kafka's display name."""
 
     EMPTY = "Empty"
@@ -87,7 +85,6 @@ class ConsumerGroupState(NameHashedEnum):
     DEAD = "Dead"
 
 
-@mypyc_attr(native_class=False)  # a builtin exception base (see regroup.native)
 class IllegalGroupStateError(RuntimeError):
     """A record that contradicts the group (two owners for a partition...): a bug."""
 
@@ -167,8 +164,7 @@ class ConsumerGroup:
         return ConsumerGroupState.STABLE
 
     def state_name(self) -> str:
-        # ``_value_``: ``.value`` is an interpreted enum property, even compiled.
-        value: str = self.state()._value_
+        value: str = self.state().value
         return value
 
     def is_empty(self) -> bool:

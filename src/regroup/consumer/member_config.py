@@ -14,8 +14,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from mypy_extensions import mypyc_attr
-
 from regroup.model import ErrorCode, TopicPartition
 
 __all__ = [
@@ -32,12 +30,10 @@ class InvalidMemberConfigError(ValueError):
     """A config value Kafka would refuse (Kafka: ``ConfigException``)."""
 
 
-@mypyc_attr(native_class=False)  # a builtin exception base (see regroup.native)
 class IllegalStateError(RuntimeError):
     """Kafka's ``IllegalStateException`` (``enforceRebalance`` under this protocol, ...)."""
 
 
-@mypyc_attr(native_class=False)  # a builtin exception base (see regroup.native)
 class MemberFatalError(RuntimeError):
     """The member hit an error it cannot recover from (Kafka: the member goes FATAL).
 
@@ -50,7 +46,6 @@ class MemberFatalError(RuntimeError):
         self.message = message
 
 
-@mypyc_attr(native_class=False)  # a builtin exception base (see regroup.native)
 class TopicAuthorizationError(RuntimeError):
     """TOPIC_AUTHORIZATION_FAILED: surfaced from ``poll``; the member stays in the group."""
 

@@ -192,9 +192,8 @@ class MemberCore:
                 group_id=self.config.group_id,
                 member_id=self.member_id,
                 group_protocol="consumer",
-                # ``_value_``: ``.value`` is an interpreted enum property, even compiled.
-                old_state=old._value_,
-                new_state=new._value_,
+                old_state=old.value,
+                new_state=new.value,
             )
         )
 

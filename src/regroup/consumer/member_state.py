@@ -77,11 +77,8 @@ FATAL
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping
-
-from mypy_extensions import mypyc_attr
-
-from regroup.model.name_hashed_enum import NameHashedEnum
 
 __all__ = [
     "ALLOWED_PREDECESSORS",
@@ -92,7 +89,7 @@ __all__ = [
 ]
 
 
-class MemberState(NameHashedEnum):
+class MemberState(enum.Enum):
     """Kafka's ``MemberState`` (clients, ``consumer/internals``)."""
 
     UNSUBSCRIBED = "UNSUBSCRIBED"
@@ -192,7 +189,6 @@ ALLOWED_PREDECESSORS: Mapping[MemberState, frozenset[MemberState]] = {
 }
 
 
-@mypyc_attr(native_class=False)  # a builtin exception base (see regroup.native)
 class IllegalMemberStateTransition(RuntimeError):
     """Rule 2: a state change the table forbids (Kafka's ``IllegalStateException``)."""
 

@@ -63,8 +63,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
-from mypy_extensions import mypyc_attr
-
 from regroup.consumer.group_member import (
     Assignment,
     ConsumerGroupMember,
@@ -98,7 +96,6 @@ TRANSITIONS: Mapping[MemberState, frozenset[MemberState]] = {
 }
 
 
-@mypyc_attr(native_class=False)  # a builtin exception base (see regroup.native)
 class IllegalReconciliationError(RuntimeError):
     """A step that would break the transition table (a bug, never a client mistake)."""
 

@@ -29,8 +29,6 @@ import random
 from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
-from mypy_extensions import mypyc_attr
-
 from regroup.coordinator.classic_manager import ClassicGroupManager
 from regroup.coordinator.config import GroupCoordinatorConfig
 from regroup.coordinator.consumer_manager import ConsumerGroupManager
@@ -46,7 +44,6 @@ __all__ = ["GroupCoordinator", "UnsupportedRequestError"]
 Handler = Callable[[Hashable, Any, int], CoordinatorResult]
 
 
-@mypyc_attr(native_class=False)  # a builtin exception base (see regroup.native)
 class UnsupportedRequestError(TypeError):
     """A request type no manager serves (a driver bug, not a client mistake)."""
 

@@ -29,7 +29,6 @@ from typing import Any, TypeVar, Union
 
 from regroup.model.topic_partition import TopicPartition
 from regroup.model.uuid import Uuid
-from regroup.type_hints import type_hints
 
 __all__ = ["CodecError", "from_jsonable", "to_jsonable"]
 
@@ -71,8 +70,7 @@ def _key_text(key: Any) -> str:
 
 @cache
 def _hints(cls: type) -> dict[str, Any]:
-    # Not typing.get_type_hints: a class compiled by mypyc keeps erased annotations.
-    return type_hints(cls)
+    return typing.get_type_hints(cls)
 
 
 def from_jsonable(cls: type[T], data: Any, path: str = "") -> T:

@@ -22,8 +22,6 @@ from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from mypy_extensions import mypyc_attr
-
 from regroup.model import NO_GENERATION, TopicPartition
 
 __all__ = [
@@ -165,7 +163,6 @@ class ConsumerGroupMetadata:
         object.__setattr__(self, "group_instance_id", group_instance_id)
 
 
-@mypyc_attr(allow_interpreted_subclasses=True)  # users subclass it (regroup.native)
 class ConsumerPartitionAssignor(abc.ABC):
     """KIP-429's ``ConsumerPartitionAssignor``.
 

@@ -21,8 +21,6 @@ from collections.abc import Mapping, Set
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from mypy_extensions import mypyc_attr
-
 from regroup.model import Uuid
 
 __all__ = [
@@ -150,7 +148,6 @@ class GroupAssignment:
     members: Mapping[str, MemberAssignment]
 
 
-@mypyc_attr(allow_interpreted_subclasses=True)  # users subclass it (regroup.native)
 class ConsumerGroupPartitionAssignor(abc.ABC):
     """Kafka's ``ConsumerGroupPartitionAssignor``: a named, pure server-side assignor."""
 

@@ -36,8 +36,6 @@ import abc
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from mypy_extensions import mypyc_attr
-
 from regroup.assignors.consumer.api import (
     GroupSpec,
     MemberSubscriptionSpec,
@@ -136,7 +134,6 @@ class MemberAssignmentUpdate:
     metadata: bytes = b""
 
 
-@mypyc_attr(allow_interpreted_subclasses=True)  # users subclass it (regroup.native)
 class PartitionAssignor(abc.ABC):
     """KIP-848's client-side ``PartitionAssignor``."""
 
@@ -162,7 +159,6 @@ class PartitionAssignor(abc.ABC):
         return None
 
 
-@mypyc_attr(allow_interpreted_subclasses=True)  # users subclass it (regroup.native)
 class ServerLogicAssignor(PartitionAssignor):
     """A client-side assignor that runs a server-side assignor's algorithm on the member.
 
