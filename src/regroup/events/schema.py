@@ -121,24 +121,6 @@ class MemberJoined(Event):
     instance_id: str | None = None
     client_id: str = ""
 
-    def __init__(
-        self,
-        *,
-        ts_ms: int,
-        group_id: str,
-        member_id: str,
-        group_protocol: str,
-        instance_id: str | None = None,
-        client_id: str = "",
-    ) -> None:
-        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
-        object.__setattr__(self, "ts_ms", ts_ms)
-        object.__setattr__(self, "group_id", group_id)
-        object.__setattr__(self, "member_id", member_id)
-        object.__setattr__(self, "group_protocol", group_protocol)
-        object.__setattr__(self, "instance_id", instance_id)
-        object.__setattr__(self, "client_id", client_id)
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MemberLeft(Event):
@@ -154,24 +136,6 @@ class MemberLeft(Event):
     reason: str
     instance_id: str | None = None
 
-    def __init__(
-        self,
-        *,
-        ts_ms: int,
-        group_id: str,
-        member_id: str,
-        group_protocol: str,
-        reason: str,
-        instance_id: str | None = None,
-    ) -> None:
-        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
-        object.__setattr__(self, "ts_ms", ts_ms)
-        object.__setattr__(self, "group_id", group_id)
-        object.__setattr__(self, "member_id", member_id)
-        object.__setattr__(self, "group_protocol", group_protocol)
-        object.__setattr__(self, "reason", reason)
-        object.__setattr__(self, "instance_id", instance_id)
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GroupStateChanged(Event):
@@ -180,22 +144,6 @@ class GroupStateChanged(Event):
     group_protocol: str
     old_state: str
     new_state: str
-
-    def __init__(
-        self,
-        *,
-        ts_ms: int,
-        group_id: str,
-        group_protocol: str,
-        old_state: str,
-        new_state: str,
-    ) -> None:
-        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
-        object.__setattr__(self, "ts_ms", ts_ms)
-        object.__setattr__(self, "group_id", group_id)
-        object.__setattr__(self, "group_protocol", group_protocol)
-        object.__setattr__(self, "old_state", old_state)
-        object.__setattr__(self, "new_state", new_state)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -252,28 +200,6 @@ class MemberAssignmentChanged(Event):
     assigned: Partitions
     pending_revocation: Partitions = ()
 
-    def __init__(
-        self,
-        *,
-        ts_ms: int,
-        group_id: str,
-        member_id: str,
-        epoch: int,
-        previous_epoch: int,
-        member_state: str,
-        assigned: Partitions,
-        pending_revocation: Partitions = (),
-    ) -> None:
-        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
-        object.__setattr__(self, "ts_ms", ts_ms)
-        object.__setattr__(self, "group_id", group_id)
-        object.__setattr__(self, "member_id", member_id)
-        object.__setattr__(self, "epoch", epoch)
-        object.__setattr__(self, "previous_epoch", previous_epoch)
-        object.__setattr__(self, "member_state", member_state)
-        object.__setattr__(self, "assigned", assigned)
-        object.__setattr__(self, "pending_revocation", pending_revocation)
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class OffsetsCommitted(Event):
@@ -282,22 +208,6 @@ class OffsetsCommitted(Event):
     member_id: str
     generation_or_epoch: int
     offsets: Mapping[TopicPartition, int]
-
-    def __init__(
-        self,
-        *,
-        ts_ms: int,
-        group_id: str,
-        member_id: str,
-        generation_or_epoch: int,
-        offsets: Mapping[TopicPartition, int],
-    ) -> None:
-        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
-        object.__setattr__(self, "ts_ms", ts_ms)
-        object.__setattr__(self, "group_id", group_id)
-        object.__setattr__(self, "member_id", member_id)
-        object.__setattr__(self, "generation_or_epoch", generation_or_epoch)
-        object.__setattr__(self, "offsets", offsets)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -322,24 +232,6 @@ class MemberStateChanged(Event):
     old_state: str
     new_state: str
 
-    def __init__(
-        self,
-        *,
-        ts_ms: int,
-        group_id: str,
-        member_id: str,
-        group_protocol: str,
-        old_state: str,
-        new_state: str,
-    ) -> None:
-        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
-        object.__setattr__(self, "ts_ms", ts_ms)
-        object.__setattr__(self, "group_id", group_id)
-        object.__setattr__(self, "member_id", member_id)
-        object.__setattr__(self, "group_protocol", group_protocol)
-        object.__setattr__(self, "old_state", old_state)
-        object.__setattr__(self, "new_state", new_state)
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RebalanceRequested(Event):
@@ -347,20 +239,6 @@ class RebalanceRequested(Event):
 
     member_id: str
     reason: str
-
-    def __init__(
-        self,
-        *,
-        ts_ms: int,
-        group_id: str,
-        member_id: str,
-        reason: str,
-    ) -> None:
-        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
-        object.__setattr__(self, "ts_ms", ts_ms)
-        object.__setattr__(self, "group_id", group_id)
-        object.__setattr__(self, "member_id", member_id)
-        object.__setattr__(self, "reason", reason)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -371,22 +249,6 @@ class PartitionsRevoked(Event):
     partitions: Partitions
     generation_or_epoch: int = -1
 
-    def __init__(
-        self,
-        *,
-        ts_ms: int,
-        group_id: str,
-        member_id: str,
-        partitions: Partitions,
-        generation_or_epoch: int = -1,
-    ) -> None:
-        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
-        object.__setattr__(self, "ts_ms", ts_ms)
-        object.__setattr__(self, "group_id", group_id)
-        object.__setattr__(self, "member_id", member_id)
-        object.__setattr__(self, "partitions", partitions)
-        object.__setattr__(self, "generation_or_epoch", generation_or_epoch)
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PartitionsAssigned(Event):
@@ -396,22 +258,6 @@ class PartitionsAssigned(Event):
     partitions: Partitions
     generation_or_epoch: int = -1
 
-    def __init__(
-        self,
-        *,
-        ts_ms: int,
-        group_id: str,
-        member_id: str,
-        partitions: Partitions,
-        generation_or_epoch: int = -1,
-    ) -> None:
-        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
-        object.__setattr__(self, "ts_ms", ts_ms)
-        object.__setattr__(self, "group_id", group_id)
-        object.__setattr__(self, "member_id", member_id)
-        object.__setattr__(self, "partitions", partitions)
-        object.__setattr__(self, "generation_or_epoch", generation_or_epoch)
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PartitionsLost(Event):
@@ -420,22 +266,6 @@ class PartitionsLost(Event):
     member_id: str
     partitions: Partitions
     generation_or_epoch: int = -1
-
-    def __init__(
-        self,
-        *,
-        ts_ms: int,
-        group_id: str,
-        member_id: str,
-        partitions: Partitions,
-        generation_or_epoch: int = -1,
-    ) -> None:
-        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
-        object.__setattr__(self, "ts_ms", ts_ms)
-        object.__setattr__(self, "group_id", group_id)
-        object.__setattr__(self, "member_id", member_id)
-        object.__setattr__(self, "partitions", partitions)
-        object.__setattr__(self, "generation_or_epoch", generation_or_epoch)
 
 
 # -- data plane -----------------------------------------------------------------------
@@ -449,22 +279,6 @@ class RecordsProduced(Event):
     count: int
     end_offset: int
 
-    def __init__(
-        self,
-        *,
-        ts_ms: int,
-        group_id: str,
-        partition: TopicPartition,
-        count: int,
-        end_offset: int,
-    ) -> None:
-        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
-        object.__setattr__(self, "ts_ms", ts_ms)
-        object.__setattr__(self, "group_id", group_id)
-        object.__setattr__(self, "partition", partition)
-        object.__setattr__(self, "count", count)
-        object.__setattr__(self, "end_offset", end_offset)
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RecordsFetched(Event):
@@ -475,24 +289,6 @@ class RecordsFetched(Event):
     first_offset: int
     last_offset: int
 
-    def __init__(
-        self,
-        *,
-        ts_ms: int,
-        group_id: str,
-        member_id: str,
-        partition: TopicPartition,
-        first_offset: int,
-        last_offset: int,
-    ) -> None:
-        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
-        object.__setattr__(self, "ts_ms", ts_ms)
-        object.__setattr__(self, "group_id", group_id)
-        object.__setattr__(self, "member_id", member_id)
-        object.__setattr__(self, "partition", partition)
-        object.__setattr__(self, "first_offset", first_offset)
-        object.__setattr__(self, "last_offset", last_offset)
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RecordsProcessed(Event):
@@ -502,24 +298,6 @@ class RecordsProcessed(Event):
     partition: TopicPartition
     first_offset: int
     last_offset: int
-
-    def __init__(
-        self,
-        *,
-        ts_ms: int,
-        group_id: str,
-        member_id: str,
-        partition: TopicPartition,
-        first_offset: int,
-        last_offset: int,
-    ) -> None:
-        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
-        object.__setattr__(self, "ts_ms", ts_ms)
-        object.__setattr__(self, "group_id", group_id)
-        object.__setattr__(self, "member_id", member_id)
-        object.__setattr__(self, "partition", partition)
-        object.__setattr__(self, "first_offset", first_offset)
-        object.__setattr__(self, "last_offset", last_offset)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -604,22 +382,6 @@ class PartitionsRestored(Event):
     member_id: str
     partitions: Partitions
     restore_ms: int = 0
-
-    def __init__(
-        self,
-        *,
-        ts_ms: int,
-        group_id: str,
-        member_id: str,
-        partitions: Partitions,
-        restore_ms: int = 0,
-    ) -> None:
-        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
-        object.__setattr__(self, "ts_ms", ts_ms)
-        object.__setattr__(self, "group_id", group_id)
-        object.__setattr__(self, "member_id", member_id)
-        object.__setattr__(self, "partitions", partitions)
-        object.__setattr__(self, "restore_ms", restore_ms)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -85,15 +85,6 @@ class CoordinatorRecord:
     key: RecordKey
     value: RecordValue | None
 
-    def __init__(
-        self,
-        key: RecordKey,
-        value: RecordValue | None,
-    ) -> None:
-        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
-        object.__setattr__(self, "key", key)
-        object.__setattr__(self, "value", value)
-
     @property
     def is_tombstone(self) -> bool:
         return self.value is None

@@ -40,17 +40,6 @@ class GroupMetadataValueProtocol:
     metadata: bytes
     version: int | None = None
 
-    def __init__(
-        self,
-        name: str,
-        metadata: bytes,
-        version: int | None = None,
-    ) -> None:
-        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
-        object.__setattr__(self, "name", name)
-        object.__setattr__(self, "metadata", metadata)
-        object.__setattr__(self, "version", version)
-
 
 @dataclass(frozen=True, slots=True)
 class GroupMetadataValueMember:
@@ -64,29 +53,6 @@ class GroupMetadataValueMember:
     assignment: bytes
     supported_protocols: tuple[GroupMetadataValueProtocol, ...] = ()
 
-    def __init__(
-        self,
-        member_id: str,
-        group_instance_id: str | None,
-        client_id: str,
-        client_host: str,
-        rebalance_timeout: int,
-        session_timeout: int,
-        subscription: bytes,
-        assignment: bytes,
-        supported_protocols: tuple[GroupMetadataValueProtocol, ...] = (),
-    ) -> None:
-        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
-        object.__setattr__(self, "member_id", member_id)
-        object.__setattr__(self, "group_instance_id", group_instance_id)
-        object.__setattr__(self, "client_id", client_id)
-        object.__setattr__(self, "client_host", client_host)
-        object.__setattr__(self, "rebalance_timeout", rebalance_timeout)
-        object.__setattr__(self, "session_timeout", session_timeout)
-        object.__setattr__(self, "subscription", subscription)
-        object.__setattr__(self, "assignment", assignment)
-        object.__setattr__(self, "supported_protocols", supported_protocols)
-
 
 @dataclass(frozen=True, slots=True)
 class GroupMetadataValue(RecordValue):
@@ -97,34 +63,10 @@ class GroupMetadataValue(RecordValue):
     current_state_timestamp: int
     members: tuple[GroupMetadataValueMember, ...] = ()
 
-    def __init__(
-        self,
-        protocol_type: str | None,
-        generation: int,
-        protocol: str | None,
-        leader: str | None,
-        current_state_timestamp: int,
-        members: tuple[GroupMetadataValueMember, ...] = (),
-    ) -> None:
-        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
-        object.__setattr__(self, "protocol_type", protocol_type)
-        object.__setattr__(self, "generation", generation)
-        object.__setattr__(self, "protocol", protocol)
-        object.__setattr__(self, "leader", leader)
-        object.__setattr__(self, "current_state_timestamp", current_state_timestamp)
-        object.__setattr__(self, "members", members)
-
 
 @dataclass(frozen=True, slots=True)
 class GroupMetadataKey(RecordKey):
     group: str
-
-    def __init__(
-        self,
-        group: str,
-    ) -> None:
-        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
-        object.__setattr__(self, "group", group)
 
 
 register_record_type(GroupMetadataKey, 2, "GroupMetadata", GroupMetadataValue)

@@ -68,24 +68,10 @@ __all__ = [
 class ConsumerGroupMetadataValue(RecordValue):
     epoch: int
 
-    def __init__(
-        self,
-        epoch: int,
-    ) -> None:
-        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
-        object.__setattr__(self, "epoch", epoch)
-
 
 @dataclass(frozen=True, slots=True)
 class ConsumerGroupMetadataKey(RecordKey):
     group_id: str
-
-    def __init__(
-        self,
-        group_id: str,
-    ) -> None:
-        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
-        object.__setattr__(self, "group_id", group_id)
 
 
 register_record_type(
@@ -157,31 +143,6 @@ class ConsumerGroupMemberMetadataValue(RecordValue):
     #: a tagged field in Kafka's schema).
     classic_member_metadata: ClassicMemberMetadata | None = None
 
-    def __init__(
-        self,
-        instance_id: str | None,
-        rack_id: str | None,
-        client_id: str,
-        client_host: str,
-        subscribed_topic_names: tuple[str, ...],
-        subscribed_topic_regex: str | None,
-        rebalance_timeout_ms: int,
-        server_assignor: str | None,
-        client_assignors: tuple[ClientAssignor, ...] = (),
-        classic_member_metadata: ClassicMemberMetadata | None = None,
-    ) -> None:
-        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
-        object.__setattr__(self, "instance_id", instance_id)
-        object.__setattr__(self, "rack_id", rack_id)
-        object.__setattr__(self, "client_id", client_id)
-        object.__setattr__(self, "client_host", client_host)
-        object.__setattr__(self, "subscribed_topic_names", subscribed_topic_names)
-        object.__setattr__(self, "subscribed_topic_regex", subscribed_topic_regex)
-        object.__setattr__(self, "rebalance_timeout_ms", rebalance_timeout_ms)
-        object.__setattr__(self, "server_assignor", server_assignor)
-        object.__setattr__(self, "client_assignors", client_assignors)
-        object.__setattr__(self, "classic_member_metadata", classic_member_metadata)
-
 
 # Set here, not in the body: mypyc makes a ClassVar of a dataclass body a field (regroup.native).
 ConsumerGroupMemberMetadataValue.tagged_fields = ("classic_member_metadata",)
@@ -191,15 +152,6 @@ ConsumerGroupMemberMetadataValue.tagged_fields = ("classic_member_metadata",)
 class ConsumerGroupMemberMetadataKey(RecordKey):
     group_id: str
     member_id: str
-
-    def __init__(
-        self,
-        group_id: str,
-        member_id: str,
-    ) -> None:
-        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
-        object.__setattr__(self, "group_id", group_id)
-        object.__setattr__(self, "member_id", member_id)
 
 
 register_record_type(
@@ -238,27 +190,11 @@ register_record_type(
 class ConsumerGroupTargetAssignmentMemberValue(RecordValue):
     topic_partitions: tuple[TopicPartitions, ...]
 
-    def __init__(
-        self,
-        topic_partitions: tuple[TopicPartitions, ...],
-    ) -> None:
-        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
-        object.__setattr__(self, "topic_partitions", topic_partitions)
-
 
 @dataclass(frozen=True, slots=True)
 class ConsumerGroupTargetAssignmentMemberKey(RecordKey):
     group_id: str
     member_id: str
-
-    def __init__(
-        self,
-        group_id: str,
-        member_id: str,
-    ) -> None:
-        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
-        object.__setattr__(self, "group_id", group_id)
-        object.__setattr__(self, "member_id", member_id)
 
 
 register_record_type(
@@ -281,35 +217,11 @@ class ConsumerGroupCurrentMemberAssignmentValue(RecordValue):
     assigned_partitions: tuple[TopicPartitions, ...]
     partitions_pending_revocation: tuple[TopicPartitions, ...]
 
-    def __init__(
-        self,
-        member_epoch: int,
-        previous_member_epoch: int,
-        state: int,
-        assigned_partitions: tuple[TopicPartitions, ...],
-        partitions_pending_revocation: tuple[TopicPartitions, ...],
-    ) -> None:
-        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
-        object.__setattr__(self, "member_epoch", member_epoch)
-        object.__setattr__(self, "previous_member_epoch", previous_member_epoch)
-        object.__setattr__(self, "state", state)
-        object.__setattr__(self, "assigned_partitions", assigned_partitions)
-        object.__setattr__(self, "partitions_pending_revocation", partitions_pending_revocation)
-
 
 @dataclass(frozen=True, slots=True)
 class ConsumerGroupCurrentMemberAssignmentKey(RecordKey):
     group_id: str
     member_id: str
-
-    def __init__(
-        self,
-        group_id: str,
-        member_id: str,
-    ) -> None:
-        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
-        object.__setattr__(self, "group_id", group_id)
-        object.__setattr__(self, "member_id", member_id)
 
 
 register_record_type(

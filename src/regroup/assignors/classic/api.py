@@ -89,23 +89,6 @@ class Subscription:
     rack_id: str | None = None
     group_instance_id: str | None = None
 
-    def __init__(
-        self,
-        topics: Sequence[str],
-        user_data: bytes | None = None,
-        owned_partitions: Sequence[TopicPartition] = (),
-        generation_id: int = NO_GENERATION,
-        rack_id: str | None = None,
-        group_instance_id: str | None = None,
-    ) -> None:
-        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
-        object.__setattr__(self, "topics", topics)
-        object.__setattr__(self, "user_data", user_data)
-        object.__setattr__(self, "owned_partitions", owned_partitions)
-        object.__setattr__(self, "generation_id", generation_id)
-        object.__setattr__(self, "rack_id", rack_id)
-        object.__setattr__(self, "group_instance_id", group_instance_id)
-
     @property
     def has_generation(self) -> bool:
         return self.generation_id >= 0
@@ -125,13 +108,6 @@ class Assignment:
     partitions: Sequence[TopicPartition]
     user_data: bytes | None = None
 
-    def __init__(
-        self, partitions: Sequence[TopicPartition], user_data: bytes | None = None
-    ) -> None:
-        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
-        object.__setattr__(self, "partitions", partitions)
-        object.__setattr__(self, "user_data", user_data)
-
 
 @dataclass(frozen=True, slots=True)
 class GroupAssignment:
@@ -148,19 +124,6 @@ class ConsumerGroupMetadata:
     generation_id: int
     member_id: str
     group_instance_id: str | None = None
-
-    def __init__(
-        self,
-        group_id: str,
-        generation_id: int,
-        member_id: str,
-        group_instance_id: str | None = None,
-    ) -> None:
-        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
-        object.__setattr__(self, "group_id", group_id)
-        object.__setattr__(self, "generation_id", generation_id)
-        object.__setattr__(self, "member_id", member_id)
-        object.__setattr__(self, "group_instance_id", group_instance_id)
 
 
 class ConsumerPartitionAssignor(abc.ABC):

@@ -133,13 +133,6 @@ class MemberAssignment:
 
     partitions: Mapping[Uuid, frozenset[int]]
 
-    def __init__(
-        self,
-        partitions: Mapping[Uuid, frozenset[int]],
-    ) -> None:
-        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
-        object.__setattr__(self, "partitions", partitions)
-
 
 @dataclass(frozen=True, slots=True)
 class GroupAssignment:

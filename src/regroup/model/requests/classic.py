@@ -41,17 +41,6 @@ class JoinGroupRequestProtocol:
     metadata: bytes
     version: int | None = None
 
-    def __init__(
-        self,
-        name: str,
-        metadata: bytes,
-        version: int | None = None,
-    ) -> None:
-        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
-        object.__setattr__(self, "name", name)
-        object.__setattr__(self, "metadata", metadata)
-        object.__setattr__(self, "version", version)
-
 
 @dataclass(frozen=True, slots=True)
 class JoinGroupRequest:
@@ -70,52 +59,12 @@ class JoinGroupRequest:
     #: JoinGroup v9+: a returning static leader may be told to skip the assignment.
     supports_skip_assignment: bool = True
 
-    def __init__(
-        self,
-        group_id: str,
-        session_timeout_ms: int,
-        rebalance_timeout_ms: int,
-        member_id: str,
-        protocol_type: str,
-        protocols: tuple[JoinGroupRequestProtocol, ...],
-        group_instance_id: str | None = None,
-        reason: str | None = None,
-        client_id: str = "",
-        client_host: str = "",
-        require_known_member_id: bool = True,
-        supports_skip_assignment: bool = True,
-    ) -> None:
-        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
-        object.__setattr__(self, "group_id", group_id)
-        object.__setattr__(self, "session_timeout_ms", session_timeout_ms)
-        object.__setattr__(self, "rebalance_timeout_ms", rebalance_timeout_ms)
-        object.__setattr__(self, "member_id", member_id)
-        object.__setattr__(self, "protocol_type", protocol_type)
-        object.__setattr__(self, "protocols", protocols)
-        object.__setattr__(self, "group_instance_id", group_instance_id)
-        object.__setattr__(self, "reason", reason)
-        object.__setattr__(self, "client_id", client_id)
-        object.__setattr__(self, "client_host", client_host)
-        object.__setattr__(self, "require_known_member_id", require_known_member_id)
-        object.__setattr__(self, "supports_skip_assignment", supports_skip_assignment)
-
 
 @dataclass(frozen=True, slots=True)
 class JoinGroupResponseMember:
     member_id: str
     group_instance_id: str | None
     metadata: bytes
-
-    def __init__(
-        self,
-        member_id: str,
-        group_instance_id: str | None,
-        metadata: bytes,
-    ) -> None:
-        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
-        object.__setattr__(self, "member_id", member_id)
-        object.__setattr__(self, "group_instance_id", group_instance_id)
-        object.__setattr__(self, "metadata", metadata)
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,43 +80,11 @@ class JoinGroupResponse:
     members: tuple[JoinGroupResponseMember, ...] = ()
     throttle_time_ms: int = 0
 
-    def __init__(
-        self,
-        error_code: ErrorCode,
-        generation_id: int = -1,
-        protocol_type: str | None = None,
-        protocol_name: str | None = None,
-        leader: str = "",
-        skip_assignment: bool = False,
-        member_id: str = "",
-        members: tuple[JoinGroupResponseMember, ...] = (),
-        throttle_time_ms: int = 0,
-    ) -> None:
-        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
-        object.__setattr__(self, "error_code", error_code)
-        object.__setattr__(self, "generation_id", generation_id)
-        object.__setattr__(self, "protocol_type", protocol_type)
-        object.__setattr__(self, "protocol_name", protocol_name)
-        object.__setattr__(self, "leader", leader)
-        object.__setattr__(self, "skip_assignment", skip_assignment)
-        object.__setattr__(self, "member_id", member_id)
-        object.__setattr__(self, "members", members)
-        object.__setattr__(self, "throttle_time_ms", throttle_time_ms)
-
 
 @dataclass(frozen=True, slots=True)
 class SyncGroupRequestAssignment:
     member_id: str
     assignment: bytes
-
-    def __init__(
-        self,
-        member_id: str,
-        assignment: bytes,
-    ) -> None:
-        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
-        object.__setattr__(self, "member_id", member_id)
-        object.__setattr__(self, "assignment", assignment)
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,25 +98,6 @@ class SyncGroupRequest:
     #: Only the leader sends assignments.
     assignments: tuple[SyncGroupRequestAssignment, ...] = ()
 
-    def __init__(
-        self,
-        group_id: str,
-        generation_id: int,
-        member_id: str,
-        group_instance_id: str | None = None,
-        protocol_type: str | None = None,
-        protocol_name: str | None = None,
-        assignments: tuple[SyncGroupRequestAssignment, ...] = (),
-    ) -> None:
-        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
-        object.__setattr__(self, "group_id", group_id)
-        object.__setattr__(self, "generation_id", generation_id)
-        object.__setattr__(self, "member_id", member_id)
-        object.__setattr__(self, "group_instance_id", group_instance_id)
-        object.__setattr__(self, "protocol_type", protocol_type)
-        object.__setattr__(self, "protocol_name", protocol_name)
-        object.__setattr__(self, "assignments", assignments)
-
 
 @dataclass(frozen=True, slots=True)
 class SyncGroupResponse:
@@ -209,21 +107,6 @@ class SyncGroupResponse:
     assignment: bytes = b""
     throttle_time_ms: int = 0
 
-    def __init__(
-        self,
-        error_code: ErrorCode,
-        protocol_type: str | None = None,
-        protocol_name: str | None = None,
-        assignment: bytes = b"",
-        throttle_time_ms: int = 0,
-    ) -> None:
-        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
-        object.__setattr__(self, "error_code", error_code)
-        object.__setattr__(self, "protocol_type", protocol_type)
-        object.__setattr__(self, "protocol_name", protocol_name)
-        object.__setattr__(self, "assignment", assignment)
-        object.__setattr__(self, "throttle_time_ms", throttle_time_ms)
-
 
 @dataclass(frozen=True, slots=True)
 class HeartbeatRequest:
@@ -232,33 +115,11 @@ class HeartbeatRequest:
     member_id: str
     group_instance_id: str | None = None
 
-    def __init__(
-        self,
-        group_id: str,
-        generation_id: int,
-        member_id: str,
-        group_instance_id: str | None = None,
-    ) -> None:
-        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
-        object.__setattr__(self, "group_id", group_id)
-        object.__setattr__(self, "generation_id", generation_id)
-        object.__setattr__(self, "member_id", member_id)
-        object.__setattr__(self, "group_instance_id", group_instance_id)
-
 
 @dataclass(frozen=True, slots=True)
 class HeartbeatResponse:
     error_code: ErrorCode
     throttle_time_ms: int = 0
-
-    def __init__(
-        self,
-        error_code: ErrorCode,
-        throttle_time_ms: int = 0,
-    ) -> None:
-        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
-        object.__setattr__(self, "error_code", error_code)
-        object.__setattr__(self, "throttle_time_ms", throttle_time_ms)
 
 
 @dataclass(frozen=True, slots=True)

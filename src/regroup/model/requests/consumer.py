@@ -62,15 +62,6 @@ class TopicPartitions:
     topic_id: Uuid
     partitions: tuple[int, ...]
 
-    def __init__(
-        self,
-        topic_id: Uuid,
-        partitions: tuple[int, ...],
-    ) -> None:
-        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
-        object.__setattr__(self, "topic_id", topic_id)
-        object.__setattr__(self, "partitions", partitions)
-
 
 @dataclass(frozen=True, slots=True)
 class ClientAssignor:
@@ -104,50 +95,10 @@ class ConsumerGroupHeartbeatRequest:
     #: ConsumerGroupHeartbeat v1+ (KIP-1082): the client always generates its member id.
     client_generates_member_id: bool = True
 
-    def __init__(
-        self,
-        group_id: str,
-        member_id: str,
-        member_epoch: int,
-        instance_id: str | None = None,
-        rack_id: str | None = None,
-        rebalance_timeout_ms: int = -1,
-        subscribed_topic_names: tuple[str, ...] | None = None,
-        subscribed_topic_regex: str | None = None,
-        server_assignor: str | None = None,
-        client_assignors: tuple[ClientAssignor, ...] | None = None,
-        topic_partitions: tuple[TopicPartitions, ...] | None = None,
-        client_id: str = "",
-        client_host: str = "",
-        client_generates_member_id: bool = True,
-    ) -> None:
-        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
-        object.__setattr__(self, "group_id", group_id)
-        object.__setattr__(self, "member_id", member_id)
-        object.__setattr__(self, "member_epoch", member_epoch)
-        object.__setattr__(self, "instance_id", instance_id)
-        object.__setattr__(self, "rack_id", rack_id)
-        object.__setattr__(self, "rebalance_timeout_ms", rebalance_timeout_ms)
-        object.__setattr__(self, "subscribed_topic_names", subscribed_topic_names)
-        object.__setattr__(self, "subscribed_topic_regex", subscribed_topic_regex)
-        object.__setattr__(self, "server_assignor", server_assignor)
-        object.__setattr__(self, "client_assignors", client_assignors)
-        object.__setattr__(self, "topic_partitions", topic_partitions)
-        object.__setattr__(self, "client_id", client_id)
-        object.__setattr__(self, "client_host", client_host)
-        object.__setattr__(self, "client_generates_member_id", client_generates_member_id)
-
 
 @dataclass(frozen=True, slots=True)
 class ConsumerGroupHeartbeatAssignment:
     topic_partitions: tuple[TopicPartitions, ...]
-
-    def __init__(
-        self,
-        topic_partitions: tuple[TopicPartitions, ...],
-    ) -> None:
-        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
-        object.__setattr__(self, "topic_partitions", topic_partitions)
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,25 +111,6 @@ class ConsumerGroupHeartbeatResponse:
     #: Present only when the member must (re)learn its assignment.
     assignment: ConsumerGroupHeartbeatAssignment | None = None
     throttle_time_ms: int = 0
-
-    def __init__(
-        self,
-        error_code: ErrorCode,
-        error_message: str | None = None,
-        member_id: str | None = None,
-        member_epoch: int = -1,
-        heartbeat_interval_ms: int = 0,
-        assignment: ConsumerGroupHeartbeatAssignment | None = None,
-        throttle_time_ms: int = 0,
-    ) -> None:
-        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
-        object.__setattr__(self, "error_code", error_code)
-        object.__setattr__(self, "error_message", error_message)
-        object.__setattr__(self, "member_id", member_id)
-        object.__setattr__(self, "member_epoch", member_epoch)
-        object.__setattr__(self, "heartbeat_interval_ms", heartbeat_interval_ms)
-        object.__setattr__(self, "assignment", assignment)
-        object.__setattr__(self, "throttle_time_ms", throttle_time_ms)
 
 
 @dataclass(frozen=True, slots=True)

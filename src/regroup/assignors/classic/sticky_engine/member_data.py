@@ -34,11 +34,6 @@ class MemberData:
     partitions: Sequence[TopicPartition]
     generation: int | None
 
-    def __init__(self, partitions: Sequence[TopicPartition], generation: int | None) -> None:
-        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
-        object.__setattr__(self, "partitions", partitions)
-        object.__setattr__(self, "generation", generation)
-
 
 def claimed_indices(index: TopicIndex, partitions: Sequence[TopicPartition]) -> IntArray:
     """Global indices of the claimed partitions that exist, in claim order."""
