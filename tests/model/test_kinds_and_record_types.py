@@ -1,9 +1,7 @@
-"""Every event class has its ``kind`` and every record key its type id, set after the class.
+"""Every event class has its own ``kind`` and every record key its type id.
 
-Both are set outside the dataclass bodies (``EVENT_KINDS``, ``register_record_type``)
-because mypyc makes a ``ClassVar`` of a dataclass body a field (``regroup.native``).
-A class left out of the table would silently keep its base's empty ``kind`` or no
-type id at all; these tests find that.
+A class that forgot its ``kind`` would silently keep the base's empty one, and a key
+left out of ``register_record_type`` would have no type id at all; these tests find that.
 """
 
 from __future__ import annotations

@@ -83,20 +83,12 @@ SCHEMA_VERSION = 1
 Partitions = tuple[TopicPartition, ...]
 
 
-class _Kind:
-    """Where an event's ``kind`` lives: outside the dataclass bodies.
-
-    mypyc makes a ``ClassVar`` declared in a dataclass body a field (``regroup.native``),
-    so ``kind`` is declared here and each class's name is set from ``EVENT_KINDS``.
-    """
-
-    __slots__ = ()
-    kind: ClassVar[str] = ""
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Event(_Kind):
+class Event:
     """Common to every event: when, and in which group."""
+
+    #: The name of the kind, as its JSON lines carry it; each event class sets its own.
+    kind: ClassVar[str] = ""
 
     ts_ms: int
     group_id: str
@@ -116,6 +108,8 @@ class Event(_Kind):
 class MemberJoined(Event):
     """The coordinator admitted a member (classic: JoinGroup accepted; KIP-848: epoch 0)."""
 
+    kind: ClassVar[str] = "member_joined"
+
     member_id: str
     group_protocol: str
     instance_id: str | None = None
@@ -131,6 +125,8 @@ class MemberLeft(Event):
     ``replaced`` (static member replaced by a new instance), ``fenced``.
     """
 
+    kind: ClassVar[str] = "member_left"
+
     member_id: str
     group_protocol: str
     reason: str
@@ -141,6 +137,8 @@ class MemberLeft(Event):
 class GroupStateChanged(Event):
     """A group's state changed (classic: Empty/PreparingRebalance/...; KIP-848: derived)."""
 
+    kind: ClassVar[str] = "group_state_changed"
+
     group_protocol: str
     old_state: str
     new_state: str
@@ -150,6 +148,8 @@ class GroupStateChanged(Event):
 class RebalanceStarted(Event):
     """Classic: the group entered PreparingRebalance. ``generation`` is the current one."""
 
+    kind: ClassVar[str] = "rebalance_started"
+
     generation: int
     reason: str
 
@@ -158,6 +158,8 @@ class RebalanceStarted(Event):
 class RebalanceCompleted(Event):
     """Classic: the leader's assignment was installed and the group is Stable."""
 
+    kind: ClassVar[str] = "rebalance_completed"
+
     generation: int
     assignment: Mapping[str, Partitions] = field(default_factory=dict)
 
@@ -165,6 +167,8 @@ class RebalanceCompleted(Event):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GenerationBumped(Event):
     """Classic: the join phase completed with a new generation."""
+
+    kind: ClassVar[str] = "generation_bumped"
 
     generation: int
     protocol_name: str | None
@@ -176,6 +180,8 @@ class GenerationBumped(Event):
 class GroupEpochBumped(Event):
     """KIP-848: the group epoch advanced (``reason`` says which change caused it)."""
 
+    kind: ClassVar[str] = "group_epoch_bumped"
+
     epoch: int
     reason: str
 
@@ -183,6 +189,8 @@ class GroupEpochBumped(Event):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TargetAssignmentComputed(Event):
     """KIP-848: a new target assignment at ``epoch`` (the assignment epoch)."""
+
+    kind: ClassVar[str] = "target_assignment_computed"
 
     epoch: int
     assignor: str
@@ -192,6 +200,8 @@ class TargetAssignmentComputed(Event):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MemberAssignmentChanged(Event):
     """KIP-848: one reconciliation step changed a member's current assignment or epoch."""
+
+    kind: ClassVar[str] = "member_assignment_changed"
 
     member_id: str
     epoch: int
@@ -205,6 +215,8 @@ class MemberAssignmentChanged(Event):
 class OffsetsCommitted(Event):
     """The coordinator stored offsets for a member (or an outside committer: ``member_id`` "")."""
 
+    kind: ClassVar[str] = "offsets_committed"
+
     member_id: str
     generation_or_epoch: int
     offsets: Mapping[TopicPartition, int]
@@ -213,6 +225,8 @@ class OffsetsCommitted(Event):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class OffsetCommitRejected(Event):
     """The coordinator refused a commit (``error`` is the Kafka error name)."""
+
+    kind: ClassVar[str] = "offset_commit_rejected"
 
     member_id: str
     generation_or_epoch: int
@@ -227,6 +241,8 @@ class OffsetCommitRejected(Event):
 class MemberStateChanged(Event):
     """A member's client-side state machine moved (KIP-848 MemberState or classic states)."""
 
+    kind: ClassVar[str] = "member_state_changed"
+
     member_id: str
     group_protocol: str
     old_state: str
@@ -237,6 +253,8 @@ class MemberStateChanged(Event):
 class RebalanceRequested(Event):
     """A member asked to rejoin (KIP-568 ``enforceRebalance``, a revocation follow-up, ...)."""
 
+    kind: ClassVar[str] = "rebalance_requested"
+
     member_id: str
     reason: str
 
@@ -244,6 +262,8 @@ class RebalanceRequested(Event):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PartitionsRevoked(Event):
     """``onPartitionsRevoked`` ran: the member gave these partitions up cleanly."""
+
+    kind: ClassVar[str] = "partitions_revoked"
 
     member_id: str
     partitions: Partitions
@@ -254,6 +274,8 @@ class PartitionsRevoked(Event):
 class PartitionsAssigned(Event):
     """``onPartitionsAssigned`` ran: the member may now process these partitions."""
 
+    kind: ClassVar[str] = "partitions_assigned"
+
     member_id: str
     partitions: Partitions
     generation_or_epoch: int = -1
@@ -262,6 +284,8 @@ class PartitionsAssigned(Event):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PartitionsLost(Event):
     """``onPartitionsLost`` ran: the member lost these partitions without revoking them."""
+
+    kind: ClassVar[str] = "partitions_lost"
 
     member_id: str
     partitions: Partitions
@@ -275,6 +299,8 @@ class PartitionsLost(Event):
 class RecordsProduced(Event):
     """Records were appended to a partition; ``end_offset`` is the new log end offset."""
 
+    kind: ClassVar[str] = "records_produced"
+
     partition: TopicPartition
     count: int
     end_offset: int
@@ -283,6 +309,8 @@ class RecordsProduced(Event):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RecordsFetched(Event):
     """A member fetched ``[first_offset, last_offset]`` of a partition."""
+
+    kind: ClassVar[str] = "records_fetched"
 
     member_id: str
     partition: TopicPartition
@@ -294,6 +322,8 @@ class RecordsFetched(Event):
 class RecordsProcessed(Event):
     """A member finished processing ``[first_offset, last_offset]`` of a partition."""
 
+    kind: ClassVar[str] = "records_processed"
+
     member_id: str
     partition: TopicPartition
     first_offset: int
@@ -303,6 +333,8 @@ class RecordsProcessed(Event):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class InvariantViolated(Event):
     """A check found a broken invariant (``invariant`` names it; ``detail`` explains)."""
+
+    kind: ClassVar[str] = "invariant_violated"
 
     invariant: str
     detail: str
@@ -320,6 +352,8 @@ class SimulationStarted(Event):
     ``rebalance_protocol``: ``eager``, ``cooperative`` or ``consumer`` (KIP-848).
     """
 
+    kind: ClassVar[str] = "simulation_started"
+
     scenario: str
     group_protocol: str
     rebalance_protocol: str
@@ -332,6 +366,8 @@ class SimulationStarted(Event):
 class SimulationEnded(Event):
     """A simulation run ended at ``ts_ms`` (the end of every measured interval)."""
 
+    kind: ClassVar[str] = "simulation_ended"
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ScenarioStep(Event):
@@ -343,6 +379,8 @@ class ScenarioStep(Event):
     the new partition counts of an ``add_partitions``.
     """
 
+    kind: ClassVar[str] = "scenario_step"
+
     action: str
     client_id: str = ""
     detail: str = ""
@@ -352,6 +390,8 @@ class ScenarioStep(Event):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ConsumerStarted(Event):
     """A simulated consumer process started (``client_id`` names the process)."""
+
+    kind: ClassVar[str] = "consumer_started"
 
     client_id: str
     group_protocol: str
@@ -366,6 +406,8 @@ class ConsumerStopped(Event):
     whatever that member still owned is no longer processed from ``ts_ms``.
     """
 
+    kind: ClassVar[str] = "consumer_stopped"
+
     client_id: str
     member_id: str
     crashed: bool
@@ -379,6 +421,8 @@ class PartitionsRestored(Event):
     ``restore_ms`` later (0: at the same time).
     """
 
+    kind: ClassVar[str] = "partitions_restored"
+
     member_id: str
     partitions: Partitions
     restore_ms: int = 0
@@ -391,45 +435,46 @@ class GroupStabilized(Event):
     ``generation_or_epoch``: the classic generation or the KIP-848 group epoch.
     """
 
+    kind: ClassVar[str] = "group_stabilized"
+
     group_protocol: str
     generation_or_epoch: int
     members: int
 
 
-#: Each kind's name (the ``kind`` of its JSON lines) and its class; the name is set on the
-#: class here, not in its body (see ``_Kind``).
+#: Every event class by its kind (the ``kind`` of its JSON lines).
 EVENT_KINDS: dict[str, type[Event]] = {
-    "member_joined": MemberJoined,
-    "member_left": MemberLeft,
-    "group_state_changed": GroupStateChanged,
-    "rebalance_started": RebalanceStarted,
-    "rebalance_completed": RebalanceCompleted,
-    "generation_bumped": GenerationBumped,
-    "group_epoch_bumped": GroupEpochBumped,
-    "target_assignment_computed": TargetAssignmentComputed,
-    "member_assignment_changed": MemberAssignmentChanged,
-    "offsets_committed": OffsetsCommitted,
-    "offset_commit_rejected": OffsetCommitRejected,
-    "member_state_changed": MemberStateChanged,
-    "rebalance_requested": RebalanceRequested,
-    "partitions_revoked": PartitionsRevoked,
-    "partitions_assigned": PartitionsAssigned,
-    "partitions_lost": PartitionsLost,
-    "records_produced": RecordsProduced,
-    "records_fetched": RecordsFetched,
-    "records_processed": RecordsProcessed,
-    "invariant_violated": InvariantViolated,
-    "simulation_started": SimulationStarted,
-    "simulation_ended": SimulationEnded,
-    "scenario_step": ScenarioStep,
-    "consumer_started": ConsumerStarted,
-    "consumer_stopped": ConsumerStopped,
-    "partitions_restored": PartitionsRestored,
-    "group_stabilized": GroupStabilized,
+    cls.kind: cls
+    for cls in (
+        MemberJoined,
+        MemberLeft,
+        GroupStateChanged,
+        RebalanceStarted,
+        RebalanceCompleted,
+        GenerationBumped,
+        GroupEpochBumped,
+        TargetAssignmentComputed,
+        MemberAssignmentChanged,
+        OffsetsCommitted,
+        OffsetCommitRejected,
+        MemberStateChanged,
+        RebalanceRequested,
+        PartitionsRevoked,
+        PartitionsAssigned,
+        PartitionsLost,
+        RecordsProduced,
+        RecordsFetched,
+        RecordsProcessed,
+        InvariantViolated,
+        SimulationStarted,
+        SimulationEnded,
+        ScenarioStep,
+        ConsumerStarted,
+        ConsumerStopped,
+        PartitionsRestored,
+        GroupStabilized,
+    )
 }
-for _kind_name, _event_class in EVENT_KINDS.items():
-    _event_class.kind = _kind_name
-del _kind_name, _event_class
 
 
 class UnknownEventKind(ValueError):

@@ -64,15 +64,6 @@ def sorted_partitions(partitions: Iterable[TopicPartition]) -> list[TopicPartiti
     return ordered
 
 
-_tuple_new = tuple.__new__
-
-
 def topic_partition(topic: str, partition: int) -> TopicPartition:
-    """``TopicPartition(topic, partition)``, without the named tuple's Python-level ``__new__``.
-
-    A ``NamedTuple`` builds each instance through a ``__new__`` written in Python,
-    one interpreted frame per partition even under the compiled build
-    (``regroup.native``); ``tuple.__new__`` makes the same object in C. For the
-    paths that build a partition per message (offsets, reconciliation, the simulator).
-    """
-    return _tuple_new(TopicPartition, (topic, partition))
+    """``TopicPartition(topic, partition)``, as a function for ``map`` and sort keys."""
+    return TopicPartition(topic, partition)

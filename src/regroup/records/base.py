@@ -58,9 +58,8 @@ def register_record_type(
 ) -> None:
     """Register a key class under Kafka's record type id, with its value class.
 
-    Called after the class, not as a class decorator: mypyc compiles a class with
-    a decorator other than ``@dataclass`` as an interpreted class, which cannot
-    derive from the compiled ``RecordKey`` (``regroup.native``).
+    Called after the class, next to Kafka's id for it, so the table of ids reads
+    as Kafka's ``CoordinatorRecordType`` does.
     """
     if type_id in RECORD_TYPES and RECORD_TYPES[type_id] is not key_type:
         raise ValueError(f"record type {type_id} registered twice")

@@ -32,6 +32,7 @@ metadata value (``client_assignors``), as the KIP's data model has them.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from regroup.model.requests.consumer import ClientAssignor, TopicPartitions
 from regroup.model.uuid import Uuid
@@ -143,9 +144,7 @@ class ConsumerGroupMemberMetadataValue(RecordValue):
     #: a tagged field in Kafka's schema).
     classic_member_metadata: ClassicMemberMetadata | None = None
 
-
-# Set here, not in the body: mypyc makes a ClassVar of a dataclass body a field (regroup.native).
-ConsumerGroupMemberMetadataValue.tagged_fields = ("classic_member_metadata",)
+    tagged_fields: ClassVar[tuple[str, ...]] = ("classic_member_metadata",)
 
 
 @dataclass(frozen=True, slots=True)
