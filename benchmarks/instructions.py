@@ -1,23 +1,22 @@
 """Instructions the simulator executes, at two revisions, counted by valgrind (callgrind).
 
-Wall time on a shared 2-core machine moves by a third between runs of the same binary (seen
-here: one compiled cooperative bounce took 87 s and then 129 s), which hides a 10% change.
-The number of instructions executed does not move: callgrind counts them, whatever else the
-machine is doing. This script exports ``--base`` and ``--rev`` (``git archive``), compiles each
-with ``tools/native_build.py``, and runs the rolling bounce of ``benchmarks/simulator.py``
-(default 100 members over 1,000 partitions, no records) under each protocol with callgrind
-counting only inside the compiled run loop (``World.run_until``), so imports and set-up are
-left out. It prints the counts and their ratio; the event-loop steps must be equal (the same
-run), or the ratio is meaningless and the table says so.
+Wall time on a shared 2-core machine moves by a third between runs of the same code, which
+hides a 10% change. The number of instructions executed does not move: callgrind counts
+them, whatever else the machine is doing. This script exports ``--base`` and ``--rev``
+(``git archive``) and runs the rolling bounce of ``benchmarks/simulator.py`` (default 50
+members over 500 partitions, no records) under each protocol, once to the end and once
+stopping after the set-up (``--setup-only``), and reports the difference: the instructions
+of the run alone, imports and set-up left out. It prints the counts and their ratio; the
+event-loop steps must be equal (the same run), or the ratio is meaningless and the table
+says so.
 
-It needs valgrind and what ``make native`` needs (a C compiler, the Python headers); it counts
-the compiled build only, because callgrind can start counting at a C function and the pure
-build's run loop is not one. Expect about 2 minutes per compile and 1-2 minutes per run.
+It needs valgrind. The interpreter runs about 50 times slower under callgrind: expect a few
+minutes per protocol and revision at the default size.
 
 Usage::
 
     python benchmarks/instructions.py --base b3583c8            # base vs HEAD
-    python benchmarks/instructions.py --base HEAD~3 --rev HEAD --members 200 --partitions 2000
+    python benchmarks/instructions.py --base HEAD~3 --rev HEAD --members 100 --partitions 1000
 """
 
 from __future__ import annotations
@@ -38,8 +37,6 @@ from rich.table import Table
 REPO = Path(__file__).resolve().parent.parent
 SIMULATOR = Path(__file__).with_name("simulator.py")
 PROTOCOLS = ("eager", "cooperative", "consumer")
-#: The compiled ``World.run_until`` (mypyc's name for it): counting starts and stops there.
-RUN_LOOP = "CPyDef_world___World___run_until"
 
 
 def export(rev: str, target: Path) -> Path:
@@ -52,22 +49,13 @@ def export(rev: str, target: Path) -> Path:
     return target / "src"
 
 
-def compile_tree(src: Path) -> None:
-    subprocess.run(
-        [sys.executable, str(REPO / "tools" / "native_build.py"), "--src", str(src)],
-        check=True,
-        stdout=subprocess.DEVNULL,
-    )
-
-
-def count(src: Path, protocol: str, members: int, partitions: int) -> tuple[int, int]:
-    """(instructions inside the run loop, event-loop steps) of one bounce."""
+def _callgrind(src: Path, protocol: str, members: int, partitions: int, *extra: str) -> str:
+    """One child under callgrind; returns its JSON line after the ``Collected`` count."""
     with tempfile.TemporaryDirectory(prefix="regroup-callgrind-") as tmp:
         run = subprocess.run(
             [
                 "valgrind",
                 "--tool=callgrind",
-                f"--toggle-collect={RUN_LOOP}",
                 f"--callgrind-out-file={Path(tmp) / 'out'}",
                 sys.executable,
                 str(SIMULATOR),
@@ -79,6 +67,7 @@ def count(src: Path, protocol: str, members: int, partitions: int) -> tuple[int,
                 str(partitions),
                 "--budget",
                 "100000",
+                *extra,
             ],
             env={**os.environ, "PYTHONPATH": str(src), "PYTHONHASHSEED": "0"},
             capture_output=True,
@@ -88,16 +77,22 @@ def count(src: Path, protocol: str, members: int, partitions: int) -> tuple[int,
     collected = re.search(r"Collected : (\d+)", run.stderr)
     if collected is None:
         raise SystemExit(f"callgrind printed no count:\n{run.stderr[-2000:]}")
-    steps = int(json.loads(run.stdout.strip().splitlines()[-1])["steps"])
-    return int(collected.group(1)), steps
+    return f"{collected.group(1)} {run.stdout.strip().splitlines()[-1]}"
+
+
+def count(src: Path, protocol: str, members: int, partitions: int) -> tuple[int, int]:
+    """(instructions of the run alone, event-loop steps) of one bounce."""
+    whole, line = _callgrind(src, protocol, members, partitions).split(" ", 1)
+    setup, _ = _callgrind(src, protocol, members, partitions, "--setup-only").split(" ", 1)
+    return int(whole) - int(setup), int(json.loads(line)["steps"])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base", required=True, help="the revision to compare against")
     parser.add_argument("--rev", default="HEAD", help="the revision measured (default HEAD)")
-    parser.add_argument("--members", type=int, default=100)
-    parser.add_argument("--partitions", type=int, default=1000)
+    parser.add_argument("--members", type=int, default=50)
+    parser.add_argument("--partitions", type=int, default=500)
     parser.add_argument("--protocol", choices=PROTOCOLS, action="append")
     args = parser.parse_args()
     console = Console()
@@ -107,12 +102,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="regroup-revs-") as tmp:
         trees = {}
         for name, rev in (("base", args.base), ("rev", args.rev)):
-            console.print(f"exporting and compiling {rev} ...")
             trees[name] = export(rev, Path(tmp) / name)
-            compile_tree(trees[name])
         table = Table(
             title=(
-                f"Instructions in the run loop, compiled build: rolling bounce, "
+                f"Instructions of the run (set-up subtracted): rolling bounce, "
                 f"{args.members} members, {args.partitions} partitions"
             )
         )
