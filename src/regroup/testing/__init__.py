@@ -1,0 +1,51 @@
+"""regroup's public test harness (DESIGN.md: "the one public harness"), like ``trio.testing``.
+
+Sans-IO as the core it tests: no real clock, no sockets, no threads; time is a
+``ManualClock`` and randomness an injected ``random.Random``, so every test is
+a pure function of its inputs. Three pieces, each built on the one below:
+
+* ``ManualClock``: milliseconds that move only when the test moves them.
+* ``CoordinatorTestContext``: one ``GroupCoordinator`` on a manual clock;
+  ``send`` a request, ``advance`` time and get back what the expired timers
+  produced, read every record and event, check that the records rebuild the
+  live groups (``assert_replay_matches``).
+* ``InProcessGroup``: real members (``ClassicMember``, ``ConsumerMember``)
+  paired with a context by a zero-latency in-process network (h11's
+  ``ConnectionPair`` idea), with ``run_until_stable``, members added, removed,
+  crashed and paused, and group invariants checked at every step.
+
+``RecordingListener`` writes down a member's rebalance callbacks. The guide
+with examples is ``docs/testing-harness.md``.
+"""
+
+from regroup.testing.clock import ManualClock
+from regroup.testing.coordinator import (
+    Call,
+    CoordinatorTestContext,
+    NotAnsweredError,
+    ReplayMismatchError,
+)
+from regroup.testing.group import (
+    GroupNotStableError,
+    InProcessGroup,
+    InvariantViolation,
+    LivelockError,
+    Member,
+    SentRequest,
+)
+from regroup.testing.listener import RecordingListener
+
+__all__ = [
+    "Call",
+    "CoordinatorTestContext",
+    "GroupNotStableError",
+    "InProcessGroup",
+    "InvariantViolation",
+    "LivelockError",
+    "ManualClock",
+    "Member",
+    "NotAnsweredError",
+    "RecordingListener",
+    "ReplayMismatchError",
+    "SentRequest",
+]
