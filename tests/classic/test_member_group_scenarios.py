@@ -1,19 +1,18 @@
 """Classic members against the real classic group coordinator, in process, on a fake clock.
 
-The harness is h11's ``ConnectionPair`` idea for a group: one coordinator, N
-``ClassicMember``s, an in-memory network with zero latency, and a clock that
-jumps to the next deadline of anyone. Every request a member sends is handed
-to the coordinator at once; every reply the coordinator produces (now, or
-later for parked JoinGroup / SyncGroup requests, or from a timer) is handed
-back to the member that sent the request. Invariants are checked after every
-step. The scenarios are KIP-429's, KIP-726's and KIP-568's worked examples.
+The harness is ``regroup.testing.InProcessGroup`` (h11's ``ConnectionPair`` idea
+for a group): one coordinator, N ``ClassicMember``s, an in-memory network with
+zero latency, and a clock that jumps to the next deadline of anyone. It checks
+its invariants after every step: no partition has two owners among the live
+members (KIP-429's goal under COOPERATIVE; on this lossless network it must hold
+for EAGER and mixed groups too), and under EAGER a member owns nothing while it
+is rebalancing. The scenarios are KIP-429's, KIP-726's and KIP-568's worked
+examples.
 """
 
 from __future__ import annotations
 
-import random
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -21,257 +20,77 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from regroup.assignors.classic.api import RebalanceProtocol
-from regroup.classic.member import ClassicMember, MemberRequest
+from regroup.classic.member import ClassicMember
 from regroup.classic.member_config import ClassicMemberConfig
 from regroup.classic.member_errors import MemberFatalError
 from regroup.classic.member_state import MemberState
 from regroup.coordinator.config import GroupCoordinatorConfig
-from regroup.coordinator.result import CoordinatorResult
-from regroup.coordinator.service import GroupCoordinator
-from regroup.events import Event
 from regroup.model import ErrorCode, TopicPartition
-from regroup.model.metadata import MetadataImage
+from regroup.testing import InProcessGroup, RecordingListener
 
 GROUP = "g"
 
 
-def _coordinator(config: GroupCoordinatorConfig, metadata: MetadataImage) -> GroupCoordinator:
-    return GroupCoordinator(config, metadata=metadata, rng=random.Random(0))
+def group_of(topics: dict[str, int]) -> InProcessGroup:
+    """A group on ``topics`` whose coordinator completes a first join without delay."""
+    return InProcessGroup(
+        topics, group_id=GROUP, config=GroupCoordinatorConfig(group_initial_rebalance_delay_ms=0)
+    )
 
 
-@dataclass
-class Recorder:
-    """A listener that records calls and may raise."""
-
-    calls: list[tuple[str, list[TopicPartition]]] = field(default_factory=list)
-    fail: dict[str, Exception] = field(default_factory=dict)
-
-    def _call(self, name: str, partitions: Sequence[TopicPartition]) -> None:
-        self.calls.append((name, list(partitions)))
-        if name in self.fail:
-            raise self.fail[name]
-
-    def on_partitions_revoked(self, partitions: Sequence[TopicPartition]) -> None:
-        self._call("revoked", partitions)
-
-    def on_partitions_assigned(self, partitions: Sequence[TopicPartition]) -> None:
-        self._call("assigned", partitions)
-
-    def on_partitions_lost(self, partitions: Sequence[TopicPartition]) -> None:
-        self._call("lost", partitions)
-
-
-class InvariantBroken(AssertionError):
-    pass
+def add(
+    h: InProcessGroup,
+    name: str,
+    strategy: Sequence[str] | None = ("cooperative-sticky",),
+    *,
+    selection: str = "dynamic",
+    instance_id: str | None = None,
+    listener: RecordingListener | None = None,
+    topics: Sequence[str] | None = None,
+    **config: Any,
+) -> ClassicMember:
+    """A classic member on ``strategy`` (``None``: the default list of ``selection``)."""
+    cfg = ClassicMemberConfig(
+        group_id=GROUP,
+        client_id=name,
+        group_instance_id=instance_id,
+        partition_assignment_strategy=None if strategy is None else tuple(strategy),
+        rebalance_protocol_selection=selection,
+        **config,
+    )
+    return h.add_member(name, cfg, listener=listener or RecordingListener(), topics=topics)
 
 
-class Harness:
-    """One coordinator, N members, a fake clock, an in-memory network."""
+def bounce(h: InProcessGroup, name: str, strategy: Sequence[str] | None, **kwargs: Any) -> None:
+    """A rolling-bounce step: stop the member and start it again with a new config."""
+    h.remove_member(name)
+    add(h, name, strategy, **kwargs)
 
-    def __init__(
-        self,
-        topics: Mapping[str, int],
-        *,
-        config: GroupCoordinatorConfig | None = None,
-    ) -> None:
-        self.now = 0
-        self.topics = dict(topics)
-        self.metadata = MetadataImage.from_partition_counts(topics)
-        self.coordinator = _coordinator(
-            config or GroupCoordinatorConfig(group_initial_rebalance_delay_ms=0), self.metadata
-        )
-        self.members: dict[str, ClassicMember] = {}
-        self.listeners: dict[str, Recorder] = {}
-        self.slow: set[str] = set()
-        self.errors: list[tuple[str, Exception]] = []
-        self.events: list[Event] = []
-        self.sent: list[tuple[int, str, MemberRequest]] = []
-        self._tokens: dict[int, tuple[str, ClassicMember, MemberRequest]] = {}
-        self._next_token = 0
 
-    # -- membership ---------------------------------------------------------------------
-
-    def add(
-        self,
-        name: str,
-        strategy: Sequence[str] | None = ("cooperative-sticky",),
-        *,
-        selection: str = "dynamic",
-        instance_id: str | None = None,
-        listener: Recorder | None = None,
-        topics: Sequence[str] | None = None,
-        **config: Any,
-    ) -> ClassicMember:
-        cfg = ClassicMemberConfig(
-            group_id=GROUP,
-            client_id=name,
-            group_instance_id=instance_id,
-            partition_assignment_strategy=None if strategy is None else tuple(strategy),
-            rebalance_protocol_selection=selection,
-            **config,
-        )
-        recorder = listener or Recorder()
-        member = ClassicMember(cfg, listener=recorder, metadata=self.metadata, now_ms=self.now)
-        member.subscribe(topics or sorted(self.topics))
-        self.members[name] = member
-        self.listeners[name] = recorder
-        return member
-
-    def stop(self, name: str) -> None:
-        """A clean shutdown: ``close()`` (revoke, LeaveGroup for a dynamic member)."""
-        member = self.members.pop(name)
-        for request in member.close(self.now):
-            self._send(name, member, request)
-
-    def crash(self, name: str) -> None:
-        """The process dies: nothing is sent, its replies go nowhere."""
-        del self.members[name]
-
-    def bounce(self, name: str, strategy: Sequence[str] | None, **kwargs: Any) -> ClassicMember:
-        """A rolling-bounce step: stop the member and start it again with a new config."""
-        self.stop(name)
-        return self.add(name, strategy, **kwargs)
-
-    # -- the network ----------------------------------------------------------------------
-
-    def _send(self, name: str, member: ClassicMember, request: MemberRequest) -> None:
-        token = self._next_token
-        self._next_token += 1
-        self._tokens[token] = (name, member, request)
-        self.sent.append((self.now, name, request))
-        self._apply(self.coordinator.handle(token, request, self.now))
-
-    def _apply(self, result: CoordinatorResult) -> None:
-        self.events.extend(result.events)
-        for reply in result.replies:
-            token = reply.token
-            if not isinstance(token, int) or token not in self._tokens:
-                continue
-            name, member, request = self._tokens.pop(token)
-            if self.members.get(name) is member:
-                member.on_response(request, reply.response, self.now)
-                self.events.extend(member.take_events())
-                self.check()
-
-    def _poll_all(self) -> bool:
-        progressed = False
-        for name in sorted(self.members):
-            member = self.members.get(name)
-            if member is None:
-                continue
-            if name not in self.slow:
-                member.on_application_poll(self.now)
-            try:
-                requests = member.poll(self.now)
-            except Exception as error:
-                if not any(e is error for _, e in self.errors):
-                    self.errors.append((name, error))
-                    progressed = True
-                requests = []
-            self.events.extend(member.take_events())
-            self.check()
-            for request in requests:
-                progressed = True
-                self._send(name, member, request)
-        return progressed
-
-    def run(self, duration_ms: int) -> None:
-        """Advance the clock by ``duration_ms``, doing everything that falls due."""
-        until = self.now + duration_ms
-        spins = 0
-        while True:
-            while self._poll_all():
-                pass
-            deadline = self.coordinator.next_deadline()
-            if deadline is not None and deadline <= self.now:
-                self._apply(self.coordinator.on_timer(self.now))
-                continue
-            deadlines = [deadline] if deadline is not None else []
-            for member in self.members.values():
-                if member.state is not MemberState.FATAL:
-                    d = member.next_deadline()
-                    if d is not None:
-                        deadlines.append(d)
-            nxt = min(deadlines, default=until + 1)
-            if nxt > until:
-                self.now = until
-                while self._poll_all():
-                    pass
-                return
-            if nxt <= self.now:
-                spins += 1
-                if spins > 1000:
-                    raise AssertionError("the harness is spinning at one instant")
-                nxt = self.now + 1
-            else:
-                spins = 0
-            self.now = nxt
-
-    # -- invariants and views -------------------------------------------------------------
-
-    def owners(self) -> dict[TopicPartition, list[str]]:
-        owners: dict[TopicPartition, list[str]] = {}
-        for name, member in self.members.items():
-            for tp in member.assignment:
-                owners.setdefault(tp, []).append(name)
-        return owners
-
-    def check(self) -> None:
-        """Rule 1: no partition has two owners among the live members (KIP-429's goal under
-        COOPERATIVE; on this lossless network it must hold for EAGER and mixed groups too).
-        Rule 2: under EAGER a member owns nothing while it is rebalancing."""
-        doubled = {tp: o for tp, o in self.owners().items() if len(o) > 1}
-        if doubled:
-            raise InvariantBroken(f"at {self.now}: owned twice: {doubled}")
-        for name, member in self.members.items():
-            eager = member.protocol is RebalanceProtocol.EAGER
-            if eager and member.rebalance_in_progress and member.assignment:
-                raise InvariantBroken(f"at {self.now}: eager {name} owns {member.assignment}")
-
-    def all_partitions(self) -> set[TopicPartition]:
-        return {TopicPartition(t, p) for t, n in self.topics.items() for p in range(n)}
-
-    def assignment(self) -> dict[str, set[TopicPartition]]:
-        return {name: set(m.assignment) for name, m in self.members.items()}
-
-    def settled(self) -> bool:
-        """Every live member stable with nothing pending, the partitions all owned once."""
-        if not all(m.state is MemberState.STABLE for m in self.members.values()):
-            return False
-        if any(m._rejoin_needed for m in self.members.values()):
-            return False
-        owners = self.owners()
-        return set(owners) == self.all_partitions() and all(len(o) == 1 for o in owners.values())
-
-    def balanced(self) -> bool:
-        sizes = [len(m.assignment) for m in self.members.values()]
-        return not sizes or max(sizes) - min(sizes) <= 1
-
-    def generation(self) -> int:
-        group = self.coordinator.group(GROUP)
-        return -1 if group is None else int(group.generation_id)
-
-    def rebalances(self) -> int:
-        return sum(1 for e in self.events if e.kind == "rebalance_completed")
+def generation_of(h: InProcessGroup) -> int:
+    group = h.context.groups.get(GROUP)
+    return -1 if group is None else int(group.generation_id)  # type: ignore[attr-defined]
 
 
 def partitions(topic: str, *ns: int) -> set[TopicPartition]:
     return {TopicPartition(topic, n) for n in ns}
 
 
-def callbacks(h: Harness, name: str) -> list[tuple[str, list[TopicPartition]]]:
-    return h.listeners[name].calls
+def callbacks(h: InProcessGroup, name: str) -> list[tuple[str, list[TopicPartition]]]:
+    listener = h.listener(name)
+    assert isinstance(listener, RecordingListener)
+    return listener.calls
 
 
 # -- the smoke test --------------------------------------------------------------------------
 
 
 def test_two_members_settle_on_a_balanced_cooperative_assignment() -> None:
-    h = Harness({"t": 4})
-    h.add("a")
-    h.add("b")
-    h.run(20_000)
-    assert h.settled() and h.balanced(), h.assignment()
+    h = group_of({"t": 4})
+    add(h, "a")
+    add(h, "b")
+    h.advance(20_000)
+    assert h.is_stable() and h.is_balanced(), h.assignments()
     assert not h.errors
 
 
@@ -282,14 +101,14 @@ def test_new_member_joining_existing_member_revokes_only_b0() -> None:
     """KIP-429 / KIP-415 "new member joins": A owns {a-0, b-0}; B joins. In the first
     rebalance A keeps a-0, revokes only b-0 and B gets nothing; the follow-up rebalance
     hands b-0 to B. Nothing is owned twice at any step (checked by the harness)."""
-    h = Harness({"a": 1, "b": 1})
-    h.add("A")
-    h.run(10_000)
-    assert h.assignment() == {"A": partitions("a", 0) | partitions("b", 0)}
-    generation = h.generation()
-    h.add("B")
-    h.run(20_000)
-    assert h.assignment() == {"A": partitions("a", 0), "B": partitions("b", 0)}
+    h = group_of({"a": 1, "b": 1})
+    add(h, "A")
+    h.advance(10_000)
+    assert h.assignments() == {"A": partitions("a", 0) | partitions("b", 0)}
+    generation = generation_of(h)
+    add(h, "B")
+    h.advance(20_000)
+    assert h.assignments() == {"A": partitions("a", 0), "B": partitions("b", 0)}
     a0, b0 = TopicPartition("a", 0), TopicPartition("b", 0)
     assert callbacks(h, "A") == [
         ("assigned", [a0, b0]),
@@ -298,8 +117,8 @@ def test_new_member_joining_existing_member_revokes_only_b0() -> None:
         ("assigned", []),  # the follow-up round: nothing new for A
     ]
     assert callbacks(h, "B") == [("assigned", []), ("assigned", [b0])]
-    assert h.generation() == generation + 2  # the join round and the follow-up
-    assert h.settled() and not h.errors
+    assert generation_of(h) == generation + 2  # the join round and the follow-up
+    assert h.is_stable() and not h.errors
 
 
 def test_callback_errors_in_a_real_rebalance_keep_the_assignment() -> None:
@@ -307,15 +126,15 @@ def test_callback_errors_in_a_real_rebalance_keep_the_assignment() -> None:
     callbacks both raise; the first exception surfaces from A's poll, the group still
     completes the revocation and the follow-up rebalance."""
     first, second = RuntimeError("revoked failed"), RuntimeError("assigned failed")
-    h = Harness({"t": 4})
-    a_listener = Recorder()
-    h.add("A", listener=a_listener)
-    h.run(10_000)
+    h = group_of({"t": 4})
+    a_listener = RecordingListener()
+    add(h, "A", listener=a_listener)
+    h.advance(10_000)
     a_listener.fail = {"revoked": first, "assigned": second}
-    h.add("B")
-    h.run(30_000)
+    add(h, "B")
+    h.advance(30_000)
     assert next(e for n, e in h.errors if n == "A") is first
-    assert h.settled() and h.balanced()
+    assert h.is_stable() and h.is_balanced()
     kinds = [name for name, _ in a_listener.calls]
     assert kinds[:3] == ["assigned", "revoked", "assigned"]
 
@@ -323,7 +142,7 @@ def test_callback_errors_in_a_real_rebalance_keep_the_assignment() -> None:
 # -- upgrades and downgrades -----------------------------------------------------------------
 
 
-def protocols(h: Harness) -> set[RebalanceProtocol]:
+def protocols(h: InProcessGroup) -> set[RebalanceProtocol]:
     return {m.protocol for m in h.members.values()}
 
 
@@ -333,26 +152,26 @@ def test_double_rolling_bounce_from_range_to_cooperative_sticky_kafka_static() -
     switches to the cooperative-sticky assignor once everyone lists it); bounce 2 removes
     range: bounced members turn COOPERATIVE while the others still revoke everything."""
     names = ["m1", "m2", "m3"]
-    h = Harness({"t": 6})
+    h = group_of({"t": 6})
     for name in names:
-        h.add(name, ["range"], selection="static")
-    h.run(20_000)
-    assert h.settled() and protocols(h) == {RebalanceProtocol.EAGER}
+        add(h, name, ["range"], selection="static")
+    h.advance(20_000)
+    assert h.is_stable() and protocols(h) == {RebalanceProtocol.EAGER}
     for name in names:
-        h.bounce(name, ["cooperative-sticky", "range"], selection="static")
-        h.run(20_000)
-        assert h.settled(), (name, h.assignment())
+        bounce(h, name, ["cooperative-sticky", "range"], selection="static")
+        h.advance(20_000)
+        assert h.is_stable(), (name, h.assignments())
     assert protocols(h) == {RebalanceProtocol.EAGER}
     assert h.members["m1"].protocol_name == "cooperative-sticky"
     for name in names:
-        h.bounce(name, ["cooperative-sticky"], selection="static")
-        h.run(20_000)
-        assert h.settled(), (name, h.assignment())
+        bounce(h, name, ["cooperative-sticky"], selection="static")
+        h.advance(20_000)
+        assert h.is_stable(), (name, h.assignments())
     assert protocols(h) == {RebalanceProtocol.COOPERATIVE}
-    before = {n: set(a) for n, a in h.assignment().items()}
-    h.add("m4", ["cooperative-sticky"], selection="static")
-    h.run(30_000)
-    assert h.settled() and h.balanced()
+    before = {n: set(a) for n, a in h.assignments().items()}
+    add(h, "m4", ["cooperative-sticky"], selection="static")
+    h.advance(30_000)
+    assert h.is_stable() and h.is_balanced()
     revoked = [c for n in names for c in callbacks(h, n)[-3:] if c[0] == "revoked"]
     assert all(
         set(parts) <= before[n]
@@ -369,21 +188,21 @@ def test_kip_726_single_rolling_bounce_with_the_default_list() -> None:
     [cooperative-sticky, range] keeps the group on range/EAGER while an old member is
     left, and switches it to cooperative-sticky/COOPERATIVE after the last bounce."""
     names = ["m1", "m2", "m3"]
-    h = Harness({"t": 6})
+    h = group_of({"t": 6})
     for name in names:
-        h.add(name, ["range"], selection="static")
-    h.run(20_000)
+        add(h, name, ["range"], selection="static")
+    h.advance(20_000)
     for i, name in enumerate(names):
-        h.bounce(name, None)  # the dynamic default list
-        h.run(20_000)
-        assert h.settled(), (name, h.assignment())
+        bounce(h, name, None)  # the dynamic default list
+        h.advance(20_000)
+        assert h.is_stable(), (name, h.assignments())
         expected = "range" if i < len(names) - 1 else "cooperative-sticky"
         assert h.members[name].protocol_name == expected
     assert protocols(h) == {RebalanceProtocol.COOPERATIVE}
     # cooperative from now on: a scale-out revokes only what moves
-    h.add("m4", None)
-    h.run(30_000)
-    assert h.settled() and h.balanced()
+    add(h, "m4", None)
+    h.advance(30_000)
+    assert h.is_stable() and h.is_balanced()
     assert not any(kind == "lost" for n in names for kind, _ in callbacks(h, n))
     assert not h.errors
 
@@ -394,14 +213,14 @@ def test_kip_726_downgrade_a_member_back_to_range_is_safe() -> None:
     selects range, the cooperative members call onPartitionsLost (they did not revoke)
     and refuse commits until the rebalance completes; nothing is owned twice."""
     names = ["m1", "m2", "m3"]
-    h = Harness({"t": 6})
+    h = group_of({"t": 6})
     for name in names:
-        h.add(name, None)
-    h.run(20_000)
+        add(h, name, None)
+    h.advance(20_000)
     assert protocols(h) == {RebalanceProtocol.COOPERATIVE}
-    h.bounce("m3", ["range"], selection="static")
-    h.run(30_000)
-    assert h.settled() and not h.errors
+    bounce(h, "m3", ["range"], selection="static")
+    h.advance(30_000)
+    assert h.is_stable() and not h.errors
     assert h.members["m1"].protocol_name == "range"
     assert protocols(h) == {RebalanceProtocol.EAGER}
     for name in ("m1", "m2"):
@@ -412,18 +231,18 @@ def test_kip_429_downgrade_by_two_rolling_bounces_kafka_static() -> None:
     """KIP-429 "Downgrading": first add range back ([cooperative-sticky, range] -> EAGER),
     then remove cooperative-sticky."""
     names = ["m1", "m2"]
-    h = Harness({"t": 4})
+    h = group_of({"t": 4})
     for name in names:
-        h.add(name, ["cooperative-sticky"], selection="static")
-    h.run(20_000)
+        add(h, name, ["cooperative-sticky"], selection="static")
+    h.advance(20_000)
     for name in names:
-        h.bounce(name, ["cooperative-sticky", "range"], selection="static")
-        h.run(20_000)
-        assert h.settled()
+        bounce(h, name, ["cooperative-sticky", "range"], selection="static")
+        h.advance(20_000)
+        assert h.is_stable()
     for name in names:
-        h.bounce(name, ["range"], selection="static")
-        h.run(20_000)
-        assert h.settled()
+        bounce(h, name, ["range"], selection="static")
+        h.advance(20_000)
+        assert h.is_stable()
     assert h.members["m1"].protocol_name == "range"
     assert not h.errors
 
@@ -433,33 +252,33 @@ def test_misconfigured_eager_only_member_joining_a_cooperative_group_is_fenced_k
 ):
     """KIP-429 "Edge Cases": no common protocol with the group: the newcomer gets
     INCONSISTENT_GROUP_PROTOCOL (fatal) and the group carries on undisturbed."""
-    h = Harness({"t": 4})
-    h.add("m1", ["cooperative-sticky"], selection="static")
-    h.add("m2", ["cooperative-sticky"], selection="static")
-    h.run(20_000)
-    before = h.assignment()
-    h.add("rogue", ["range"], selection="static")
-    h.run(20_000)
+    h = group_of({"t": 4})
+    add(h, "m1", ["cooperative-sticky"], selection="static")
+    add(h, "m2", ["cooperative-sticky"], selection="static")
+    h.advance(20_000)
+    before = h.assignments()
+    add(h, "rogue", ["range"], selection="static")
+    h.advance(20_000)
     (name, error), *_ = h.errors
     assert name == "rogue" and isinstance(error, MemberFatalError)
     assert error.code is ErrorCode.INCONSISTENT_GROUP_PROTOCOL
     assert h.members["rogue"].state is MemberState.FATAL
     assert h.members["rogue"].assignment == frozenset()
-    del h.members["rogue"]
-    assert h.assignment() == before and h.settled()
+    h.crash("rogue")
+    assert h.assignments() == before and h.is_stable()
 
 
 def test_misconfigured_eager_only_member_joining_a_dynamic_group_turns_it_eager() -> None:
     """With KIP-726's dynamic selection the default list still contains range, so a
     [range]-only newcomer is accepted: the group falls back to range and EAGER, the
     cooperative members treat what they held as lost."""
-    h = Harness({"t": 4})
-    h.add("m1", None)
-    h.add("m2", None)
-    h.run(20_000)
-    h.add("old", ["range"], selection="static")
-    h.run(30_000)
-    assert h.settled() and h.balanced() and not h.errors
+    h = group_of({"t": 4})
+    add(h, "m1", None)
+    add(h, "m2", None)
+    h.advance(20_000)
+    add(h, "old", ["range"], selection="static")
+    h.advance(30_000)
+    assert h.is_stable() and h.is_balanced() and not h.errors
     assert protocols(h) == {RebalanceProtocol.EAGER}
 
 
@@ -467,65 +286,65 @@ def test_downgraded_member_with_the_old_jar_is_fenced_kafka_static() -> None:
     """KIP-429 "Downgrading and Old-Versioned New Member": a member of a cooperative-sticky
     group bounced onto [range] leaves and rejoins as an EAGER-only member: no consensus,
     it is refused; the others rebalance among themselves."""
-    h = Harness({"t": 4})
+    h = group_of({"t": 4})
     for name in ("m1", "m2", "m3"):
-        h.add(name, ["cooperative-sticky"], selection="static")
-    h.run(20_000)
-    h.bounce("m3", ["range"], selection="static")
-    h.run(30_000)
+        add(h, name, ["cooperative-sticky"], selection="static")
+    h.advance(20_000)
+    bounce(h, "m3", ["range"], selection="static")
+    h.advance(30_000)
     assert [n for n, _ in h.errors] == ["m3"]
-    del h.members["m3"]
-    h.run(10_000)
-    assert h.settled() and h.balanced()
+    h.crash("m3")
+    h.advance(10_000)
+    assert h.is_stable() and h.is_balanced()
 
 
 # -- KIP-345 static membership ----------------------------------------------------------------
 
 
 def test_static_member_bounced_within_its_session_timeout_causes_no_rebalance() -> None:
-    h = Harness({"t": 6})
+    h = group_of({"t": 6})
     for name in ("m1", "m2", "m3"):
-        h.add(name, instance_id=f"instance-{name}")
-    h.run(20_000)
-    assert h.settled()
-    generation, before = h.generation(), h.assignment()
-    h.stop("m2")  # a static member sends no LeaveGroup
-    h.run(10_000)
-    h.add("m2", instance_id="instance-m2")
-    h.run(20_000)
-    assert h.generation() == generation
-    assert h.assignment() == before
+        add(h, name, instance_id=f"instance-{name}")
+    h.advance(20_000)
+    assert h.is_stable()
+    generation, before = generation_of(h), h.assignments()
+    h.remove_member("m2")  # a static member sends no LeaveGroup
+    h.advance(10_000)
+    add(h, "m2", instance_id="instance-m2")
+    h.advance(20_000)
+    assert generation_of(h) == generation
+    assert h.assignments() == before
     assert callbacks(h, "m2") == [("assigned", sorted(before["m2"]))]
     for name in ("m1", "m3"):
         assert [kind for kind, _ in callbacks(h, name)] == ["assigned"]
-    assert h.settled() and not h.errors
+    assert h.is_stable() and not h.errors
 
 
 def test_static_member_away_longer_than_its_session_timeout_causes_a_rebalance() -> None:
-    h = Harness({"t": 6})
+    h = group_of({"t": 6})
     for name in ("m1", "m2"):
-        h.add(name, instance_id=f"instance-{name}", session_timeout_ms=10_000)
-    h.run(20_000)
-    generation = h.generation()
+        add(h, name, instance_id=f"instance-{name}", session_timeout_ms=10_000)
+    h.advance(20_000)
+    generation = generation_of(h)
     h.crash("m2")
-    h.run(30_000)
-    assert h.generation() > generation
-    assert h.assignment() == {"m1": h.all_partitions()}
+    h.advance(30_000)
+    assert generation_of(h) > generation
+    assert h.assignments() == {"m1": h.subscribed_partitions()}
 
 
 # -- KIP-568 enforceRebalance -------------------------------------------------------------------
 
 
 def test_enforce_rebalance_while_idle_rebalances_without_revoking() -> None:
-    h = Harness({"t": 4})
-    h.add("m1")
-    h.add("m2")
-    h.run(20_000)
-    generation, before = h.generation(), h.assignment()
+    h = group_of({"t": 4})
+    add(h, "m1")
+    add(h, "m2")
+    h.advance(20_000)
+    generation, before = generation_of(h), h.assignments()
     assert h.members["m1"].enforce_rebalance("standby caught up")
-    h.run(10_000)
-    assert h.generation() == generation + 1
-    assert h.assignment() == before
+    h.advance(10_000)
+    assert generation_of(h) == generation + 1
+    assert h.assignments() == before
     for name in ("m1", "m2"):
         assert [kind for kind, _ in callbacks(h, name)] == ["assigned", "assigned"]
     joins = [r for _, n, r in h.sent if n == "m1" and type(r).__name__ == "JoinGroupRequest"]
@@ -533,20 +352,20 @@ def test_enforce_rebalance_while_idle_rebalances_without_revoking() -> None:
 
 
 def test_enforce_rebalance_while_a_rebalance_is_in_progress_is_a_no_op() -> None:
-    h = Harness({"t": 4})
-    h.add("m1")
-    h.run(10_000)
-    h.add("m2")
+    h = group_of({"t": 4})
+    add(h, "m1")
+    h.advance(10_000)
+    add(h, "m2")
     # run until m1 is in the middle of the rebalance m2's arrival causes
     for _ in range(10_000):
-        h.run(1)
+        h.advance(1)
         if h.members["m1"].rebalance_in_progress:
             break
     assert h.members["m1"].rebalance_in_progress
-    generation = h.generation()
+    generation = generation_of(h)
     assert not h.members["m1"].enforce_rebalance("too late")
-    h.run(30_000)
-    assert h.settled()
+    h.advance(30_000)
+    assert h.is_stable()
     reasons = [
         e
         for e in h.events
@@ -554,7 +373,7 @@ def test_enforce_rebalance_while_a_rebalance_is_in_progress_is_a_no_op() -> None
     ]
     assert reasons == []
     # the join round and the cooperative follow-up, nothing more
-    assert h.generation() == generation + 1 or h.generation() == generation + 2
+    assert generation_of(h) == generation + 1 or generation_of(h) == generation + 2
 
 
 # -- properties over random membership changes ------------------------------------------------
@@ -575,25 +394,25 @@ _ops = st.one_of(
 
 
 def _drive(
-    h: Harness, ops: list[tuple[str, int, int]], strategy: list[str], selection: str
+    h: InProcessGroup, ops: list[tuple[str, int, int]], strategy: list[str], selection: str
 ) -> None:
     counter = 0
     for op, index, amount in ops:
         live = sorted(h.members)
         if op == "add" or not live:
             counter += 1
-            h.add(f"m{counter}", strategy, selection=selection, **FAST)
+            add(h, f"m{counter}", strategy, selection=selection, **FAST)
         elif op == "stop":
-            h.stop(live[index % len(live)])
+            h.remove_member(live[index % len(live)])
         elif op == "crash":
             h.crash(live[index % len(live)])
         elif op == "slow":
             name = live[index % len(live)]
-            h.slow.add(name)
-            h.run(amount)
-            h.slow.discard(name)
+            h.stall_application(name)
+            h.advance(amount)
+            h.resume_application(name)
         else:
-            h.run(amount)
+            h.advance(amount)
 
 
 @pytest.mark.parametrize(
@@ -613,16 +432,16 @@ def test_random_membership_changes_keep_ownership_safe_and_settle(
 ) -> None:
     """Over random join / leave / crash / slow-member sequences: no partition is ever owned
     by two live members (cooperative), no eager member owns anything while rebalancing
-    (both checked at every step by ``Harness.check``), and once changes stop the group
+    (both checked at every step by the group's invariants), and once changes stop the group
     settles to a complete, balanced assignment."""
-    h = Harness({"t": 6})
+    h = group_of({"t": 6})
     _drive(h, ops, strategy, selection)
     if not h.members:
-        h.add("last", strategy, selection=selection, **FAST)
-    h.run(200_000)
+        add(h, "last", strategy, selection=selection, **FAST)
+    h.advance(200_000)
     assert {m.protocol for m in h.members.values()} == {protocol}
-    assert h.settled(), (h.now, h.assignment(), {n: m.state for n, m in h.members.items()})
-    assert h.balanced(), h.assignment()
+    assert h.is_stable(), (h.now_ms, h.assignments(), {n: m.state for n, m in h.members.items()})
+    assert h.is_balanced(), h.assignments()
     assert not [e for _, e in h.errors if isinstance(e, MemberFatalError)]
 
 
@@ -648,29 +467,30 @@ def test_mixed_protocol_groups_never_double_own_a_partition(
     """Members on every upgrade / downgrade stage mixed in one group: a member that finds
     no common protocol is refused (fatal), every other step keeps the two ownership
     rules, and the accepted members settle once changes stop."""
-    h = Harness({"t": 6})
+    h = group_of({"t": 6})
     for i, (strategy, selection) in enumerate(configs):
-        h.add(f"c{i}", strategy, selection=selection, **FAST)
-        h.run(2_000)
+        add(h, f"c{i}", strategy, selection=selection, **FAST)
+        h.advance(2_000)
     _drive(h, ops, ["cooperative-sticky", "range"], "static")
-    h.run(100_000)
+    h.advance(100_000)
     for name, error in h.errors:
         assert isinstance(error, MemberFatalError), error
         assert error.code is ErrorCode.INCONSISTENT_GROUP_PROTOCOL
-        h.members.pop(name, None)
-    h.run(100_000)
+        if name in h.members:
+            h.crash(name)
+    h.advance(100_000)
     if h.members:
-        assert h.settled(), (h.assignment(), {n: m.state for n, m in h.members.items()})
+        assert h.is_stable(), (h.assignments(), {n: m.state for n, m in h.members.items()})
 
 
 def test_member_events_are_valid_json_lines_of_the_schema() -> None:
     from regroup.events import event_from_json_line
 
-    h = Harness({"a": 1, "b": 1})
-    h.add("A")
-    h.run(10_000)
-    h.add("B")
-    h.run(20_000)
+    h = group_of({"a": 1, "b": 1})
+    add(h, "A")
+    h.advance(10_000)
+    add(h, "B")
+    h.advance(20_000)
     member_kinds = {
         "member_state_changed",
         "rebalance_requested",
