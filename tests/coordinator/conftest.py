@@ -1,10 +1,11 @@
-"""Fixtures for the coordinator tests: an in-process classic coordinator on a fake clock.
+"""Fixtures for the classic coordinator tests: ``regroup.testing``'s context, with this
+suite's defaults.
 
-``classic_coordinator()`` builds a small stand-in for ``GroupCoordinator``
-with the classic and offset managers only (the same attributes the managers
-use: config, metadata, rng, timer, groups), so these tests do not depend on
-the KIP-848 manager. It logs every record, event and reply, answers by token,
-and can rebuild itself from its records (``replayed()``).
+``ClassicContext`` is a ``CoordinatorTestContext`` (the real ``GroupCoordinator``
+on a manual clock, every record, event and reply kept) plus the shorthand these
+tests share: a JoinGroup with the suite's defaults (group ``g``, ``range`` with
+subscription ``b"r"``, 10 s session, 60 s rebalance timeout), requests named by
+their tokens, and a Stable group of N members in one call.
 """
 
 from __future__ import annotations
@@ -15,101 +16,21 @@ from typing import Any
 
 import pytest
 
-from regroup.coordinator.classic_manager import ClassicGroupManager
+from regroup.classic.group import ClassicGroup
 from regroup.coordinator.config import GroupCoordinatorConfig
-from regroup.coordinator.offsets import OffsetManager
-from regroup.coordinator.result import CoordinatorResult
-from regroup.coordinator.timer import Timer
-from regroup.events import Event
 from regroup.model.errors import ErrorCode
-from regroup.model.metadata import MetadataImage
 from regroup.model.requests.classic import (
-    HeartbeatRequest,
-    HeartbeatResponse,
-    JoinGroupRequest,
     JoinGroupRequestProtocol,
     JoinGroupResponse,
-    LeaveGroupRequest,
-    LeaveGroupResponse,
-    MemberIdentity,
-    SyncGroupRequest,
-    SyncGroupRequestAssignment,
     SyncGroupResponse,
 )
-from regroup.records import CoordinatorRecord
+from regroup.testing import CoordinatorTestContext
 
 GROUP = "g"
 
 
-class ClassicTestCoordinator:
-    """Classic + offset managers over a fake clock, with logs of everything they produce."""
-
-    def __init__(self, config: GroupCoordinatorConfig | None = None, seed: int = 0) -> None:
-        self.config = config or GroupCoordinatorConfig()
-        self.metadata = MetadataImage()
-        self.rng = random.Random(seed)
-        self.timer: Timer[CoordinatorResult] = Timer()
-        self.groups: dict[str, Any] = {}
-        self.classic = ClassicGroupManager(self)
-        self.offsets = OffsetManager(self)
-        self._handlers = {**self.classic.handlers(), **self.offsets.handlers()}
-        self.now = 0
-        self.records: list[CoordinatorRecord] = []
-        self.events: list[Event] = []
-        self.replies: dict[Hashable, Any] = {}
-        self._tokens = 0
-
-    # -- driving -----------------------------------------------------------------------
-
-    def absorb(self, result: CoordinatorResult) -> CoordinatorResult:
-        self.records.extend(result.records)
-        self.events.extend(result.events)
-        for reply in result.replies:
-            assert reply.token not in self.replies, f"token {reply.token!r} answered twice"
-            self.replies[reply.token] = reply.response
-        return result
-
-    def token(self) -> str:
-        self._tokens += 1
-        return f"t{self._tokens}"
-
-    def handle(self, request: object, token: Hashable | None = None) -> Hashable:
-        """Send ``request`` now; returns its token (look the answer up with ``reply``)."""
-        token = self.token() if token is None else token
-        handler = self._handlers[type(request)]
-        self.absorb(handler(token, request, self.now))
-        return token
-
-    def call(self, request: object) -> Any:
-        """Send ``request`` and return its reply, which must come at once."""
-        token = self.handle(request)
-        assert token in self.replies, f"{type(request).__name__} was parked"
-        return self.replies[token]
-
-    def reply(self, token: Hashable) -> Any:
-        return self.replies.get(token)
-
-    def advance(self, ms: int) -> CoordinatorResult:
-        """Move the clock by ``ms`` and fire every due timer."""
-        self.now += ms
-        return self.absorb(CoordinatorResult.merge(self.timer.expire(self.now)))
-
-    def advance_to_next_timer(self) -> CoordinatorResult:
-        deadline = self.timer.next_deadline()
-        assert deadline is not None
-        return self.advance(max(deadline - self.now, 0))
-
-    def settle(self, *tokens: Hashable) -> None:
-        """Fire timers until every token is answered (the initial delay may extend itself)."""
-        for _ in range(100):
-            if all(t in self.replies for t in tokens):
-                return
-            self.advance_to_next_timer()
-        raise AssertionError(
-            f"tokens never answered: {[t for t in tokens if t not in self.replies]}"
-        )
-
-    # -- request helpers ---------------------------------------------------------------
+class ClassicContext(CoordinatorTestContext):
+    """A coordinator test context with the classic suite's shorthand."""
 
     def join(
         self,
@@ -128,30 +49,24 @@ class ClassicTestCoordinator:
         group_id: str = GROUP,
         reason: str | None = None,
     ) -> Hashable:
-        protos = tuple(
-            p if isinstance(p, JoinGroupRequestProtocol) else JoinGroupRequestProtocol(p[0], p[1])
-            for p in protocols
-        )
-        return self.handle(
-            JoinGroupRequest(
-                group_id=group_id,
-                session_timeout_ms=session_timeout_ms,
-                rebalance_timeout_ms=rebalance_timeout_ms,
-                member_id=member_id,
-                protocol_type=protocol_type,
-                protocols=protos,
-                group_instance_id=instance_id,
-                reason=reason,
-                client_id=client_id,
-                require_known_member_id=require_known_member_id,
-                supports_skip_assignment=supports_skip_assignment,
-            )
-        )
+        """A JoinGroup with the suite's defaults; returns its token."""
+        return self.join_group(
+            group_id,
+            member_id,
+            protocols=protocols,
+            protocol_type=protocol_type,
+            session_timeout_ms=session_timeout_ms,
+            rebalance_timeout_ms=rebalance_timeout_ms,
+            group_instance_id=instance_id,
+            reason=reason,
+            client_id=client_id,
+            require_known_member_id=require_known_member_id,
+            supports_skip_assignment=supports_skip_assignment,
+        ).token
 
     def join_new(self, **kwargs: Any) -> tuple[str, Hashable]:
         """A dynamic member's first join: MEMBER_ID_REQUIRED, then the join that parks."""
-        first = self.reply(self.join(**kwargs))
-        assert isinstance(first, JoinGroupResponse)
+        first = self.join_reply(self.join(**kwargs))
         assert first.error_code == ErrorCode.MEMBER_ID_REQUIRED, first
         return first.member_id, self.join(first.member_id, **kwargs)
 
@@ -166,36 +81,16 @@ class ClassicTestCoordinator:
         protocol_name: str | None = None,
         group_id: str = GROUP,
     ) -> Hashable:
-        return self.handle(
-            SyncGroupRequest(
-                group_id=group_id,
-                generation_id=generation,
-                member_id=member_id,
-                group_instance_id=instance_id,
-                protocol_type=protocol_type,
-                protocol_name=protocol_name,
-                assignments=tuple(
-                    SyncGroupRequestAssignment(m, a) for m, a in (assignments or {}).items()
-                ),
-            )
-        )
-
-    def heartbeat(
-        self,
-        member_id: str,
-        generation: int,
-        *,
-        instance_id: str | None = None,
-        group_id: str = GROUP,
-    ) -> HeartbeatResponse:
-        response = self.call(HeartbeatRequest(group_id, generation, member_id, instance_id))
-        assert isinstance(response, HeartbeatResponse)
-        return response
-
-    def leave(self, *members: MemberIdentity, group_id: str = GROUP) -> LeaveGroupResponse:
-        response = self.call(LeaveGroupRequest(group_id, tuple(members)))
-        assert isinstance(response, LeaveGroupResponse)
-        return response
+        """A SyncGroup; returns its token."""
+        return self.sync_group(
+            group_id,
+            member_id,
+            generation,
+            assignments=assignments,
+            group_instance_id=instance_id,
+            protocol_type=protocol_type,
+            protocol_name=protocol_name,
+        ).token
 
     def join_reply(self, token: Hashable) -> JoinGroupResponse:
         response = self.reply(token)
@@ -211,20 +106,17 @@ class ClassicTestCoordinator:
         )
         return response
 
-    # -- state -------------------------------------------------------------------------
+    def settle(self, *tokens: Hashable) -> None:
+        """Fire timers until every token is answered (the initial delay may extend itself)."""
+        self.run_until_answered(*tokens)
 
     def group(self, group_id: str = GROUP) -> Any:
-        return self.groups[group_id]
+        return super().group(group_id)
 
-    def events_of(self, kind: str) -> list[Any]:
-        return [e for e in self.events if e.kind == kind]
-
-    def replayed(self) -> ClassicTestCoordinator:
+    def replayed(self) -> ClassicContext:
         """A fresh coordinator rebuilt from this one's records (through their JSON form)."""
-        fresh = ClassicTestCoordinator(self.config)
-        for record in self.records:
-            copy = CoordinatorRecord.from_json(record.to_json())
-            assert fresh.classic.replay(copy) or fresh.offsets.replay(copy)
+        fresh = self.replay_into_new()
+        assert isinstance(fresh, ClassicContext)
         return fresh
 
     def stable_group(self, n: int, **join_kwargs: Any) -> list[str]:
@@ -239,20 +131,21 @@ class ClassicTestCoordinator:
         for mid in responses:
             if mid != leader:
                 self.sync(mid, generation)
+        assert isinstance(self.group(), ClassicGroup)
         return [leader] + [m for m in responses if m != leader]
 
 
 @pytest.fixture
-def classic_coordinator() -> Callable[..., ClassicTestCoordinator]:
+def classic_coordinator() -> Callable[..., ClassicContext]:
     """A factory: ``classic_coordinator(config=None, seed=0)``."""
 
-    def make(config: GroupCoordinatorConfig | None = None, seed: int = 0) -> ClassicTestCoordinator:
-        return ClassicTestCoordinator(config, seed)
+    def make(config: GroupCoordinatorConfig | None = None, seed: int = 0) -> ClassicContext:
+        return ClassicContext(config, rng=random.Random(seed))
 
     return make
 
 
 @pytest.fixture
-def classic_cc() -> ClassicTestCoordinator:
+def classic_cc() -> ClassicContext:
     """A classic coordinator with Kafka's default broker configuration."""
-    return ClassicTestCoordinator()
+    return ClassicContext()

@@ -138,7 +138,7 @@ def test_rejoin_of_existing_member_waits_for_all(classic_cc: Any) -> None:
     ta = classic_cc.join(a)  # the leader rejoins: rebalance
     assert classic_cc.group().state is S.PREPARING_REBALANCE
     assert classic_cc.reply(ta) is None
-    assert classic_cc.heartbeat(b, 1).error_code == ErrorCode.REBALANCE_IN_PROGRESS
+    assert classic_cc.heartbeat("g", b, 1).error_code == ErrorCode.REBALANCE_IN_PROGRESS
     tb = classic_cc.join(b)
     assert classic_cc.join_reply(ta).generation_id == 2
     assert classic_cc.join_reply(tb).generation_id == 2
@@ -148,9 +148,9 @@ def test_member_not_rejoining_removed_after_rebalance_timeout(classic_cc: Any) -
     a, b = classic_cc.stable_group(2, rebalance_timeout_ms=20000)
     ta = classic_cc.join(a, rebalance_timeout_ms=20000)
     classic_cc.advance(9000)
-    classic_cc.heartbeat(b, 1)  # alive, but never rejoins
+    classic_cc.heartbeat("g", b, 1)  # alive, but never rejoins
     classic_cc.advance(9000)
-    classic_cc.heartbeat(b, 1)
+    classic_cc.heartbeat("g", b, 1)
     classic_cc.advance(2000)
     reply = classic_cc.join_reply(ta)
     assert reply.generation_id == 2
@@ -265,7 +265,7 @@ def test_assignor_version_keeps_tied_current_leader(classic_cc: Any) -> None:
 
 def test_events_of_a_first_rebalance(classic_cc: Any) -> None:
     a, _ta = classic_cc.join_new()
-    classic_cc.advance_to_next_timer()
+    classic_cc.advance(classic_cc.next_deadline() - classic_cc.now_ms)
     kinds = [e.kind for e in classic_cc.events]
     assert kinds == [
         "member_joined",

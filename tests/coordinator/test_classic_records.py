@@ -53,8 +53,8 @@ def test_records_written_where_kafka_writes_them(classic_cc: Any) -> None:
         b: f"assign-{b}".encode(),
     }
     assert all(m.subscription == b"r" for m in stable.members)
-    classic_cc.leave(MemberIdentity(a))
-    classic_cc.leave(MemberIdentity(b))
+    classic_cc.leave_group("g", MemberIdentity(a))
+    classic_cc.leave_group("g", MemberIdentity(b))
     assert classic_cc.records[-1].value.members == ()
     assert classic_cc.records[-1].value.generation == 2
 
@@ -73,7 +73,7 @@ def test_replayed_group_keeps_serving(classic_cc: Any) -> None:
     """After a "restart", members heartbeat and sync against the rebuilt group."""
     a, b = classic_cc.stable_group(2)
     restarted = classic_cc.replayed()
-    assert restarted.heartbeat(b, 1).error_code == ErrorCode.NONE
+    assert restarted.heartbeat("g", b, 1).error_code == ErrorCode.NONE
     assert restarted.sync_reply(restarted.sync(b, 1)).assignment == f"assign-{b}".encode()
     # a replayed group has no timers: a rejoin rebuilds them
     t = restarted.join(a)
@@ -99,8 +99,8 @@ def test_kafka_only_record_falls_back_to_selected_protocol() -> None:
 
 def test_tombstone_removes_group(classic_cc: Any) -> None:
     classic_cc.join_reply(classic_cc.join())
-    classic_cc.leave(MemberIdentity(classic_cc.group().pending_members.copy().pop()))
-    result = classic_cc.absorb(classic_cc.classic.delete_group("g", classic_cc.now))
+    classic_cc.leave_group("g", MemberIdentity(classic_cc.group().pending_members.copy().pop()))
+    result = classic_cc.absorb(classic_cc.coordinator.classic.delete_group("g", classic_cc.now_ms))
     assert result.records[-1].is_tombstone
     assert "g" not in classic_cc.groups
     assert [e.new_state for e in classic_cc.events_of("group_state_changed")] == ["Dead"]
@@ -114,18 +114,18 @@ def test_delete_non_empty_group_refused(classic_cc: Any) -> None:
 
     classic_cc.stable_group(1)
     with pytest.raises(KafkaProtocolError) as info:
-        classic_cc.classic.delete_group("g", 0)
+        classic_cc.coordinator.classic.delete_group("g", 0)
     assert info.value.code == ErrorCode.NON_EMPTY_GROUP
 
 
 def test_on_loaded_arms_session_timers(classic_cc: Any) -> None:
     a, _ = classic_cc.stable_group(2)
     restarted = classic_cc.replayed()
-    restarted.now = classic_cc.now
-    assert restarted.timer.next_deadline() is None
-    restarted.absorb(restarted.classic.on_loaded(restarted.now))
+    assert restarted.now_ms == classic_cc.now_ms
+    assert restarted.next_deadline() is None
+    restarted.on_loaded()
     restarted.advance(9000)
-    restarted.heartbeat(a, 1)
+    restarted.heartbeat("g", a, 1)
     restarted.advance(1000)  # b never heartbeats after the restart
     assert list(restarted.group().members) == [a]
     assert restarted.events_of("member_left")[0].reason == "session_timeout"
@@ -138,7 +138,6 @@ def test_on_loaded_rebalances_group_over_capacity(
 
     classic_cc.stable_group(3)
     smaller = classic_coordinator(GroupCoordinatorConfig(group_max_size=2))
-    for record in classic_cc.records:
-        smaller.classic.replay(record)
-    smaller.absorb(smaller.classic.on_loaded(0))
+    smaller.replay(classic_cc.records)
+    smaller.on_loaded()
     assert smaller.group().state is S.PREPARING_REBALANCE

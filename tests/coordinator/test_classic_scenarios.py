@@ -49,7 +49,7 @@ def test_kip429_new_member_joins_and_only_b0_moves(classic_cc: Any) -> None:
 
     # member 2 arrives; member 1 learns of the rebalance by heartbeat and rejoins owning a-0, b-0
     m2, t2 = cc.join_new(protocols=((COOP, sub()),))
-    assert cc.heartbeat(m1, 1).error_code == ErrorCode.REBALANCE_IN_PROGRESS
+    assert cc.heartbeat("g", m1, 1).error_code == ErrorCode.REBALANCE_IN_PROGRESS
     t1 = cc.join(m1, protocols=((COOP, sub(A0, B0, generation=1)),))
     r1, r2 = cc.join_reply(t1), cc.join_reply(t2)
     assert r1.generation_id == r2.generation_id == 2 and r1.leader == m1
@@ -64,7 +64,7 @@ def test_kip429_new_member_joins_and_only_b0_moves(classic_cc: Any) -> None:
 
     # member 1 revoked b-0 and rejoins at once: the follow-up rebalance
     t1 = cc.join(m1, protocols=((COOP, sub(A0, generation=2)),))
-    assert cc.heartbeat(m2, 2).error_code == ErrorCode.REBALANCE_IN_PROGRESS
+    assert cc.heartbeat("g", m2, 2).error_code == ErrorCode.REBALANCE_IN_PROGRESS
     t2 = cc.join(m2, protocols=((COOP, sub(generation=2)),))
     r1 = cc.join_reply(t1)
     assert r1.generation_id == 3

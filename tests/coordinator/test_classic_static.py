@@ -52,7 +52,7 @@ def test_bounce_within_session_timeout_without_rebalance(classic_cc: Any) -> Non
     assert sync.assignment == b"assign-i2"  # the new id inherits the assignment
     # the old id is fenced
     assert (
-        classic_cc.heartbeat(ids["i2"], 1, instance_id="i2").error_code
+        classic_cc.heartbeat("g", ids["i2"], 1, group_instance_id="i2").error_code
         == ErrorCode.FENCED_INSTANCE_ID
     )
     reasons = [(e.member_id, e.reason) for e in classic_cc.events_of("member_left")]
@@ -133,14 +133,17 @@ def test_stale_member_id_is_fenced_everywhere(classic_cc: Any) -> None:
         classic_cc.sync_reply(classic_cc.sync(old, 1, instance_id="i1")).error_code
         == ErrorCode.FENCED_INSTANCE_ID
     )
-    assert classic_cc.heartbeat(old, 1, instance_id="i1").error_code == ErrorCode.FENCED_INSTANCE_ID
-    response = classic_cc.leave(MemberIdentity(old, "i1"))
+    assert (
+        classic_cc.heartbeat("g", old, 1, group_instance_id="i1").error_code
+        == ErrorCode.FENCED_INSTANCE_ID
+    )
+    response = classic_cc.leave_group("g", MemberIdentity(old, "i1"))
     assert response.members[0].error_code == ErrorCode.FENCED_INSTANCE_ID
 
 
 def test_admin_removal_by_instance_id(classic_cc: Any) -> None:
     ids = _static_stable(classic_cc, "i1", "i2")
-    response = classic_cc.leave(MemberIdentity("", "i2"), MemberIdentity("", "nobody"))
+    response = classic_cc.leave_group("g", MemberIdentity("", "i2"), MemberIdentity("", "nobody"))
     assert [m.error_code for m in response.members] == [ErrorCode.NONE, ErrorCode.UNKNOWN_MEMBER_ID]
     assert not classic_cc.group().has_member(ids["i2"])
     assert classic_cc.group().state is S.PREPARING_REBALANCE

@@ -105,8 +105,8 @@ def test_pending_sync_timeout_removes_silent_members(classic_cc: Any) -> None:
     classic_cc.sync(a, gen, {a: b"x", b: b"y"})
     for _ in range(11):  # 55000 ms of heartbeats, but b never syncs
         classic_cc.advance(5000)
-        classic_cc.heartbeat(a, gen)
-        classic_cc.heartbeat(b, gen)
+        classic_cc.heartbeat("g", a, gen)
+        classic_cc.heartbeat("g", b, gen)
     classic_cc.advance(4999)
     assert classic_cc.group().has_member(b)
     classic_cc.advance(1)
@@ -121,26 +121,29 @@ def test_pending_sync_timeout_removes_silent_members(classic_cc: Any) -> None:
 
 def test_heartbeat_errors(classic_cc: Any) -> None:
     a, _b = classic_cc.stable_group(2)
-    assert classic_cc.heartbeat(a, 1).error_code == ErrorCode.NONE
-    assert classic_cc.heartbeat(a, 2).error_code == ErrorCode.ILLEGAL_GENERATION
-    assert classic_cc.heartbeat("x", 1).error_code == ErrorCode.UNKNOWN_MEMBER_ID
-    assert classic_cc.heartbeat(a, 1, group_id="nope").error_code == ErrorCode.UNKNOWN_MEMBER_ID
-    assert classic_cc.heartbeat(a, 1, instance_id="i").error_code == ErrorCode.UNKNOWN_MEMBER_ID
+    assert classic_cc.heartbeat("g", a, 1).error_code == ErrorCode.NONE
+    assert classic_cc.heartbeat("g", a, 2).error_code == ErrorCode.ILLEGAL_GENERATION
+    assert classic_cc.heartbeat("g", "x", 1).error_code == ErrorCode.UNKNOWN_MEMBER_ID
+    assert classic_cc.heartbeat("nope", a, 1).error_code == ErrorCode.UNKNOWN_MEMBER_ID
+    assert (
+        classic_cc.heartbeat("g", a, 1, group_instance_id="i").error_code
+        == ErrorCode.UNKNOWN_MEMBER_ID
+    )
 
 
 def test_heartbeat_in_completing_rebalance_is_fine(classic_cc: Any) -> None:
     _a, b, gen = _two_joined(classic_cc)
-    assert classic_cc.heartbeat(b, gen).error_code == ErrorCode.NONE
+    assert classic_cc.heartbeat("g", b, gen).error_code == ErrorCode.NONE
 
 
 def test_heartbeat_keeps_member_alive_and_session_timeout_removes_it(classic_cc: Any) -> None:
     a, b = classic_cc.stable_group(2, session_timeout_ms=10000)
     for _ in range(5):
         classic_cc.advance(9000)
-        classic_cc.heartbeat(a, 1)
-        classic_cc.heartbeat(b, 1)
+        classic_cc.heartbeat("g", a, 1)
+        classic_cc.heartbeat("g", b, 1)
     classic_cc.advance(9000)
-    classic_cc.heartbeat(a, 1)
+    classic_cc.heartbeat("g", a, 1)
     classic_cc.advance(1000)  # b's session is over
     assert not classic_cc.group().has_member(b)
     assert classic_cc.group().state is S.PREPARING_REBALANCE
@@ -148,7 +151,7 @@ def test_heartbeat_keeps_member_alive_and_session_timeout_removes_it(classic_cc:
         (b, "session_timeout")
     ]
     # a heartbeat during PreparingRebalance still resets the timer
-    assert classic_cc.heartbeat(a, 1).error_code == ErrorCode.REBALANCE_IN_PROGRESS
+    assert classic_cc.heartbeat("g", a, 1).error_code == ErrorCode.REBALANCE_IN_PROGRESS
 
 
 def test_new_member_join_timeout(classic_cc: Any) -> None:
@@ -158,7 +161,7 @@ def test_new_member_join_timeout(classic_cc: Any) -> None:
     c, tc = classic_cc.join_new(rebalance_timeout_ms=600000, session_timeout_ms=10000)
     for _ in range(40):
         classic_cc.advance(9000)
-        classic_cc.heartbeat(b, 1)
+        classic_cc.heartbeat("g", b, 1)
     assert classic_cc.join_reply(tc).error_code == ErrorCode.UNKNOWN_MEMBER_ID
     assert ("join_timeout", c) in [
         (e.reason, e.member_id) for e in classic_cc.events_of("member_left")
@@ -170,7 +173,7 @@ def test_new_member_join_timeout(classic_cc: Any) -> None:
 
 def test_leave_triggers_rebalance(classic_cc: Any) -> None:
     a, b = classic_cc.stable_group(2)
-    response = classic_cc.leave(MemberIdentity(b, reason="bye"))
+    response = classic_cc.leave_group("g", MemberIdentity(b, reason="bye"))
     assert response.error_code == ErrorCode.NONE
     assert [(m.member_id, m.error_code) for m in response.members] == [(b, ErrorCode.NONE)]
     assert classic_cc.group().state is S.PREPARING_REBALANCE
@@ -180,7 +183,7 @@ def test_leave_triggers_rebalance(classic_cc: Any) -> None:
 
 def test_last_member_leaving_empties_the_group(classic_cc: Any) -> None:
     (a,) = classic_cc.stable_group(1)
-    classic_cc.leave(MemberIdentity(a))
+    classic_cc.leave_group("g", MemberIdentity(a))
     group = classic_cc.group()
     assert group.state is S.EMPTY and group.generation_id == 2 and len(group) == 0
     assert classic_cc.records[-1].value.members == ()
@@ -188,7 +191,9 @@ def test_last_member_leaving_empties_the_group(classic_cc: Any) -> None:
 
 def test_batch_leave_with_per_member_errors(classic_cc: Any) -> None:
     a, b, c = classic_cc.stable_group(3)
-    response = classic_cc.leave(MemberIdentity(b), MemberIdentity("ghost"), MemberIdentity(c))
+    response = classic_cc.leave_group(
+        "g", MemberIdentity(b), MemberIdentity("ghost"), MemberIdentity(c)
+    )
     codes = [(m.member_id, m.error_code) for m in response.members]
     assert codes == [
         (b, ErrorCode.NONE),
@@ -200,7 +205,7 @@ def test_batch_leave_with_per_member_errors(classic_cc: Any) -> None:
 
 def test_leave_of_pending_member(classic_cc: Any) -> None:
     first = classic_cc.join_reply(classic_cc.join())
-    response = classic_cc.leave(MemberIdentity(first.member_id))
+    response = classic_cc.leave_group("g", MemberIdentity(first.member_id))
     assert response.members[0].error_code == ErrorCode.NONE
     assert classic_cc.group().pending_members == set()
 
@@ -208,7 +213,7 @@ def test_leave_of_pending_member(classic_cc: Any) -> None:
 def test_parked_join_of_leaving_member_answered_unknown_member(classic_cc: Any) -> None:
     a, b = classic_cc.stable_group(2)
     tb = classic_cc.join(b, protocols=(("range", b"new"),))
-    classic_cc.leave(MemberIdentity(b))
+    classic_cc.leave_group("g", MemberIdentity(b))
     assert classic_cc.join_reply(tb).error_code == ErrorCode.UNKNOWN_MEMBER_ID
     ta = classic_cc.join(a)
     assert classic_cc.join_reply(ta).generation_id == 2
@@ -216,23 +221,21 @@ def test_parked_join_of_leaving_member_answered_unknown_member(classic_cc: Any) 
 
 def test_leave_unknown_group(classic_cc: Any) -> None:
     assert (
-        classic_cc.leave(MemberIdentity("a"), group_id="nope").error_code
+        classic_cc.leave_group("nope", MemberIdentity("a")).error_code
         == ErrorCode.UNKNOWN_MEMBER_ID
     )
 
 
 def test_leader_leaving_passes_leadership(classic_cc: Any) -> None:
     a, b, _c = classic_cc.stable_group(3)
-    classic_cc.leave(MemberIdentity(a))
+    classic_cc.leave_group("g", MemberIdentity(a))
     assert classic_cc.group().leader_id == b
 
 
 def test_empty_group_id_is_invalid_everywhere(classic_cc: Any) -> None:
-    assert classic_cc.heartbeat("a", 1, group_id="").error_code == ErrorCode.INVALID_GROUP_ID
+    assert classic_cc.heartbeat("", "a", 1).error_code == ErrorCode.INVALID_GROUP_ID
     assert (
         classic_cc.sync_reply(classic_cc.sync("a", 1, group_id="")).error_code
         == ErrorCode.INVALID_GROUP_ID
     )
-    assert (
-        classic_cc.leave(MemberIdentity("a"), group_id="").error_code == ErrorCode.INVALID_GROUP_ID
-    )
+    assert classic_cc.leave_group("", MemberIdentity("a")).error_code == ErrorCode.INVALID_GROUP_ID

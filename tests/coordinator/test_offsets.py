@@ -189,23 +189,25 @@ def test_fetch_from_dead_group_refused(classic_cc: Any) -> None:
 
 def test_delete_offsets_writes_tombstones_and_replays(classic_cc: Any) -> None:
     commit(classic_cc, offsets={("t", 0): 1, ("t", 1): 2})
-    result = classic_cc.absorb(classic_cc.offsets.delete_offsets("g", [TopicPartition("t", 0)]))
+    result = classic_cc.absorb(
+        classic_cc.coordinator.offsets.delete_offsets("g", [TopicPartition("t", 0)])
+    )
     assert [r.is_tombstone for r in result.records] == [True]
     assert offsets_of(fetch(classic_cc)) == {("t", 1): 2}
     replayed = classic_cc.replayed()
-    assert replayed.offsets.offsets == classic_cc.offsets.offsets
-    classic_cc.absorb(classic_cc.offsets.delete_group_offsets("g"))
-    assert classic_cc.offsets.group_offsets("g") == {}
-    assert classic_cc.replayed().offsets.offsets == {}
+    assert replayed.coordinator.offsets.offsets == classic_cc.coordinator.offsets.offsets
+    classic_cc.absorb(classic_cc.coordinator.offsets.delete_group_offsets("g"))
+    assert classic_cc.coordinator.offsets.group_offsets("g") == {}
+    assert classic_cc.replayed().coordinator.offsets.offsets == {}
 
 
 def test_replay_of_offsets_recreates_simple_group(classic_cc: Any) -> None:
-    classic_cc.now = 1234
+    classic_cc.advance(1234)
     commit(classic_cc)
     replayed = classic_cc.replayed()
     group = replayed.group()
     assert group.state is S.EMPTY and group.current_state_timestamp_ms == 1234
-    assert replayed.offsets.committed("g", TopicPartition("t", 0)).offset == 10
+    assert replayed.coordinator.offsets.committed("g", TopicPartition("t", 0)).offset == 10
 
 
 def test_group_with_offsets_then_members(classic_cc: Any) -> None:

@@ -40,7 +40,7 @@ from __future__ import annotations
 import itertools
 import random
 from collections.abc import Hashable, Iterable, Mapping, Sequence
-from typing import Any, Generic, TypeVar, overload
+from typing import Any, Generic, Self, TypeVar, overload
 
 from regroup.classic.group import ClassicGroup
 from regroup.classic.group_state import ClassicGroupState
@@ -591,14 +591,15 @@ class CoordinatorTestContext:
         config: ConfigLike = None,
         rng: random.Random | None = None,
         through_json: bool = True,
-    ) -> CoordinatorTestContext:
+    ) -> Self:
         """A new context whose coordinator is rebuilt from this one's records.
 
         Same configuration (unless ``config`` is given) and metadata image, a
         clock at the same time, the records replayed (and in its ``records``,
         as a restarted broker's log holds them); no timers until ``on_loaded``.
+        The context is of this one's class, so a subclass keeps its helpers.
         """
-        fresh = CoordinatorTestContext(
+        fresh = type(self)(
             config if config is not None else self.coordinator.config,
             topics=self.coordinator.metadata,
             rng=rng,
@@ -607,7 +608,7 @@ class CoordinatorTestContext:
         fresh.replay(self.records, through_json=through_json)
         return fresh
 
-    def assert_replay_matches(self, *group_ids: str) -> CoordinatorTestContext:
+    def assert_replay_matches(self, *group_ids: str) -> Self:
         """Rebuild a coordinator from the records and check it against the live one.
 
         For each group (``group_ids``, or every group either side has): a KIP-848
