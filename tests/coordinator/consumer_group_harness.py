@@ -1,116 +1,80 @@
-"""A KIP-848 coordinator harness for the consumer-group tests of this folder.
+"""The KIP-848 coordinator tests' context: ``regroup.testing``'s, with this suite's defaults.
 
-One ``GroupCoordinator``, a clock, and every record written (so a test can
-rebuild the group from its records and compare it with the live one).
+``Harness`` is a ``CoordinatorTestContext`` (one ``GroupCoordinator``, a manual
+clock, every record and event) whose topics default to ``foo`` (3 partitions),
+whose config may be given as field names (``Harness(group_consumer_max_size=1)``),
+and whose heartbeats default to group ``g`` and name owned ``foo`` partitions
+by number.
 """
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 from regroup.consumer.group import ConsumerGroup
 from regroup.coordinator.config import GroupCoordinatorConfig
-from regroup.coordinator.service import GroupCoordinator
-from regroup.events import Event
-from regroup.model.metadata import MetadataImage, TopicImage
-from regroup.model.requests.consumer import (
-    ConsumerGroupHeartbeatRequest,
-    ConsumerGroupHeartbeatResponse,
-    TopicPartitions,
-)
-from regroup.model.uuid import Uuid
+from regroup.model.requests.consumer import ConsumerGroupHeartbeatResponse
 from regroup.records import CoordinatorRecord
+from regroup.testing import CoordinatorTestContext, ManualClock
+from regroup.testing.coordinator import ConfigLike, TopicsLike
 
 __all__ = ["Harness", "response_parts"]
 
+Owned = dict[str, list[int]] | list[int] | None
 
-class Harness:
-    """One coordinator, a clock, and every record written (to rebuild the group)."""
 
-    def __init__(self, topics: dict[str, int] | None = None, **config: Any) -> None:
-        self.image = MetadataImage.from_partition_counts(topics or {"foo": 3})
-        self.coordinator = GroupCoordinator(GroupCoordinatorConfig(**config), metadata=self.image)
-        self.now = 0
-        self.records: list[CoordinatorRecord] = []
-        self.events: list[Event] = []
-        self.last_records: list[CoordinatorRecord] = []
+class Harness(CoordinatorTestContext):
+    """A coordinator test context with the consumer-group suite's shorthand."""
 
-    def tid(self, name: str) -> Any:
-        return self.coordinator.metadata.topics_by_name[name].topic_id
+    def __init__(
+        self,
+        config: ConfigLike = None,
+        *,
+        topics: TopicsLike = None,
+        rng: random.Random | None = None,
+        clock: ManualClock | None = None,
+        **fields: Any,
+    ) -> None:
+        super().__init__(
+            GroupCoordinatorConfig(**fields) if fields else config,
+            topics=topics if topics is not None else {"foo": 3},
+            rng=rng,
+            clock=clock,
+        )
 
-    def owned(self, parts: dict[str, list[int]] | list[int] | None) -> Any:
-        if parts is None:
-            return None
-        if isinstance(parts, list):
-            parts = {"foo": parts} if parts else {}
-        return tuple(TopicPartitions(self.tid(t), tuple(p)) for t, p in parts.items())
-
-    def send(self, request: object) -> Any:
-        result = self.coordinator.handle("t", request, self.now)
-        self.records.extend(result.records)
-        self.events.extend(result.events)
-        self.last_records = list(result.records)
-        return result.response_for("t")
+    @property
+    def last_records(self) -> list[CoordinatorRecord]:
+        """The records the last request wrote."""
+        return self.last_result.records
 
     def hb(
-        self,
-        member: str,
-        epoch: int,
-        owned: dict[str, list[int]] | list[int] | None = None,
-        group: str = "g",
-        **fields: Any,
+        self, member: str, epoch: int, owned: Owned = None, group: str = "g", **fields: Any
     ) -> ConsumerGroupHeartbeatResponse:
-        response = self.send(
-            ConsumerGroupHeartbeatRequest(
-                group_id=group,
-                member_id=member,
-                member_epoch=epoch,
-                topic_partitions=self.owned(owned),
-                **fields,
-            )
-        )
-        assert isinstance(response, ConsumerGroupHeartbeatResponse)
-        return response
+        """A heartbeat; ``owned`` as ``foo``'s partition numbers or partitions by topic."""
+        if isinstance(owned, list):
+            owned = {"foo": owned} if owned else {}
+        return self.consumer_group_heartbeat(group, member, epoch, owned=owned, **fields)
 
     def join(
         self, member: str, topics: tuple[str, ...] = ("foo",), group: str = "g", **fields: Any
     ) -> ConsumerGroupHeartbeatResponse:
+        """A first heartbeat (epoch 0, owning nothing), subscribed to ``topics``."""
         fields.setdefault("rebalance_timeout_ms", 300000)
         if "subscribed_topic_regex" not in fields:
             fields.setdefault("subscribed_topic_names", topics)
         return self.hb(member, 0, [], group=group, **fields)
 
-    def advance(self, ms: int) -> None:
-        self.now += ms
-        result = self.coordinator.on_timer(self.now)
-        self.records.extend(result.records)
-        self.events.extend(result.events)
-
-    def set_topics(self, topics: dict[str, int]) -> None:
-        image = self.coordinator.metadata
-        for name, count in topics.items():
-            existing = image.topic(name)
-            image = image.with_topic(
-                TopicImage(existing.topic_id if existing else Uuid.for_name(name), name, count)
-            )
-        result = self.coordinator.update_metadata(image, self.now)
-        self.records.extend(result.records)
-        self.events.extend(result.events)
-
     def group(self, group_id: str = "g") -> ConsumerGroup:
-        group = self.coordinator.groups[group_id]
-        assert isinstance(group, ConsumerGroup)
-        return group
+        return self.consumer_group(group_id)
 
     def parts(self, member: str, group: str = "g") -> list[int]:
         m = self.group(group).members[member]
         return sorted(p for ps in m.assigned_partitions.values() for p in ps)
 
     def rebuilt(self, group_id: str = "g") -> ConsumerGroup | None:
-        fresh = GroupCoordinator(self.coordinator.config, metadata=self.coordinator.metadata)
-        for record in self.records:
-            fresh.replay(record)
-        group = fresh.groups.get(group_id)
+        """The group as a coordinator rebuilt from the records has it."""
+        group = self.replay_into_new().groups.get(group_id)
         assert group is None or isinstance(group, ConsumerGroup)
         return group
 

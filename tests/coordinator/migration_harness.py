@@ -1,13 +1,14 @@
-"""A coordinator harness for the online-migration tests: classic and KIP-848 members.
+"""The online-migration tests' context: classic and KIP-848 members in one coordinator.
 
-Built on ``consumer_group_harness.Harness`` (one coordinator, a clock, every
-record), with classic JoinGroup / SyncGroup / Heartbeat / LeaveGroup helpers that
-encode the embedded ConsumerProtocol as a Java client does.
+``consumer_group_harness.Harness`` (``regroup.testing``'s context with the
+consumer-group suite's defaults, and no initial rebalance delay) plus classic
+JoinGroup / SyncGroup / Heartbeat / LeaveGroup shorthand that encodes the
+embedded ConsumerProtocol as a Java client does.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+import random
 from typing import Any
 
 from consumer_group_harness import Harness
@@ -19,18 +20,16 @@ from regroup.classic.group import ClassicGroup
 from regroup.model import TopicPartition
 from regroup.model.errors import ErrorCode
 from regroup.model.requests.classic import (
-    HeartbeatRequest,
-    HeartbeatResponse,
     JoinGroupRequest,
     JoinGroupRequestProtocol,
     JoinGroupResponse,
-    LeaveGroupRequest,
     LeaveGroupResponse,
-    MemberIdentity,
     SyncGroupRequest,
     SyncGroupRequestAssignment,
     SyncGroupResponse,
 )
+from regroup.testing import ManualClock
+from regroup.testing.coordinator import ConfigLike, TopicsLike
 
 __all__ = ["MigrationHarness", "tps"]
 
@@ -40,39 +39,20 @@ def tps(*partitions: int, topic: str = "foo") -> list[TopicPartition]:
 
 
 class MigrationHarness(Harness):
-    """``Harness`` plus the classic protocol's requests, each with its own token."""
+    """``Harness`` plus the classic protocol's requests."""
 
-    def __init__(self, topics: dict[str, int] | None = None, **config: Any) -> None:
-        config.setdefault("group_initial_rebalance_delay_ms", 0)
-        super().__init__(topics or {"foo": 3}, **config)
-        self._tokens = 0
-        self.replies: dict[Hashable, object] = {}
-
-    def submit(self, request: object) -> str:
-        """Send ``request``; its reply (now or later) lands in ``replies`` by token."""
-        self._tokens += 1
-        token = f"r{self._tokens}"
-        result = self.coordinator.handle(token, request, self.now)
-        self._absorb(result)
-        return token
-
-    def send(self, request: object) -> Any:
-        """``Harness.send``, keeping the replies to parked requests that this one answers."""
-        result = self.coordinator.handle("t", request, self.now)
-        self._absorb(result)
-        self.last_records = list(result.records)
-        self.replies.pop("t", None)
-        return result.response_for("t")
-
-    def _absorb(self, result: Any) -> None:
-        self.records.extend(result.records)
-        self.events.extend(result.events)
-        for reply in result.replies:
-            self.replies[reply.token] = reply.response
-
-    def advance(self, ms: int) -> None:
-        self.now += ms
-        self._absorb(self.coordinator.on_timer(self.now))
+    def __init__(
+        self,
+        config: ConfigLike = None,
+        *,
+        topics: TopicsLike = None,
+        rng: random.Random | None = None,
+        clock: ManualClock | None = None,
+        **fields: Any,
+    ) -> None:
+        if config is None:
+            fields.setdefault("group_initial_rebalance_delay_ms", 0)
+        super().__init__(config, topics=topics, rng=rng, clock=clock, **fields)
 
     # -- classic requests ----------------------------------------------------------------
 
@@ -115,34 +95,20 @@ class MigrationHarness(Harness):
     def cjoin(
         self, member_id: str = "", owned: list[TopicPartition] | None = None, **kw: Any
     ) -> JoinGroupResponse:
-        reply = self.replies.pop(self.submit(self.join_request(member_id, owned, **kw)))
-        assert isinstance(reply, JoinGroupResponse)
-        return reply
+        return self.submit(self.join_request(member_id, owned, **kw), JoinGroupResponse).response
 
     def csync(
         self, member_id: str, generation: int, name: str | None = "cooperative-sticky"
     ) -> SyncGroupResponse:
-        reply = self.replies.pop(
-            self.submit(
-                SyncGroupRequest(
-                    "g", generation, member_id, protocol_type="consumer", protocol_name=name
-                )
-            )
-        )
-        assert isinstance(reply, SyncGroupResponse)
-        return reply
+        return self.sync_group(
+            "g", member_id, generation, protocol_type="consumer", protocol_name=name
+        ).response
 
     def cheartbeat(self, member_id: str, generation: int) -> ErrorCode:
-        reply = self.replies.pop(self.submit(HeartbeatRequest("g", generation, member_id)))
-        assert isinstance(reply, HeartbeatResponse)
-        return reply.error_code
+        return self.heartbeat("g", member_id, generation).error_code
 
     def cleave(self, *member_ids: str) -> LeaveGroupResponse:
-        reply = self.replies.pop(
-            self.submit(LeaveGroupRequest("g", tuple(MemberIdentity(m) for m in member_ids)))
-        )
-        assert isinstance(reply, LeaveGroupResponse)
-        return reply
+        return self.leave_group("g", *member_ids)
 
     @staticmethod
     def decoded(response: SyncGroupResponse) -> list[TopicPartition]:
@@ -160,29 +126,32 @@ class MigrationHarness(Harness):
         self, assignment: list[list[int]], *, name: str = "cooperative-sticky", version: int = 3
     ) -> list[str]:
         """A Stable classic group, one member per entry of ``assignment`` (generation 1)."""
-        tokens = [self.submit(self.join_request(name=name, version=version)) for _ in assignment]
+        calls = [
+            self.submit(self.join_request(name=name, version=version), JoinGroupResponse)
+            for _ in assignment
+        ]
         for _ in range(5):
-            if all(t in self.replies for t in tokens):
+            if all(c.answered for c in calls):
                 break
             self.advance(1)
-        joins = [self.replies.pop(t) for t in tokens]
-        assert all(isinstance(j, JoinGroupResponse) and j.error_code == 0 for j in joins)
-        ids = [j.member_id for j in joins]  # type: ignore[union-attr]
-        leader = joins[0].leader  # type: ignore[union-attr]
-        generation = joins[0].generation_id  # type: ignore[union-attr]
+        joins = [c.response for c in calls]
+        assert all(j.error_code == 0 for j in joins)
+        ids = [j.member_id for j in joins]
+        leader = joins[0].leader
+        generation = joins[0].generation_id
         encoded = tuple(
             SyncGroupRequestAssignment(
                 m, consumer_protocol.encode_assignment(ClassicAssignment(tps(*ps)), version)
             )
             for m, ps in zip(ids, assignment, strict=True)
         )
-        sync_tokens = [
+        syncs = [
             self.submit(
                 SyncGroupRequest("g", generation, m, assignments=encoded if m == leader else ())
             )
             for m in sorted(ids, key=lambda m: m != leader)
         ]
-        assert all(t in self.replies for t in sync_tokens)
+        assert all(s.answered for s in syncs)
         group = self.coordinator.groups["g"]
         assert isinstance(group, ClassicGroup) and group.state_name() == "Stable"
         return ids

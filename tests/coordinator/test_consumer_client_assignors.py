@@ -23,7 +23,7 @@ def assignors(low: int, high: int, name: str = "streams") -> dict[str, Any]:
 
 def prepare(h: Harness, member: str) -> ConsumerGroupPrepareAssignmentResponse:
     epoch = h.group().members[member].member_epoch
-    response = h.send(ConsumerGroupPrepareAssignmentRequest("g", member, epoch))
+    response = h.call(ConsumerGroupPrepareAssignmentRequest("g", member, epoch))
     assert isinstance(response, ConsumerGroupPrepareAssignmentResponse)
     return response
 
@@ -32,7 +32,7 @@ def install(
     h: Harness, member: str, group_epoch: int, parts: dict[str, list[int]], error: int = 0
 ) -> Any:
     epoch = h.group().members[member].member_epoch
-    return h.send(
+    return h.call(
         ConsumerGroupInstallAssignmentRequest(
             "g",
             member,
@@ -41,7 +41,7 @@ def install(
             error,
             tuple(
                 ConsumerGroupInstallAssignmentMember(
-                    m, (TopicPartitions(h.tid("foo"), tuple(p)),) if p else ()
+                    m, (TopicPartitions(h.topic_id("foo"), tuple(p)),) if p else ()
                 )
                 for m, p in parts.items()
             ),
@@ -123,7 +123,7 @@ def test_assignor_error_keeps_current_target() -> None:
     p = prepare(h, "A")
     assert install(h, "A", p.group_epoch, {}, error=1).error_code is ErrorCode.NONE
     assert h.group().assignment_epoch == p.group_epoch
-    assert h.group().target_assignment == {"A": {h.tid("foo"): frozenset({0, 1, 2})}}
+    assert h.group().target_assignment == {"A": {h.topic_id("foo"): frozenset({0, 1, 2})}}
 
 
 def test_only_the_chosen_member_may_prepare_and_install() -> None:
@@ -132,14 +132,14 @@ def test_only_the_chosen_member_may_prepare_and_install() -> None:
     h.join("B", **assignors(2, 3))
     assert prepare(h, "B").error_code is ErrorCode.INVALID_REQUEST
     assert install(h, "B", 2, {}).error_code is ErrorCode.INVALID_REQUEST
-    wrong_epoch = h.send(ConsumerGroupPrepareAssignmentRequest("g", "A", 7))
+    wrong_epoch = h.call(ConsumerGroupPrepareAssignmentRequest("g", "A", 7))
     assert wrong_epoch.error_code is ErrorCode.FENCED_MEMBER_EPOCH
     assert (
-        h.send(ConsumerGroupPrepareAssignmentRequest("g", "Z", 0)).error_code
+        h.call(ConsumerGroupPrepareAssignmentRequest("g", "Z", 0)).error_code
         is ErrorCode.UNKNOWN_MEMBER_ID
     )
     assert (
-        h.send(ConsumerGroupPrepareAssignmentRequest("nope", "A", 0)).error_code
+        h.call(ConsumerGroupPrepareAssignmentRequest("nope", "A", 0)).error_code
         is ErrorCode.GROUP_ID_NOT_FOUND
     )
 

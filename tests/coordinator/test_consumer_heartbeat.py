@@ -59,7 +59,7 @@ def test_invalid_requests(fields: dict[str, Any], message: str) -> None:
         topic_partitions=(),
     )
     base.update(fields)
-    response = h.send(ConsumerGroupHeartbeatRequest(**base))
+    response = h.call(ConsumerGroupHeartbeatRequest(**base))
     assert response.error_code is ErrorCode.INVALID_REQUEST
     assert message in response.error_message
     assert h.records == []
@@ -199,7 +199,7 @@ def test_null_fields_mean_unchanged() -> None:
     assert h.group().group_epoch == 2
     assert response.member_epoch == 2
     assert sorted(tp.topic_id for tp in response.assignment.topic_partitions) == sorted(
-        [h.tid("foo"), h.tid("bar")]
+        [h.topic_id("foo"), h.topic_id("bar")]
     )
 
 
@@ -359,7 +359,7 @@ def test_session_timeout_follows_the_group_config() -> None:
 
     h = Harness(group_consumer_max_session_timeout_ms=90000)
     h.join("a")
-    h.send(
+    h.call(
         IncrementalAlterGroupConfigsRequest(
             "g", (AlterableGroupConfig("consumer.session.timeout.ms", value="90000"),)
         )
@@ -426,7 +426,7 @@ def test_regex_subscription() -> None:
     response = h.join("a", subscribed_topic_regex="foo-.*")
     assert response.error_code is ErrorCode.NONE
     assert sorted(tp.topic_id for tp in response.assignment.topic_partitions) == sorted(
-        [h.tid("foo-1"), h.tid("foo-2")]
+        [h.topic_id("foo-1"), h.topic_id("foo-2")]
     )
     assert "foo-.*" in h.group().resolved_regexes
     h.set_topics({"foo-3": 1})

@@ -18,7 +18,6 @@ from regroup.classic.group import ClassicGroup
 from regroup.consumer.group import ConsumerGroup
 from regroup.consumer.group_member import MemberState
 from regroup.coordinator.classic_records import group_metadata_value
-from regroup.coordinator.service import GroupCoordinator
 from regroup.model.errors import ErrorCode
 from regroup.model.requests.classic import (
     JoinGroupResponse,
@@ -26,9 +25,6 @@ from regroup.model.requests.classic import (
     SyncGroupRequestAssignment,
 )
 from regroup.model.requests.offsets import (
-    OffsetCommitRequest,
-    OffsetCommitRequestPartition,
-    OffsetCommitRequestTopic,
     OffsetCommitResponse,
 )
 from regroup.records.classic import GroupMetadataKey
@@ -57,7 +53,7 @@ def test_upgrade_converts_every_classic_member_with_its_assignment() -> None:
     h, (a, b) = upgraded()
     group = h.group()
     assert isinstance(group, ConsumerGroup)
-    foo = h.tid("foo")
+    foo = h.topic_id("foo")
     for member_id, parts in ((a, {0, 1}), (b, {2})):
         member = group.members[member_id]
         assert member.use_classic_protocol
@@ -109,12 +105,11 @@ def test_a_converted_group_replays_to_the_live_state() -> None:
     h.cjoin(a, tps(0, 1))
     assert h.rebuilt() == h.group()
     # A restart: replay, then on_loaded arms every member's own session timer.
-    fresh = GroupCoordinator(h.coordinator.config, metadata=h.coordinator.metadata)
-    for record in h.records:
-        fresh.replay(record)
-    fresh.on_loaded(h.now)
-    assert fresh.timer.deadline(f"consumer-session-g-{a}") == h.now + 45000  # a's own timeout
-    assert fresh.timer.deadline("consumer-session-g-k") == h.now + 45000  # the group's
+    fresh = h.replay_into_new(through_json=False)
+    fresh.on_loaded()
+    timer = fresh.coordinator.timer
+    assert timer.deadline(f"consumer-session-g-{a}") == h.now_ms + 45000  # a's own timeout
+    assert timer.deadline("consumer-session-g-k") == h.now_ms + 45000  # the group's
     assert fresh.groups["g"] == h.group()
 
 
@@ -122,9 +117,9 @@ def test_the_classic_group_parked_requests_are_answered_rebalance_in_progress() 
     h = MigrationHarness()
     a, _b = h.classic_group([[0, 1], [2]])
     parked = h.submit(h.join_request(a, tps(0, 1)))  # a rejoin parks: PreparingRebalance
-    assert parked not in h.replies
+    assert not parked.answered
     h.join("k")
-    assert h.replies[parked].error_code == ErrorCode.REBALANCE_IN_PROGRESS  # type: ignore[attr-defined]
+    assert parked.response.error_code == ErrorCode.REBALANCE_IN_PROGRESS  # type: ignore[attr-defined]
     assert isinstance(h.coordinator.groups["g"], ConsumerGroup)
 
 
@@ -181,7 +176,7 @@ def test_an_empty_classic_group_makes_way_for_a_consumer_group() -> None:
 def test_a_cooperative_classic_member_revokes_then_gets_its_target() -> None:
     h, (a, _b) = upgraded()
     group = h.group()
-    foo = h.tid("foo")
+    foo = h.topic_id("foo")
     # The group epoch moved past a's generation: its heartbeat asks it to rejoin.
     assert h.cheartbeat(a, 1) == ErrorCode.REBALANCE_IN_PROGRESS
     target = group.target_of(a)[foo]
@@ -213,7 +208,7 @@ def test_an_eager_classic_member_rejoins_with_nothing_and_gets_its_target() -> N
     assert join.generation_id == 2 and join.protocol_name == "range"
     assert group.members[a].state is MemberState.STABLE
     sync = h.csync(a, 2, name="range")
-    assert h.decoded(sync) == tps(*sorted(group.target_of(a)[h.tid("foo")]))
+    assert h.decoded(sync) == tps(*sorted(group.target_of(a)[h.topic_id("foo")]))
     assert sync.assignment[:2] == b"\x00\x00"  # the Assignment version of its Subscription
     assert_exclusive(group)
 
@@ -221,7 +216,7 @@ def test_an_eager_classic_member_rejoins_with_nothing_and_gets_its_target() -> N
 def test_the_kip_848_member_gets_a_partition_only_once_its_classic_owner_revoked_it() -> None:
     h, (a, b) = upgraded()
     group = h.group()
-    foo = h.tid("foo")
+    foo = h.topic_id("foo")
     k_target = group.target_of("k")[foo]
     (taken,) = k_target
     old_owner = a if taken in (0, 1) else b
@@ -300,12 +295,12 @@ def test_a_classic_member_expires_by_its_own_session_timeout() -> None:
 def test_a_classic_member_told_to_rejoin_is_removed_after_its_rebalance_timeout() -> None:
     h, (a, b) = upgraded()
     assert h.cheartbeat(a, 1) == ErrorCode.REBALANCE_IN_PROGRESS
-    told = h.now
-    while h.now < told + 300000:  # heartbeats keep every session alive; a never rejoins
+    told = h.now_ms
+    while h.now_ms < told + 300000:  # heartbeats keep every session alive; a never rejoins
         h.advance(20000)
         h.hb("k", h.group().members["k"].member_epoch, h.parts("k"))
         h.cheartbeat(b, h.group().members[b].member_epoch)
-        if h.now < told + 300000:
+        if h.now_ms < told + 300000:
             assert a in h.group().members
             assert h.cheartbeat(a, 1) == ErrorCode.REBALANCE_IN_PROGRESS
     assert a not in h.group().members
@@ -317,16 +312,12 @@ def test_offset_commits_of_classic_members_use_the_generation() -> None:
     h, (a, _b) = upgraded()
 
     def commit(member: str, generation: int) -> ErrorCode:
-        reply = h.replies.pop(
-            h.submit(
-                OffsetCommitRequest(
-                    "g",
-                    generation,
-                    member,
-                    (OffsetCommitRequestTopic("foo", (OffsetCommitRequestPartition(0, 5),)),),
-                    supports_member_epoch=False,
-                )
-            )
+        reply = h.offset_commit(
+            "g",
+            {("foo", 0): 5},
+            member_id=member,
+            generation_id_or_member_epoch=generation,
+            supports_member_epoch=False,
         )
         assert isinstance(reply, OffsetCommitResponse)
         return reply.topics[0].partitions[0].error_code
@@ -341,10 +332,7 @@ def test_offset_commits_of_classic_members_use_the_generation() -> None:
 
 def assert_replays_to(h: MigrationHarness, classic: ClassicGroup) -> None:
     """Replaying every record written gives the same classic group."""
-    fresh = GroupCoordinator(h.coordinator.config, metadata=h.coordinator.metadata)
-    for record in h.records:
-        fresh.replay(record)
-    rebuilt = fresh.groups["g"]
+    rebuilt = h.replay_into_new(through_json=False).groups["g"]
     assert isinstance(rebuilt, ClassicGroup)
     assert group_metadata_value(rebuilt) == group_metadata_value(classic)
 
@@ -353,7 +341,7 @@ def test_the_last_kip_848_member_leaving_downgrades_to_a_classic_group() -> None
     h, (a, b) = upgraded()
     group = h.group()
     epoch = group.group_epoch
-    targets = {m: sorted(group.target_of(m)[h.tid("foo")]) for m in (a, b)}
+    targets = {m: sorted(group.target_of(m)[h.topic_id("foo")]) for m in (a, b)}
     h.hb("k", -1)
     classic = h.coordinator.groups["g"]
     assert isinstance(classic, ClassicGroup)
@@ -410,7 +398,7 @@ def static_kip_848_member_replaced(
     (instance "ik"), settled; then instance "ik" restarts as a classic consumer and joins
     with ``topics``, under migration ``policy``. Returns the harness, (a, b), k's
     partitions, the join reply, and how many events there were before that join."""
-    h = MigrationHarness({"foo": 3, "bar": 1})
+    h = MigrationHarness(topics={"foo": 3, "bar": 1})
     ids = h.classic_group([[0, 1], [2]])
     assert h.join("k", instance_id="ik").error_code == ErrorCode.NONE
     for _ in range(6):  # a and b give up what k is to get; k takes it
@@ -426,7 +414,7 @@ def static_kip_848_member_replaced(
         protocols=(MigrationHarness.protocol(tps(*k_parts), topics=topics),),
     )
     before = len(h.events)
-    reply = h.replies.pop(h.submit(request))
+    reply = h.submit(request).response
     assert isinstance(reply, JoinGroupResponse)
     return h, ids, k_parts, reply, before
 
@@ -490,9 +478,9 @@ def test_a_classic_join_into_an_empty_consumer_group_makes_it_classic() -> None:
     h.join("k")
     h.hb("k", -1)
     assert h.coordinator.groups["g"].state_name() == "Empty"
-    token = h.submit(h.join_request())
+    join = h.submit(h.join_request())
     h.advance(1)
-    assert h.replies[token].error_code == ErrorCode.NONE  # type: ignore[attr-defined]
+    assert join.response.error_code == ErrorCode.NONE  # type: ignore[attr-defined]
     assert isinstance(h.coordinator.groups["g"], ClassicGroup)
 
 
@@ -503,9 +491,9 @@ def test_a_kip_848_static_member_replaces_its_classic_predecessor_without_a_reba
     """Kafka 3.8+: a static member held by a classic member is replaced at once (no
     UNRELEASED_INSTANCE_ID: the classic member never sends a leave with epoch -2)."""
     h = MigrationHarness()
-    tokens = [h.submit(h.join_request(instance_id=f"i{n}")) for n in range(2)]
+    calls = [h.submit(h.join_request(instance_id=f"i{n}")) for n in range(2)]
     h.advance(1)
-    joins = [h.replies.pop(t) for t in tokens]
+    joins = [c.response for c in calls]
     a, b = (j.member_id for j in joins)  # type: ignore[attr-defined]
     leader = joins[0].leader  # type: ignore[attr-defined]
     assignments = tuple(

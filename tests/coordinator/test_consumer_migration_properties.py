@@ -75,7 +75,7 @@ def _kip848_holds(h: MigrationHarness, member_id: str) -> set[TopicPartition]:
 def test_property_converted_groups_are_exclusive_and_replay(
     eager: list[bool], ops: list[tuple[str, object]]
 ) -> None:
-    h = MigrationHarness({"foo": PARTITIONS}, group_consumer_migration_policy="UPGRADE")
+    h = MigrationHarness(topics={"foo": PARTITIONS}, group_consumer_migration_policy="UPGRADE")
     split = [list(range(PARTITIONS))[i :: len(eager)] for i in range(len(eager))]
     ids = h.classic_group(split)
     clients = [

@@ -8,7 +8,6 @@ import pytest
 from consumer_group_harness import Harness
 
 from regroup.consumer.group import ConsumerGroup
-from regroup.coordinator.service import GroupCoordinator
 from regroup.model.errors import ErrorCode, KafkaProtocolError
 from regroup.model.requests.consumer import (
     CONFIG_OP_DELETE,
@@ -18,7 +17,6 @@ from regroup.model.requests.consumer import (
     DescribeGroupConfigsRequest,
     IncrementalAlterGroupConfigsRequest,
 )
-from regroup.records import CoordinatorRecord
 
 # -- offsets ----------------------------------------------------------------------------------
 
@@ -74,7 +72,7 @@ def test_describe() -> None:
     h.join("a", client_id="client-a", rack_id="r1")
     h.hb("a", 1, [0, 1, 2])
     h.join("b", instance_id="i-b")
-    response = h.send(ConsumerGroupDescribeRequest(("g", "", "nope")))
+    response = h.call(ConsumerGroupDescribeRequest(("g", "", "nope")))
     assert isinstance(response, ConsumerGroupDescribeResponse)
     described, empty, missing = response.groups
     assert (described.error_code, described.group_state, described.group_epoch) == (
@@ -99,7 +97,7 @@ def test_describe() -> None:
 
 
 def alter(h: Harness, *configs: AlterableGroupConfig, validate_only: bool = False) -> Any:
-    return h.send(IncrementalAlterGroupConfigsRequest("g", configs, validate_only))
+    return h.call(IncrementalAlterGroupConfigsRequest("g", configs, validate_only))
 
 
 def test_group_configs_within_broker_bounds() -> None:
@@ -127,7 +125,7 @@ def test_group_configs_within_broker_bounds() -> None:
         AlterableGroupConfig("consumer.heartbeat.interval.ms", value="15000"),
     )
     assert bad.error_code is ErrorCode.NONE  # 15000 < 45000
-    described = h.send(DescribeGroupConfigsRequest("g"))
+    described = h.call(DescribeGroupConfigsRequest("g"))
     assert {(c.name, c.value, c.is_default) for c in described.configs} == {
         ("consumer.heartbeat.interval.ms", "15000", False),
         ("consumer.session.timeout.ms", "45000", False),
@@ -144,10 +142,8 @@ def test_group_configs_within_broker_bounds() -> None:
         h, AlterableGroupConfig("consumer.heartbeat.interval.ms", value="6000"), validate_only=True
     )
     assert h.last_records == []
-    fresh = GroupCoordinator(h.coordinator.config, metadata=h.coordinator.metadata)
-    for record in h.records:
-        fresh.replay(record)
-    assert fresh.consumer.group_configs == h.coordinator.consumer.group_configs
+    fresh = h.replay_into_new(through_json=False)
+    assert fresh.coordinator.consumer.group_configs == h.coordinator.consumer.group_configs
 
 
 def test_group_configs_deleted_with_the_group() -> None:
@@ -168,9 +164,7 @@ def test_records_round_trip_through_json() -> None:
     h.join("a", instance_id="i", subscribed_topic_regex="bar-.*")
     h.join("b")
     h.hb("a", -2, instance_id="i")
-    fresh = GroupCoordinator(h.coordinator.config, metadata=h.coordinator.metadata)
-    for record in h.records:
-        fresh.replay(CoordinatorRecord.from_json(record.to_json()))
+    fresh = h.replay_into_new(through_json=True)
     assert fresh.groups["g"] == h.group()
     kinds = {r.key.record_type for r in h.records}
     assert {3, 4, 5, 6, 7, 8, 16} <= kinds
@@ -182,14 +176,12 @@ def test_timers_are_armed_after_loading() -> None:
     h.hb("a", 1, [0, 1, 2])
     h.join("b")
     h.hb("a", 1, [0, 1, 2])  # a is revoking
-    fresh = GroupCoordinator(h.coordinator.config, metadata=h.coordinator.metadata)
-    for record in h.records:
-        fresh.replay(record)
-    fresh.consumer.on_loaded(0)
-    result = fresh.on_timer(10000)  # a did not revoke within its rebalance timeout
+    fresh = h.replay_into_new(through_json=False)
+    fresh.on_loaded()
+    result = fresh.advance(10000)  # a did not revoke within its rebalance timeout
     group = fresh.groups["g"]
     assert isinstance(group, ConsumerGroup)
     assert "a" not in group.members
     assert any(r.key.record_name == "ConsumerGroupMemberMetadata" for r in result.records)
-    fresh.on_timer(45000)  # b's session
+    fresh.advance(35000)  # b's session, at 45 000
     assert group.members == {}

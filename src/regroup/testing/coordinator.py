@@ -182,6 +182,9 @@ class CoordinatorTestContext:
         self.events: list[Event] = []
         #: Every reply by the token of the request it answers.
         self.replies: dict[Hashable, object] = {}
+        #: The result of the last request sent (``call`` and the request methods return
+        #: only the response; this holds the records and events it caused).
+        self.last_result = CoordinatorResult()
         self._tokens = itertools.count(1)
 
     # -- what the test reads ---------------------------------------------------------------
@@ -207,23 +210,26 @@ class CoordinatorTestContext:
 
     def group(self, group_id: str) -> Group:
         """The group ``group_id``, which must exist."""
-        group = self.coordinator.groups.get(group_id)
-        if group is None:
-            raise AssertionError(f"no group {group_id!r}")
-        return group
+        return self._existing_group(group_id)
 
     def classic_group(self, group_id: str) -> ClassicGroup:
         """The group ``group_id``, which must be a classic group."""
-        group = self.group(group_id)
+        group = self._existing_group(group_id)
         if not isinstance(group, ClassicGroup):
             raise AssertionError(f"group {group_id!r} is a {group.group_type} group")
         return group
 
     def consumer_group(self, group_id: str) -> ConsumerGroup:
         """The group ``group_id``, which must be a KIP-848 consumer group."""
-        group = self.group(group_id)
+        group = self._existing_group(group_id)
         if not isinstance(group, ConsumerGroup):
             raise AssertionError(f"group {group_id!r} is a {group.group_type} group")
+        return group
+
+    def _existing_group(self, group_id: str) -> Group:
+        group = self.coordinator.groups.get(group_id)
+        if group is None:
+            raise AssertionError(f"no group {group_id!r}")
         return group
 
     def topic_id(self, name: str) -> Uuid:
@@ -275,7 +281,8 @@ class CoordinatorTestContext:
         """
         if token is None:
             token = self.next_token()
-        return self.absorb(self.coordinator.handle(token, request, self.now_ms))
+        self.last_result = self.absorb(self.coordinator.handle(token, request, self.now_ms))
+        return self.last_result
 
     @overload
     def submit(self, request: object) -> Call[object]: ...
