@@ -20,10 +20,9 @@ from regroup.consumer.group_member import Assignment
 from regroup.consumer.target_assignment import SpecCache, build_target_assignment
 from regroup.coordinator.service import GroupCoordinator
 from regroup.events.schema import TargetAssignmentComputed
-from regroup.model.metadata import MetadataImage, TopicImage
 from regroup.model.requests.consumer import ConsumerGroupHeartbeatRequest, TopicPartitions
 from regroup.model.topic_partition import TopicPartition
-from regroup.model.uuid import Uuid
+from regroup.testing import CoordinatorTestContext
 
 
 def _by_name_afresh(coordinator: GroupCoordinator, group: ConsumerGroup, target: Assignment) -> Any:
@@ -53,12 +52,11 @@ _steps = st.lists(
 @settings(max_examples=50, deadline=None)
 @given(steps=_steps)
 def test_target_event_equals_a_fresh_conversion(steps: list[tuple[Any, ...]]) -> None:
-    coordinator = GroupCoordinator(metadata=MetadataImage.from_partition_counts({"foo": 4}))
-    now = 0
+    ctx = CoordinatorTestContext(topics={"foo": 4})
     joined = 0
     for step in steps:
-        now += 10
-        group = coordinator.groups.get("g")
+        ctx.advance(10)
+        group = ctx.groups.get("g")
         members = sorted(group.members) if isinstance(group, ConsumerGroup) else []
         if step[0] == "join":
             joined += 1
@@ -70,7 +68,7 @@ def test_target_event_equals_a_fresh_conversion(steps: list[tuple[Any, ...]]) ->
                 subscribed_topic_names=step[1],
                 topic_partitions=(),
             )
-            result = coordinator.handle("t", request, now)
+            result = ctx.send(request)
         elif step[0] in ("hb", "leave") and members:
             assert isinstance(group, ConsumerGroup)
             member = group.members[members[step[1] % len(members)]]
@@ -85,51 +83,40 @@ def test_target_event_equals_a_fresh_conversion(steps: list[tuple[Any, ...]]) ->
                 member_epoch=member.member_epoch if step[0] == "hb" else -1,
                 topic_partitions=owned if step[0] == "hb" else None,
             )
-            result = coordinator.handle("t", request, now)
+            result = ctx.send(request)
         elif step[0] == "grow":
-            existing = coordinator.metadata.topic(step[1])
+            existing = ctx.metadata.topic(step[1])
             count = (existing.partitions if existing else 0) + step[2]
-            image = coordinator.metadata.with_topic(
-                TopicImage(Uuid.for_name(step[1]), step[1], count)
-            )
-            result = coordinator.update_metadata(image, now)
+            result = ctx.set_topics({step[1]: count})
         elif step[0] == "drop_bar":
-            kept = {t.name: t.partitions for t in coordinator.metadata.topics_by_name.values()}
-            kept.pop("bar", None)
-            result = coordinator.update_metadata(MetadataImage.from_partition_counts(kept), now)
+            result = ctx.delete_topics("bar")
         else:
             continue
-        group = coordinator.groups.get("g")
+        group = ctx.groups.get("g")
         for event in result.events:
             if isinstance(event, TargetAssignmentComputed):
                 assert isinstance(group, ConsumerGroup)
                 assert event.assignment == {
-                    member_id: _by_name_afresh(coordinator, group, group.target_of(member_id))
+                    member_id: _by_name_afresh(ctx.coordinator, group, group.target_of(member_id))
                     for member_id in sorted(group.target_assignment)
                 }
 
 
 def test_spec_cache_gives_the_same_targets() -> None:
-    coordinator = GroupCoordinator(
-        metadata=MetadataImage.from_partition_counts({"foo": 12, "bar": 5})
-    )
+    ctx = CoordinatorTestContext(topics={"foo": 12, "bar": 5})
     cache: SpecCache = {}
     for index in range(8):
         topics = ("foo",) if index % 3 else ("foo", "bar")
-        coordinator.handle(
-            "t",
-            ConsumerGroupHeartbeatRequest(
-                group_id="g",
-                member_id=f"m{index}",
-                member_epoch=0,
-                rebalance_timeout_ms=60000,
-                subscribed_topic_names=topics,
-                topic_partitions=(),
-            ),
-            index,
+        ctx.advance(index - ctx.now_ms)
+        ctx.consumer_group_heartbeat(
+            "g",
+            f"m{index}",
+            0,
+            rebalance_timeout_ms=60000,
+            subscribed_topic_names=topics,
+            owned={},
         )
-        group = coordinator.groups["g"]
-        assert isinstance(group, ConsumerGroup)
+        group = ctx.consumer_group("g")
         for name in ("uniform", "range"):
             assignor = create_server_assignor(name)
             cached = build_target_assignment(group, group.members, assignor, cache)

@@ -13,48 +13,31 @@ asserted after the acknowledging heartbeat they describe.
 from __future__ import annotations
 
 from regroup.consumer.group import ConsumerGroup
-from regroup.coordinator.service import GroupCoordinator
 from regroup.model.errors import ErrorCode
-from regroup.model.metadata import MetadataImage
-from regroup.model.requests.consumer import (
-    ConsumerGroupHeartbeatRequest,
-    ConsumerGroupHeartbeatResponse,
-    TopicPartitions,
-)
-from regroup.records import CoordinatorRecord
-
-IMAGE = MetadataImage.from_partition_counts({"foo": 3})
-FOO = IMAGE.topics_by_name["foo"].topic_id
+from regroup.testing import CoordinatorTestContext
 
 
 class CaseStudy:
+    """The KIP's group: one coordinator (``regroup.testing``'s context), topic foo, time 0."""
+
     def __init__(self) -> None:
-        self.coordinator = GroupCoordinator(metadata=IMAGE)
-        self.records: list[CoordinatorRecord] = []
+        self.ctx = CoordinatorTestContext(topics={"foo": 3})
 
     @property
     def group(self) -> ConsumerGroup:
-        group = self.coordinator.groups["g"]
-        assert isinstance(group, ConsumerGroup)
-        return group
+        return self.ctx.consumer_group("g")
 
     def heartbeat(
         self, member: str, epoch: int, owned: list[int] | None = None, join: bool = False
     ) -> tuple[int, list[int] | None]:
-        request = ConsumerGroupHeartbeatRequest(
-            group_id="g",
-            member_id=member,
-            member_epoch=epoch,
+        response = self.ctx.consumer_group_heartbeat(
+            "g",
+            member,
+            epoch,
             rebalance_timeout_ms=300000 if join else -1,
             subscribed_topic_names=("foo",) if join else None,
-            topic_partitions=None
-            if owned is None
-            else ((TopicPartitions(FOO, tuple(owned)),) if owned else ()),
+            owned=None if owned is None else ({"foo": owned} if owned else {}),
         )
-        result = self.coordinator.handle("t", request, 0)
-        self.records.extend(result.records)
-        response = result.response_for("t")
-        assert isinstance(response, ConsumerGroupHeartbeatResponse)
         assert response.error_code is ErrorCode.NONE
         partitions = None
         if response.assignment is not None:
@@ -79,10 +62,7 @@ class CaseStudy:
         }
 
     def rebuilt(self) -> ConsumerGroup:
-        fresh = GroupCoordinator(metadata=IMAGE)
-        for record in self.records:
-            fresh.replay(record)
-        group = fresh.groups["g"]
+        group = self.ctx.replay_into_new(through_json=False).groups["g"]
         assert isinstance(group, ConsumerGroup)
         return group
 

@@ -20,16 +20,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from regroup.consumer.group import ConsumerGroup
-from regroup.coordinator.service import GroupCoordinator
 from regroup.model.errors import ErrorCode
-from regroup.model.metadata import MetadataImage, TopicImage
 from regroup.model.requests.consumer import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
     TopicPartitions,
 )
 from regroup.model.uuid import Uuid
-from regroup.records import CoordinatorRecord
+from regroup.testing import CoordinatorTestContext
 
 MEMBERS = ("m0", "m1", "m2", "m3", "m4")
 
@@ -49,23 +47,20 @@ class Client:
 
 
 class World:
+    """Clients that model Kafka's members, around ``regroup.testing``'s coordinator context."""
+
     def __init__(self, topics: dict[str, int]) -> None:
-        self.coordinator = GroupCoordinator(metadata=MetadataImage.from_partition_counts(topics))
-        self.now = 0
-        self.records: list[CoordinatorRecord] = []
+        self.ctx = CoordinatorTestContext(topics=topics)
         self.clients: dict[str, Client] = {}
 
     @property
     def group(self) -> ConsumerGroup | None:
-        group = self.coordinator.groups.get("g")
+        group = self.ctx.groups.get("g")
         assert group is None or isinstance(group, ConsumerGroup)
         return group
 
     def _send(self, request: ConsumerGroupHeartbeatRequest) -> ConsumerGroupHeartbeatResponse:
-        result = self.coordinator.handle("t", request, self.now)
-        self.records.extend(result.records)
-        response = result.response_for("t")
-        assert isinstance(response, ConsumerGroupHeartbeatResponse)
+        response = self.ctx.call(request, ConsumerGroupHeartbeatResponse)
         group = self.group
         if group is not None and response.error_code is ErrorCode.NONE:
             assert response.member_epoch <= group.group_epoch
@@ -150,18 +145,13 @@ class World:
         return fresh
 
     def advance(self, ms: int) -> None:
-        self.now += ms
-        result = self.coordinator.on_timer(self.now)
-        self.records.extend(result.records)
+        self.ctx.advance(ms)
 
     def grow(self, name: str, count: int) -> None:
-        image = self.coordinator.metadata
-        existing = image.topic(name)
+        existing = self.ctx.metadata.topic(name)
         if existing is not None and existing.partitions >= count:
             return
-        image = image.with_topic(TopicImage(Uuid.for_name(name), name, count))
-        result = self.coordinator.update_metadata(image, self.now)
-        self.records.extend(result.records)
+        self.ctx.set_topics({name: count})
 
     def check(self) -> None:
         group = self.group
@@ -174,10 +164,7 @@ class World:
             for key in member.owned_partitions():
                 assert key not in owners, f"{key} owned by {owners[key]} and {member.member_id}"
                 owners[key] = member.member_id
-        fresh = GroupCoordinator(metadata=self.coordinator.metadata)
-        for record in self.records:
-            fresh.replay(record)
-        assert fresh.groups.get("g") == group
+        self.ctx.assert_replay_matches("g")
 
     def settle(self) -> None:
         """Changes stop: live clients heartbeat properly; crashed ones time out."""
@@ -262,7 +249,7 @@ def _assert_converged(world: World, homogeneous: bool) -> None:
     subscribed = group.subscribed_topic_names()
     expected = {
         (t.topic_id, p)
-        for name, t in world.coordinator.metadata.topics_by_name.items()
+        for name, t in world.ctx.metadata.topics_by_name.items()
         if name in subscribed
         for p in range(t.partitions)
     }

@@ -29,16 +29,14 @@ from regroup.assignors.consumer.api import (
 from regroup.assignors.errors import PartitionAssignorError
 from regroup.consumer.group import ConsumerGroup, ConsumerGroupState, ResolvedRegex
 from regroup.consumer.group_member import ConsumerGroupMember, MemberState
-from regroup.coordinator.service import GroupCoordinator
 from regroup.model.errors import ErrorCode
-from regroup.model.metadata import MetadataImage
 from regroup.model.requests.consumer import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
     TopicPartitions,
 )
 from regroup.model.uuid import Uuid
-from regroup.records import CoordinatorRecord
+from regroup.testing import CoordinatorTestContext
 
 FOO = Uuid.for_name("foo")
 BAR = Uuid.for_name("bar")
@@ -195,27 +193,21 @@ class _Failing(ConsumerGroupPartitionAssignor):
 
 
 class _World:
+    """``regroup.testing``'s coordinator context; each heartbeat comes 10 ms after the last."""
+
     def __init__(self) -> None:
-        self.coordinator = GroupCoordinator(
-            metadata=MetadataImage.from_partition_counts({"foo": 6, "bar": 4})
-        )
-        self.records: list[CoordinatorRecord] = []
-        self.now = 0
+        self.ctx = CoordinatorTestContext(topics={"foo": 6, "bar": 4})
+        self.coordinator = self.ctx.coordinator
+        self.records = self.ctx.records
         self.instances = 0
 
     @property
     def group(self) -> ConsumerGroup:
-        group = self.coordinator.groups["g"]
-        assert isinstance(group, ConsumerGroup)
-        return group
+        return self.ctx.consumer_group("g")
 
     def send(self, request: ConsumerGroupHeartbeatRequest) -> ConsumerGroupHeartbeatResponse:
-        self.now += 10
-        result = self.coordinator.handle("t", request, self.now)
-        self.records.extend(result.records)
-        response = result.response_for("t")
-        assert isinstance(response, ConsumerGroupHeartbeatResponse)
-        return response
+        self.ctx.advance(10)
+        return self.ctx.call(request, ConsumerGroupHeartbeatResponse)
 
     def join(self, member_id: str, topics: tuple[str, ...], instance: str | None = None) -> Any:
         return self.send(
@@ -246,10 +238,7 @@ class _World:
         )
 
     def rebuilt(self) -> ConsumerGroup | None:
-        fresh = GroupCoordinator(metadata=self.coordinator.metadata)
-        for record in self.records:
-            fresh.replay(record)
-        group = fresh.groups.get("g")
+        group = self.ctx.replay_into_new().groups.get("g")
         assert group is None or isinstance(group, ConsumerGroup)
         return group
 
