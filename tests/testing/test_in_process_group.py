@@ -10,7 +10,14 @@ from __future__ import annotations
 
 import pytest
 
-from regroup.assignors.classic.api import RebalanceProtocol
+from regroup.assignors.classic.api import (
+    Assignment,
+    ClusterMetadata,
+    ConsumerPartitionAssignor,
+    GroupAssignment,
+    GroupSubscription,
+    RebalanceProtocol,
+)
 from regroup.classic.member import ClassicMember
 from regroup.classic.member_config import ClassicMemberConfig
 from regroup.consumer.member import ConsumerMember
@@ -172,6 +179,38 @@ def test_the_group_drives_an_existing_context() -> None:
 
 
 # -- invariants and logs -----------------------------------------------------------------------
+
+
+class _NaiveCooperative(ConsumerPartitionAssignor):
+    """Round-robin that claims COOPERATIVE but hands partitions straight to new owners."""
+
+    name = "naive"
+
+    def supported_protocols(self) -> tuple[RebalanceProtocol, ...]:
+        return (RebalanceProtocol.COOPERATIVE,)
+
+    def assign(
+        self, metadata: ClusterMetadata, group_subscription: GroupSubscription
+    ) -> GroupAssignment:
+        members = sorted(group_subscription.subscriptions)
+        out: dict[str, list[TopicPartition]] = {m: [] for m in members}
+        for i in range(metadata.partition_count("t")):
+            out[members[i % len(members)]].append(TopicPartition("t", i))
+        return GroupAssignment({m: Assignment(ps) for m, ps in out.items()})
+
+
+def test_a_user_assignor_breaking_the_cooperative_rule_is_refused_by_the_leader() -> None:
+    """KIP-429: a partition may not move between owners in one cooperative rebalance; the
+    leader checks a user's assignor (Kafka ``validateCooperativeAssignment``) and the error
+    reaches the application through ``poll`` -- in ``group.errors``."""
+    group = InProcessGroup(topics={"t": 4}, config=NO_DELAY)
+    group.add_member("a", assignors=[_NaiveCooperative()])
+    group.run_until_stable(max_ms=1_000)
+    group.add_member("b", assignors=[_NaiveCooperative()])
+    group.advance(5_000)  # a hears of the rebalance at its next heartbeat (3 s)
+    errors = group.errors_of("a")
+    assert errors and "violates its requirements" in str(errors[0])
+    assert group.assignment("a") == t(0, 1, 2, 3) and group.assignment("b") == frozenset()
 
 
 def test_a_test_invariant_is_checked_at_every_step() -> None:
