@@ -16,8 +16,7 @@ from regroup.consumer.group import ConsumerGroup
 from regroup.coordinator.config import GroupCoordinatorConfig
 from regroup.model.requests.consumer import ConsumerGroupHeartbeatResponse
 from regroup.records import CoordinatorRecord
-from regroup.testing import CoordinatorTestContext, ManualClock
-from regroup.testing.coordinator import ConfigLike, TopicsLike
+from regroup.testing import ConfigLike, CoordinatorTestContext, ManualClock, TopicsLike
 
 __all__ = ["Harness", "response_parts"]
 

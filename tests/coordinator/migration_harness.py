@@ -28,8 +28,7 @@ from regroup.model.requests.classic import (
     SyncGroupRequestAssignment,
     SyncGroupResponse,
 )
-from regroup.testing import ManualClock
-from regroup.testing.coordinator import ConfigLike, TopicsLike
+from regroup.testing import ConfigLike, ManualClock, TopicsLike
 
 __all__ = ["MigrationHarness", "tps"]
 

@@ -21,9 +21,11 @@ with examples is ``docs/testing-harness.md``.
 from regroup.testing.clock import ManualClock
 from regroup.testing.coordinator import (
     Call,
+    ConfigLike,
     CoordinatorTestContext,
     NotAnsweredError,
     ReplayMismatchError,
+    TopicsLike,
 )
 from regroup.testing.group import (
     GroupNotStableError,
@@ -37,6 +39,7 @@ from regroup.testing.listener import RecordingListener
 
 __all__ = [
     "Call",
+    "ConfigLike",
     "CoordinatorTestContext",
     "GroupNotStableError",
     "InProcessGroup",
@@ -48,4 +51,5 @@ __all__ = [
     "RecordingListener",
     "ReplayMismatchError",
     "SentRequest",
+    "TopicsLike",
 ]

@@ -84,7 +84,14 @@ from regroup.model.uuid import Uuid
 from regroup.records import CoordinatorRecord
 from regroup.testing.clock import ManualClock
 
-__all__ = ["Call", "CoordinatorTestContext", "NotAnsweredError", "ReplayMismatchError"]
+__all__ = [
+    "Call",
+    "ConfigLike",
+    "CoordinatorTestContext",
+    "NotAnsweredError",
+    "ReplayMismatchError",
+    "TopicsLike",
+]
 
 R = TypeVar("R")
 E = TypeVar("E", bound=Event)
@@ -319,9 +326,9 @@ class CoordinatorTestContext:
         time; ``advance(0)`` fires just those. Returns exactly what the fired
         timers produced, merged in firing order (also logged).
         """
-        end = self.clock.now_ms + ms
         if ms < 0:
             raise ValueError(f"time does not go backwards (advance by {ms} ms)")
+        end = self.clock.now_ms + ms
         fired = CoordinatorResult()
         while True:
             deadline = self.coordinator.next_deadline()
