@@ -26,7 +26,9 @@ Step 1 precedes step 3, the immediate answer is written only after ``_apply``
 returns, and the futures' waiters run later still, so a response never leaves
 before its records are durable
 (DESIGN.md). On start the stored records are replayed into a fresh
-coordinator, so a restart loses no acknowledged commit and no group.
+coordinator, so a restart loses no acknowledged commit and no group; a record
+that cannot apply is skipped and counted (``stats["records_skipped"]``), never
+a failed start (``store``, rule 4).
 
 Rule 1: bad input never takes the server down. A frame whose size is below a
 request header or above ``max_frame_bytes`` closes that connection; a request
@@ -76,7 +78,7 @@ from regroup.server.events import EventSink
 from regroup.server.heartbeat_codec import HeartbeatDecodeError, RegroupHeartbeat
 from regroup.server.log import Log, encode_batch
 from regroup.server.mapping import GROUP_APIS
-from regroup.server.store import MemoryStore, RecordStore, SqliteRecordStore
+from regroup.server.store import MemoryStore, RecordStore, SqliteRecordStore, replay
 from regroup.server.versions import API_NAMES, INSTALL_ASSIGNMENT_KEY, PREPARE_ASSIGNMENT_KEY
 
 __all__ = ["RegroupServer", "ServerOptions"]
@@ -126,12 +128,11 @@ class RegroupServer:
         self.coordinator = GroupCoordinator(
             options.config, metadata=self.log.metadata_image(), rng=random.Random(seed)
         )
-        replayed = 0
-        for record in self.store.load():
-            self.coordinator.replay(record)
-            replayed += 1
-        if replayed:
-            logger.info("replayed %d coordinator records", replayed)
+        # A record that cannot apply is skipped, logged and counted: never a failed start.
+        summary = replay(self.store.load(), self.coordinator.replay)
+        skipped = summary.skipped + self.store.unreadable
+        if summary.replayed or skipped:
+            logger.info("replayed %d coordinator records, skipped %d", summary.replayed, skipped)
         self.cluster = Cluster(
             self.log,
             host=options.host,
@@ -152,7 +153,12 @@ class RegroupServer:
         self._stopping = False
         self._loop: asyncio.AbstractEventLoop | None = None
         #: Counters for logs, tests and the benchmark.
-        self.stats: dict[str, int] = {"requests": 0, "closed_bad_input": 0}
+        self.stats: dict[str, int] = {
+            "requests": 0,
+            "closed_bad_input": 0,
+            "records_replayed": summary.replayed,
+            "records_skipped": skipped,
+        }
 
     # -- life cycle ---------------------------------------------------------------------
 
