@@ -1,7 +1,9 @@
 """Starting from a data directory: replay of the stored records (issue 20, defect 2).
 
 The records a server wrote always replay, with nothing skipped; a record that
-cannot apply is skipped with one log line and counted, never a failed start.
+cannot apply is skipped with one log line and counted, never a failed start. A
+store that cannot be read, or that is gone while the partition logs are not,
+stops the start with one line saying how to proceed.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from regroup.records.offsets import OffsetCommitKey, OffsetCommitValue
 from regroup.server.app import RegroupServer, ServerOptions
 from regroup.server.background import BackgroundServer
 from regroup.server.client import WireClient
-from regroup.server.store import SqliteRecordStore
+from regroup.server.log import Log
+from regroup.server.store import SqliteRecordStore, StoreError
 
 
 def _client(server: BackgroundServer) -> WireClient:
@@ -110,6 +113,7 @@ def test_server_skips_and_counts_a_record_that_cannot_apply(
             "INSERT INTO records (record_key, seq, record) VALUES (?, ?, ?)",
             ('[99,"x"]', 100, '{"type": 99, "key": {}}'),
         )
+    db.close()
     with caplog.at_level(logging.ERROR, logger="regroup.server.store"):
         server = RegroupServer(ServerOptions(port=0, data_dir=tmp_path))
     try:
@@ -125,3 +129,58 @@ def test_server_skips_and_counts_a_record_that_cannot_apply(
         assert '[99,"x"]' in unreadable and "does not decode" in unreadable
     finally:
         _stopped(server)
+
+
+# -- a store that cannot be read, a store that is gone ---------------------------------------
+
+
+def test_server_refuses_a_corrupt_store_with_one_line(tmp_path: Path) -> None:
+    (tmp_path / "coordinator.db").write_bytes(b"\x00garbage, not SQLite\xff" * 64)
+    with pytest.raises(StoreError) as info:
+        RegroupServer(ServerOptions(port=0, data_dir=tmp_path))
+    message = str(info.value)
+    assert "\n" not in message
+    assert "coordinator.db is not a readable coordinator store" in message
+    assert "--allow-empty-coordinator" in message
+    assert not (tmp_path / "log").exists()  # refused before anything else was opened
+
+
+def test_server_refuses_another_sqlite_database(tmp_path: Path) -> None:
+    with sqlite3.connect(tmp_path / "coordinator.db") as db:
+        db.execute("CREATE TABLE records (something_else TEXT)")
+    db.close()
+    with pytest.raises(StoreError, match="not a readable coordinator store"):
+        RegroupServer(ServerOptions(port=0, data_dir=tmp_path))
+
+
+def _earlier_run_with_a_topic(data_dir: Path) -> None:
+    log = Log(data_dir / "log")
+    log.create_topic("t", 2)
+    log.close()
+
+
+def test_server_refuses_a_deleted_store_beside_partition_logs(tmp_path: Path) -> None:
+    _earlier_run_with_a_topic(tmp_path)
+    with pytest.raises(StoreError) as info:
+        RegroupServer(ServerOptions(port=0, data_dir=tmp_path))
+    message = str(info.value)
+    assert "\n" not in message
+    assert "no coordinator.db" in message and "--allow-empty-coordinator" in message
+    assert not (tmp_path / "coordinator.db").exists()  # not created by the refused start
+
+
+def test_server_starts_empty_beside_partition_logs_when_allowed(tmp_path: Path) -> None:
+    _earlier_run_with_a_topic(tmp_path)
+    server = RegroupServer(ServerOptions(port=0, data_dir=tmp_path, allow_empty_coordinator=True))
+    try:
+        assert server.coordinator.groups == {}
+        assert server.log.topic("t") is not None
+    finally:
+        _stopped(server)
+    # From now on the store exists: the next start needs no flag.
+    _stopped(RegroupServer(ServerOptions(port=0, data_dir=tmp_path)))
+
+
+def test_server_starts_in_a_new_data_dir(tmp_path: Path) -> None:
+    _stopped(RegroupServer(ServerOptions(port=0, data_dir=tmp_path / "new")))
+    assert (tmp_path / "new" / "coordinator.db").exists()

@@ -21,6 +21,10 @@ decode, or a record the coordinator refuses) is skipped with one log line
 (record type, group id, reason) and counted, so one bad record costs that
 record, not every group of the data directory.
 
+Rule 5: a store that cannot be read stops the start with one ``StoreError``
+line (a corrupt file, or another SQLite database), never a traceback and never
+an empty start over it (the server's check of a missing store is in ``app``).
+
 ``MemoryStore`` has the same interface and keeps nothing (no ``--data-dir``).
 """
 
@@ -37,7 +41,14 @@ from typing import Protocol
 from regroup.model.codec import CodecError
 from regroup.records import CoordinatorRecord
 
-__all__ = ["MemoryStore", "RecordStore", "ReplaySummary", "SqliteRecordStore", "replay"]
+__all__ = [
+    "MemoryStore",
+    "RecordStore",
+    "ReplaySummary",
+    "SqliteRecordStore",
+    "StoreError",
+    "replay",
+]
 
 logger = logging.getLogger("regroup.server.store")
 
@@ -49,6 +60,17 @@ CREATE TABLE IF NOT EXISTS records (
 );
 CREATE INDEX IF NOT EXISTS records_by_seq ON records (seq);
 """
+
+
+class StoreError(Exception):
+    """The durable store cannot be used (rule 5); the message is one line for the operator."""
+
+
+#: What an unreadable store's message tells the operator to do.
+RECOVERY_HINT = (
+    "restore it from a backup, or move it aside and pass --allow-empty-coordinator to start "
+    "with no groups and no committed offsets (the topics are kept)"
+)
 
 
 class RecordStore(Protocol):
@@ -74,12 +96,21 @@ class SqliteRecordStore:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self._db = sqlite3.connect(str(path), isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")
-        self._db.executescript(_SCHEMA)
-        row = self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM records").fetchone()
+        try:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.executescript(_SCHEMA)
+            row = self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM records").fetchone()
+        except sqlite3.DatabaseError as exc:
+            self._db.close()
+            raise self._unreadable(exc) from None
         self._seq = int(row[0])
         self.unreadable = 0
+
+    def _unreadable(self, exc: sqlite3.DatabaseError) -> StoreError:
+        return StoreError(
+            f"{self.path} is not a readable coordinator store ({exc}): {RECOVERY_HINT}"
+        )
 
     def append(self, records: Iterable[CoordinatorRecord]) -> None:
         batch = list(records)
@@ -105,7 +136,12 @@ class SqliteRecordStore:
 
     def load(self) -> list[CoordinatorRecord]:
         """Every stored record in replay order; a row that does not decode is skipped (rule 4)."""
-        rows = self._db.execute("SELECT record_key, record FROM records ORDER BY seq").fetchall()
+        try:
+            rows = self._db.execute(
+                "SELECT record_key, record FROM records ORDER BY seq"
+            ).fetchall()
+        except sqlite3.DatabaseError as exc:  # a page damaged past the header (rule 5)
+            raise self._unreadable(exc) from None
         records: list[CoordinatorRecord] = []
         for key, text in rows:
             try:
