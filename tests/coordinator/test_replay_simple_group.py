@@ -8,11 +8,17 @@ then meets consumer group records for a group id that holds a classic group.
 Kafka replaces the simple group there
 (``GroupMetadataManager.getOrMaybeCreatePersistedConsumerGroup``); so must
 regroup, or a data directory with such a group never starts again.
+
+The property at the end drives one group through random simple commits, KIP-848
+and classic members, migrations and timeouts, and replays what was written
+after every step, in full and compacted as ``regroup.server.store`` keeps it.
 """
 
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from migration_harness import MigrationHarness
 
 from regroup.classic.group import ClassicGroup
@@ -20,6 +26,7 @@ from regroup.consumer.group import ConsumerGroup, IllegalGroupStateError
 from regroup.coordinator.service import GroupCoordinator
 from regroup.model import TopicPartition
 from regroup.model.errors import ErrorCode
+from regroup.model.requests.classic import JoinGroupResponse, SyncGroupRequest
 from regroup.model.requests.offsets import (
     OffsetCommitRequest,
     OffsetCommitRequestPartition,
@@ -130,3 +137,90 @@ def test_a_classic_group_with_members_is_never_replaced_by_replay() -> None:
     )
     with pytest.raises(IllegalGroupStateError):
         replayed(h, [*h.records, epoch_record])
+
+
+# -- property: whatever the group went through, its records replay ----------------------------
+
+#: (operation, argument): the argument picks a member, or is the time a tick advances.
+
+OPS = st.lists(
+    st.one_of(
+        st.tuples(st.sampled_from(["simple_commit", "member_commit", "kip848_join"]), st.just(0)),
+        st.tuples(st.sampled_from(["kip848_heartbeat", "kip848_leave"]), st.integers(0, 3)),
+        st.tuples(
+            st.sampled_from(["classic_join", "classic_sync", "classic_leave"]), st.integers(0, 3)
+        ),
+        st.tuples(st.just("tick"), st.sampled_from([1, 3000, 50000, 400000])),
+    ),
+    min_size=4,
+    max_size=25,
+)
+
+
+def _offsets(tp: int, offset: int) -> tuple[OffsetCommitRequestTopic, ...]:
+    return (OffsetCommitRequestTopic("foo", (OffsetCommitRequestPartition(tp, offset),)),)
+
+
+def _step(h: MigrationHarness, op: str, arg: int, classic: dict[str, int], step: int) -> None:
+    group = h.coordinator.groups.get("g")
+    kip848 = (
+        sorted(m for m, v in group.members.items() if v.classic_member_metadata is None)
+        if isinstance(group, ConsumerGroup)
+        else []
+    )
+    if op == "simple_commit":
+        h.submit(OffsetCommitRequest("g", -1, "", _offsets(step % 3, step)))
+    elif op == "member_commit" and kip848:
+        member = kip848[0]
+        epoch = h.group().members[member].member_epoch
+        h.submit(OffsetCommitRequest("g", epoch, member, _offsets(0, step)))
+    elif op == "member_commit" and classic:
+        member = sorted(classic)[0]
+        request = OffsetCommitRequest(
+            "g", classic[member], member, _offsets(0, step), supports_member_epoch=False
+        )
+        h.submit(request)
+    elif op == "kip848_join":
+        h.join(f"k{len(h.records)}".ljust(22, "A"))
+    elif op in ("kip848_heartbeat", "kip848_leave") and kip848:
+        member = kip848[arg % len(kip848)]
+        if op == "kip848_leave":
+            h.hb(member, -1, None)
+        else:
+            h.hb(member, h.group().members[member].member_epoch, h.parts(member))
+    elif op == "classic_join":
+        known = sorted(classic)
+        reply = h.replies.get(h.submit(h.join_request(known[arg] if arg < len(known) else "")))
+        if isinstance(reply, JoinGroupResponse) and reply.error_code == ErrorCode.NONE:
+            classic[reply.member_id] = reply.generation_id
+    elif op == "classic_sync" and classic:
+        member = sorted(classic)[arg % len(classic)]
+        h.submit(SyncGroupRequest("g", classic[member], member, protocol_type="consumer"))
+    elif op == "classic_leave" and classic:
+        member = sorted(classic)[arg % len(classic)]
+        h.cleave(member)
+        del classic[member]
+    elif op == "tick":
+        h.advance(arg)
+
+
+def _assert_replays(h: MigrationHarness, fresh: GroupCoordinator) -> None:
+    live, rebuilt = h.coordinator.groups.get("g"), fresh.groups.get("g")
+    assert fresh.offsets.offsets == h.coordinator.offsets.offsets
+    if isinstance(live, ConsumerGroup):
+        assert isinstance(rebuilt, ConsumerGroup)
+        assert rebuilt.members == live.members
+    elif isinstance(live, ClassicGroup) and rebuilt is not None:
+        assert isinstance(rebuilt, ClassicGroup)  # a group joining has no record yet
+
+
+@pytest.mark.parametrize("policy", ["BIDIRECTIONAL", "DISABLED"])
+@settings(max_examples=40, deadline=None)
+@given(ops=OPS)
+def test_property_every_record_written_replays(policy: str, ops: list[tuple[str, int]]) -> None:
+    h = MigrationHarness(group_consumer_migration_policy=policy)
+    classic: dict[str, int] = {}
+    for step, (op, arg) in enumerate(ops):
+        _step(h, op, arg, classic, step)
+        _assert_replays(h, replayed(h, h.records))
+        _assert_replays(h, replayed(h, compacted(h.records)))
