@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+import regroup
 from regroup.cli.errors import UsageError
 from regroup.cli.main import build_parser, main
 from regroup.cli.serve import options_from_args
@@ -16,6 +20,7 @@ from regroup.coordinator.config import GroupCoordinatorConfig
 from regroup.server.app import ServerOptions
 from regroup.server.background import BackgroundServer
 from regroup.server.client import WireClient
+from regroup.server.log import Log
 
 
 def test_serve_cli_parses_options_and_kafka_configs(tmp_path: Path) -> None:
@@ -213,3 +218,48 @@ def test_serve_cli_runs_keeps_state_and_stops_on_sigterm(tmp_path: Path) -> None
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == 0
+
+
+# -- a data dir the server refuses -----------------------------------------------------------
+
+
+def _serve(data_dir: Path) -> subprocess.CompletedProcess[str]:
+    """``regroup serve --data-dir`` in a subprocess (a start that is not refused times out)."""
+    src = Path(regroup.__file__).resolve().parents[1]
+    argv = ["serve", "--port", "0", "--data-dir", str(data_dir)]
+    return subprocess.run(
+        [sys.executable, "-m", "regroup.cli.main", *argv],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=30,
+        env={**os.environ, "PYTHONPATH": str(src)},
+    )
+
+
+def _assert_one_line_exit_2(result: subprocess.CompletedProcess[str]) -> None:
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr.startswith("regroup serve: error: ")
+
+
+def test_serve_cli_corrupt_store_is_one_line_exit_2_no_traceback(tmp_path: Path) -> None:
+    (tmp_path / "coordinator.db").write_bytes(b"this is not an SQLite database\n" * 100)
+    result = _serve(tmp_path)
+    _assert_one_line_exit_2(result)
+    assert "coordinator.db is not a readable coordinator store" in result.stderr
+
+
+def test_serve_cli_deleted_store_beside_logs_says_how_to_proceed(tmp_path: Path) -> None:
+    log = Log(tmp_path / "log")
+    log.create_topic("t", 1)
+    log.close()
+    result = _serve(tmp_path)
+    _assert_one_line_exit_2(result)
+    assert "no coordinator.db" in result.stderr
+    assert "--allow-empty-coordinator" in result.stderr
+    args = build_parser().parse_args(
+        ["serve", "--data-dir", str(tmp_path), "--allow-empty-coordinator"]
+    )
+    assert options_from_args(args).allow_empty_coordinator

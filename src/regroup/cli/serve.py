@@ -4,7 +4,9 @@ Real Kafka clients (kafka-python, aiokafka, confluent-kafka) connect to
 ``--host:--port`` as to a one-broker cluster: they produce, fetch, and form
 consumer groups of both protocols against regroup's coordinator. With
 ``--data-dir`` the log, the coordinator's records (SQLite) and the events
-(JSON lines) live on disk, and a restart resumes where the server stopped.
+(JSON lines) live on disk, and a restart resumes where the server stopped. A
+data dir whose store is corrupt, or deleted beside the partition logs, is
+refused with one line saying how to proceed (``--allow-empty-coordinator``).
 Broker configs use Kafka's names: ``--config group.initial.rebalance.delay.ms=0``.
 """
 
@@ -51,6 +53,12 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument(
         "--no-auto-create", action="store_true", help="do not create topics on Metadata"
     )
+    parser.add_argument(
+        "--allow-empty-coordinator",
+        action="store_true",
+        help="start with no groups and no committed offsets when the data dir has partition "
+        "logs but no coordinator.db (refused otherwise)",
+    )
     parser.add_argument("--log-level", default="INFO", help="logging level (default INFO)")
     parser.set_defaults(run=run)
 
@@ -83,13 +91,18 @@ def options_from_args(args: argparse.Namespace) -> ServerOptions:
         config=_config(args.config),
         auto_create_topics=not args.no_auto_create,
         default_partitions=args.partitions,
+        allow_empty_coordinator=args.allow_empty_coordinator,
     )
 
 
 async def _serve(options: ServerOptions) -> None:
     from regroup.server.app import RegroupServer
+    from regroup.server.store import StoreError
 
-    server = RegroupServer(options)
+    try:
+        server = RegroupServer(options)
+    except StoreError as exc:  # a corrupt or missing store: one line, exit 2 (no traceback)
+        raise UsageError(str(exc)) from None
     try:
         await server.start()
     except OSError as exc:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, MutableMapping
 
 from regroup.assignors.consumer.api import TopicMetadata
+from regroup.classic.group import ClassicGroup
 from regroup.consumer.group import ConsumerGroup, IllegalGroupStateError, ResolvedRegex
 from regroup.consumer.group_member import (
     Assignment,
@@ -304,6 +305,18 @@ _CONSUMER_KEYS = (
 def _group(
     groups: MutableMapping[str, object], group_id: str, *, create: bool
 ) -> ConsumerGroup | None:
+    """The consumer group a record applies to (Kafka ``getOrMaybeCreatePersistedConsumerGroup``).
+
+    A simple classic group (created by replaying an offset commit from outside
+    group management) is described by no record, so the consumer group that
+    took its place when a KIP-848 member joined replaces it here too, as in
+    Kafka: the offsets were written before the consumer group, and without this
+    the records of such a group could never be replayed. A tombstone leaves a
+    simple group alone (Kafka would replace it with an empty consumer group
+    there too; with no consumer group to remove, regroup keeps the group the
+    offsets belong to). Any other group of another type is a contradiction
+    (Kafka: ``IllegalStateException``): ``IllegalGroupStateError``.
+    """
     existing = groups.get(group_id)
     if existing is None:
         if not create:
@@ -312,6 +325,11 @@ def _group(
         groups[group_id] = group
         return group
     if not isinstance(existing, ConsumerGroup):
+        if isinstance(existing, ClassicGroup) and existing.is_simple_group():
+            if not create:
+                return None
+            del groups[group_id]
+            return _group(groups, group_id, create=True)
         raise IllegalGroupStateError(f"group {group_id} is not a consumer group")
     return existing
 

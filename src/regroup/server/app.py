@@ -26,7 +26,9 @@ Step 1 precedes step 3, the immediate answer is written only after ``_apply``
 returns, and the futures' waiters run later still, so a response never leaves
 before its records are durable
 (DESIGN.md). On start the stored records are replayed into a fresh
-coordinator, so a restart loses no acknowledged commit and no group.
+coordinator, so a restart loses no acknowledged commit and no group; a record
+that cannot apply is skipped and counted (``stats["records_skipped"]``), never
+a failed start (``store``, rule 4).
 
 Rule 1: bad input never takes the server down. A frame whose size is below a
 request header or above ``max_frame_bytes`` closes that connection; a request
@@ -76,10 +78,16 @@ from regroup.server.events import EventSink
 from regroup.server.heartbeat_codec import HeartbeatDecodeError, RegroupHeartbeat
 from regroup.server.log import Log, encode_batch
 from regroup.server.mapping import GROUP_APIS
-from regroup.server.store import MemoryStore, RecordStore, SqliteRecordStore
+from regroup.server.store import (
+    MemoryStore,
+    RecordStore,
+    SqliteRecordStore,
+    StoreError,
+    replay,
+)
 from regroup.server.versions import API_NAMES, INSTALL_ASSIGNMENT_KEY, PREPARE_ASSIGNMENT_KEY
 
-__all__ = ["RegroupServer", "ServerOptions"]
+__all__ = ["RegroupServer", "ServerOptions", "check_data_dir"]
 
 logger = logging.getLogger("regroup.server")
 
@@ -100,6 +108,9 @@ class ServerOptions:
     node_id: int = 0
     #: Seed for member ids; ``None`` draws one (ids must differ across restarts).
     seed: int | None = None
+    #: Start with no groups and no committed offsets when ``data_dir`` has partition
+    #: logs but no ``coordinator.db`` (refused otherwise: ``check_data_dir``).
+    allow_empty_coordinator: bool = False
 
 
 _NO_REPLY: Any = object()
@@ -108,16 +119,50 @@ _CONSUMER_HEARTBEATS = frozenset({b"\x00\x44\x00\x00", b"\x00\x44\x00\x01"})
 _CLASSIC_HEARTBEATS = frozenset(struct.pack(">hh", 12, v) for v in range(5))
 
 
+#: The layout of ``--data-dir``: the coordinator's records, and the partition logs.
+STORE_FILE = "coordinator.db"
+LOG_DIR = "log"
+
+
+def check_data_dir(data_dir: Path, *, allow_empty_coordinator: bool = False) -> None:
+    """Refuse a data dir whose ``coordinator.db`` is gone but whose logs are not.
+
+    The store is created on the first start, so partition logs (or the store's
+    write-ahead log) without it mean it was deleted: starting would silently
+    forget every group and committed offset while the topics are still there.
+    ``StoreError`` says how to proceed; ``allow_empty_coordinator`` accepts it.
+    """
+    if allow_empty_coordinator or (data_dir / STORE_FILE).exists():
+        return
+    log_dir = data_dir / LOG_DIR
+    earlier = [
+        log_dir / "topics.json",
+        *(sorted(log_dir.glob("*.log")) if log_dir.is_dir() else ()),
+        data_dir / f"{STORE_FILE}-wal",
+    ]
+    found = next((path for path in earlier if path.exists()), None)
+    if found is not None:
+        raise StoreError(
+            f"{data_dir} has {found.relative_to(data_dir)} from an earlier run but no "
+            f"{STORE_FILE}: starting would forget every group and committed offset; restore "
+            f"{STORE_FILE}, or pass --allow-empty-coordinator to start with none "
+            "(the topics are kept)"
+        )
+
+
 class RegroupServer:
     """A one-node Kafka cluster whose group coordinator is regroup's."""
 
     def __init__(self, options: ServerOptions | None = None) -> None:
         self.options = options = options or ServerOptions()
         data_dir = options.data_dir
-        self.log = Log(None if data_dir is None else data_dir / "log")
+        # The store first: a data dir it refuses (StoreError) leaves nothing open.
+        if data_dir is not None:
+            check_data_dir(data_dir, allow_empty_coordinator=options.allow_empty_coordinator)
         self.store: RecordStore = (
-            MemoryStore() if data_dir is None else SqliteRecordStore(data_dir / "coordinator.db")
+            MemoryStore() if data_dir is None else SqliteRecordStore(data_dir / STORE_FILE)
         )
+        self.log = Log(None if data_dir is None else data_dir / LOG_DIR)
         events_path = options.events_path
         if events_path is None and data_dir is not None:
             events_path = data_dir / "events.jsonl"
@@ -126,12 +171,11 @@ class RegroupServer:
         self.coordinator = GroupCoordinator(
             options.config, metadata=self.log.metadata_image(), rng=random.Random(seed)
         )
-        replayed = 0
-        for record in self.store.load():
-            self.coordinator.replay(record)
-            replayed += 1
-        if replayed:
-            logger.info("replayed %d coordinator records", replayed)
+        # A record that cannot apply is skipped, logged and counted: never a failed start.
+        summary = replay(self.store.load(), self.coordinator.replay)
+        skipped = summary.skipped + self.store.unreadable
+        if summary.replayed or skipped:
+            logger.info("replayed %d coordinator records, skipped %d", summary.replayed, skipped)
         self.cluster = Cluster(
             self.log,
             host=options.host,
@@ -152,7 +196,12 @@ class RegroupServer:
         self._stopping = False
         self._loop: asyncio.AbstractEventLoop | None = None
         #: Counters for logs, tests and the benchmark.
-        self.stats: dict[str, int] = {"requests": 0, "closed_bad_input": 0}
+        self.stats: dict[str, int] = {
+            "requests": 0,
+            "closed_bad_input": 0,
+            "records_replayed": summary.replayed,
+            "records_skipped": skipped,
+        }
 
     # -- life cycle ---------------------------------------------------------------------
 
