@@ -421,6 +421,20 @@ def test_server_frame_check_plans_once_per_class() -> None:
     assert planned == frame_check._WALKS and cls in planned
 
 
+def test_server_strip_unknown_tags_refuses_counts_larger_than_the_body() -> None:
+    """The walk that removes unknown tags runs no loop by a count it has not bounded."""
+    cls: Any = load_request_schema(16, 4)
+    header_cls = cls.__header_schema__
+    with pytest.raises(tags.TagWalkError, match="array count 4294967294 exceeds the 1 bytes"):
+        tags.strip_unknown_tags(header_cls, cls, ISSUE_FRAME[4:])
+    body = valid_body(16, 4)
+    assert body[-1] == 0  # the body's tagged-field count
+    with pytest.raises(tags.TagWalkError, match="4294967295 tagged fields"):
+        tags.strip_unknown_tags(header_cls, cls, body[:-1] + b"\xff\xff\xff\xff\x0f")
+    with pytest.raises(codec.MalformedRequestError):
+        codec.decode_request(body[:-1] + b"\xff\xff\xff\xff\x0f")
+
+
 # -- fuzz: mutated valid requests of every supported version ----------------------------
 
 _HUGE_VARINTS = [b"\xff\xff\xff\xff\x0f", b"\x80\x80\x80\x80\x08", b"\xff\xff\x03", b"\xff\x7f"]
