@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import struct
 from typing import Any
 
@@ -206,3 +207,41 @@ def test_server_heartbeat_decoder_rejects_damage_with_its_own_error_only(
     except HeartbeatDecodeError:
         return
     assert isinstance(decoded.request, ConsumerGroupHeartbeatRequest)
+
+
+def test_server_heartbeat_decoder_refuses_any_count_larger_than_the_request() -> None:
+    """Issue 20: no count the client writes may size an allocation or a loop.
+
+    A full request of regroup's member (topics, owned partitions, the private
+    tag with assignors) has each byte in turn replaced by a huge varint or
+    int32: the decoder answers at once, with a request or its own error.
+    """
+    assignor = ClientAssignor("uniform", 0, 1, 1, 0, b"meta")
+    request = ConsumerGroupHeartbeatRequest(
+        "g",
+        "m",
+        3,
+        "i",
+        "r",
+        45_000,
+        ("t1", "t2"),
+        "re",
+        "uniform",
+        (assignor,),
+        (TopicPartitions(Uuid(1, 2), (0, 1, 2)),),
+        client_id="test",
+        client_host="h",
+        client_generates_member_id=True,
+    )
+    body = _header(1) + heartbeat_codec.encode_request_body(1, request)
+    assert heartbeat_codec.decode_request(body, "h").request == request
+    for at in range(8, len(body)):
+        for huge in (b"\xff\xff\xff\xff\x0f", b"\x7f\xff\xff\xff", b"\x80\x80\x80\x80\x08"):
+            damaged = body[:at] + huge + body[at + 1 :]
+            with contextlib.suppress(HeartbeatDecodeError):
+                heartbeat_codec.decode_request(damaged, "h")
+    header_tags = 14  # after the prefix and client id "test"
+    assert body[header_tags] == 0
+    many_tags = body[:header_tags] + b"\xff\xff\xff\xff\x0f" + body[header_tags + 1 :]
+    with pytest.raises(HeartbeatDecodeError, match="4294967295 tagged fields"):
+        heartbeat_codec.decode_request(many_tags, "h")

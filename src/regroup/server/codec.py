@@ -20,6 +20,12 @@ error the body is re-read once after ``tags.strip_unknown_tags`` removed them.
 Rule 4: any other unknown key, unsupported version or undecodable body closes
 the connection, as Kafka's ``SocketServer`` does for a request it cannot parse
 (``InvalidRequestException``); the server logs it.
+Rule 5: no length or count reaches kio's native reader before
+``frame_check`` proved that it fits in the bytes left. kio reserves an array's
+storage from the count it reads, and a count of 2^32 - 2 made that allocation
+fail and Rust abort the whole process (one 22-byte ListGroups); Kafka throws
+when a count exceeds ``Readable.remaining()`` and closes the connection, as
+rule 4 does here.
 """
 
 from __future__ import annotations
@@ -38,7 +44,7 @@ from kio.schema.response_header.v0.header import ResponseHeader as ResponseHeade
 from kio.serial import entity_reader, entity_writer
 from kio.serial.errors import SerialError
 
-from regroup.server import assignor_rpc, tags
+from regroup.server import assignor_rpc, frame_check, tags
 from regroup.server.versions import (
     ADVERTISED,
     INSTALL_ASSIGNMENT_KEY,
@@ -151,11 +157,13 @@ def decode_request(body: bytes) -> DecodedRequest:
     header: Any
     try:
         if api_key in (PREPARE_ASSIGNMENT_KEY, INSTALL_ASSIGNMENT_KEY):
+            frame_check.check_header(RequestHeaderV1, body)
             header, offset = entity_reader(RequestHeaderV1)(body, 0)
             payload = assignor_rpc.decode_request(api_key, body, offset)
             return DecodedRequest(api_key, api_version, cid, header.client_id, payload)
         request_cls = _request_class(api_key, api_version)
         header_cls = request_cls.__header_schema__
+        frame_check.check_request(request_cls, body)  # rule 5, before kio sees a count
         try:
             header, offset = _reader(header_cls)(body, 0)
             payload, _ = _reader(request_cls)(body, offset)
@@ -163,6 +171,8 @@ def decode_request(body: bytes) -> DecodedRequest:
             if "tag" not in str(exc):
                 raise
             cleaned = tags.strip_unknown_tags(header_cls, request_cls, body)
+            # The copy is walked again: kio reads a known tag in place, not by its size.
+            frame_check.check_request(request_cls, cleaned)
             header, offset = _reader(header_cls)(cleaned, 0)
             payload, _ = _reader(request_cls)(cleaned, offset)
     except (

@@ -167,9 +167,17 @@ class _Reader:
         return n
 
     def tags(self, wanted: int | None = None) -> bytes | None:
-        """Skip a tagged-field section (rule 1); the value of tag ``wanted`` if present."""
+        """Skip a tagged-field section (rule 1); the value of tag ``wanted`` if present.
+
+        A count larger than two bytes a tag could hold is refused at once (a tag and
+        its size take a byte each at least), as ``array_length`` refuses an array
+        count: no loop runs by a number the client made up.
+        """
         found = None
-        for _ in range(self.varint()):
+        count = self.varint()
+        if count and 2 * count > len(self.data) - self.pos:
+            raise HeartbeatDecodeError(f"{count} tagged fields in a shorter buffer")
+        for _ in range(count):
             tag = self.varint()
             value = self.take(self.varint())
             if tag == wanted:

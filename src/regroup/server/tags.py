@@ -7,7 +7,10 @@ error, passes the body through ``strip_unknown_tags``: a walk over the kio
 schema of the header and the request that copies every byte except the tagged
 fields the schema does not declare (at every nesting level), and rewrites the
 tag counts. Only flexible versions carry tagged fields; the walk is never on
-the fast path.
+the fast path. ``codec`` runs it only on a body that ``frame_check`` accepted,
+and checks the copy again before kio reads it; the walk still bounds every
+count it loops by (an array's by the bytes left, a tag section's by half of
+them), so a made-up count is refused at once.
 """
 
 from __future__ import annotations
@@ -54,6 +57,17 @@ def _uvarint(buf: bytes, pos: int) -> tuple[int, int]:
         if not byte & 0x80:
             return value, pos
         shift += 7
+
+
+def _count(buf: bytes, pos: int) -> tuple[int, int]:
+    """A COMPACT_ARRAY's element count (stored + 1; null is 0 elements), refused when larger
+    than the bytes left: an element takes at least one byte, and the loops below must not
+    run (or ``kept`` grow) by a count the client made up."""
+    stored, pos = _uvarint(buf, pos)
+    count = max(stored - 1, 0)
+    if count > len(buf) - pos:
+        raise TagWalkError(f"array count {count} exceeds the {len(buf) - pos} bytes left")
+    return count, pos
 
 
 def _write_uvarint(out: bytearray, value: int) -> None:
@@ -114,9 +128,9 @@ def _walk(cls: type[Any], buf: bytes, pos: int, out: bytearray, *, header: bool)
         if isinstance(kind, type):
             if is_array:
                 start = pos
-                count, pos = _uvarint(buf, pos)
+                count, pos = _count(buf, pos)
                 out += buf[start:pos]
-                for _ in range(max(count - 1, 0)):
+                for _ in range(count):
                     pos = _walk(kind, buf, pos, out, header=False)
             else:
                 if optional:
@@ -137,8 +151,8 @@ def _walk(cls: type[Any], buf: bytes, pos: int, out: bytearray, *, header: bool)
             length = int.from_bytes(buf[pos : pos + 2], "big", signed=True)
             pos += 2 + max(length, 0)
         elif is_array:
-            count, pos = _uvarint(buf, pos)
-            for _ in range(max(count - 1, 0)):
+            count, pos = _count(buf, pos)
+            for _ in range(count):
                 pos = _skip_primitive(str(kind), buf, pos)
         else:
             pos = _skip_primitive(str(kind), buf, pos)
@@ -146,6 +160,8 @@ def _walk(cls: type[Any], buf: bytes, pos: int, out: bytearray, *, header: bool)
             raise TagWalkError("truncated field")
         out += buf[start:pos]
     count, pos = _uvarint(buf, pos)
+    if 2 * count > len(buf) - pos:  # a tag and a size take a byte each at least
+        raise TagWalkError(f"{count} tagged fields exceed the {len(buf) - pos} bytes left")
     kept: list[bytes] = []
     for _ in range(count):
         tag_start = pos
