@@ -23,8 +23,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from regroup.assignors.classic.api import RebalanceProtocol
+from regroup.classic.member_config import ClassicMemberConfig
 from regroup.coordinator.config import GroupCoordinatorConfig, InvalidConfigError
 from regroup.events import Event
+from regroup.sim.configs import PROCESS_CONFIGS, consumer_member_config
 from regroup.sim.metrics import RunMetrics
 from regroup.sim.scenario import Scenario, ScenarioError
 
@@ -135,9 +137,6 @@ def _widen_broker_bounds(consumer_props: dict[str, Any], broker_props: dict[str,
 
 def _validate_consumer_props(group_protocol: str, props: Mapping[str, Any]) -> None:
     """Build the member configuration once, so a bad consumer config is refused up front."""
-    from regroup.classic.member_config import ClassicMemberConfig
-    from regroup.sim.consumer import PROCESS_CONFIGS, consumer_member_config
-
     try:
         if group_protocol == "classic":
             ClassicMemberConfig.from_properties(
