@@ -2,9 +2,9 @@
 
 Each action is scheduled on the world at its ``at_ms`` (``Simulation.run``);
 ``act`` plays it and records what it did as ``scenario_step`` events (one per
-member it touched), so a log shows why the group moved. While an action runs
-the stability check is held (``StabilityWatch.acting``) and made once after
-it: an action that stops three members is one change, not three.
+member it touched), so a log shows why the group moved. An action is one
+step of the world, and the stability check runs after steps, never inside
+one: an action that stops three members is one change, not three.
 
 The actions (see ``regroup.sim.scenario`` for their fields): ``start`` new
 members; ``stop`` (Kafka ``close``) or ``crash`` (no leave); ``restart`` and
@@ -39,13 +39,7 @@ class Director:
         self.sim = sim
 
     def act(self, action: Action) -> None:
-        watch = self.sim.watch
-        watch.acting = True
-        try:
-            self._act_now(action)
-        finally:
-            watch.acting = False
-        watch.check()
+        self._act_now(action)
 
     def _targets(self, action: Action) -> list[SimConsumer]:
         consumers = self.sim.consumers
@@ -127,14 +121,12 @@ class Director:
         detail = ", ".join(f"{k}={v}" for k, v in sorted(action.config.items()))
         self._step("start", consumer.client_id, detail)
         consumer.start(now)
-        self.sim.watch.check()
 
     def _heal(self, consumer: SimConsumer) -> None:
         sim = self.sim
         self._step("heal", consumer.client_id)
         sim.network.heal(consumer.client_id)
         consumer.drive(sim.world.now_ms)
-        sim.watch.check()
 
     def _enforce(self, consumer: SimConsumer) -> None:
         member = consumer.member

@@ -12,7 +12,8 @@ module each:
 * ``transport``: every request a member sends travels the network to the
   coordinator and its replies travel back; the coordinator's timers;
 * ``director``: the scenario's actions at their times;
-* ``stability``: when the group is stable (``group_stabilized``);
+* ``stability``: when the group is stable (``group_stabilized``), evaluated
+  after each step of the loop (``World.run_until(after_step=...)``);
 * here: the run itself, each member's wake-ups (``arm_consumer``: at
   ``member.next_deadline()``; a wake-up is superseded, not cancelled: a stale
   one finds a different ``wake_at`` and returns), and ``emit``: every event
@@ -135,7 +136,7 @@ class Simulation:
                     progress(now, end)
 
         with tuned_collector():
-            self.world.run_until(end, on_advance=on_advance)
+            self.world.run_until(end, on_advance=on_advance, after_step=self.watch.check)
         self.emit(SimulationEnded(ts_ms=end, group_id=self.group_id))
         for violation in self.checker.finish(end):
             self._record(violation)
@@ -151,7 +152,6 @@ class Simulation:
 
     def _start_initial(self, consumer: SimConsumer) -> None:
         consumer.start(self.world.now_ms)
-        self.watch.check()
 
     def _produce(self) -> None:
         now = self.world.now_ms
@@ -197,7 +197,6 @@ class Simulation:
             return
         consumer.wake_at = None
         consumer.drive(self.world.now_ms)
-        self.watch.check()
 
 
 def run_simulation(

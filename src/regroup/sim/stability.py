@@ -7,11 +7,15 @@ or epoch (KIP-848), and (KIP-848) every member holds what the coordinator
 assigned it, with nothing pending revocation. ``group_stabilized`` is emitted
 once each time that becomes true.
 
-Rule 1: the condition is evaluated only after something that can change it
-happened (a consumer's state or epoch, a membership or epoch event of the
-coordinator, a scenario step: ``mark_dirty``), and not while a scenario action
-is half done (``acting``). The event log depends on these evaluation points,
-so they are part of the contract.
+Rule 1: the condition is evaluated at one point, after each step of the
+world (``World.run_until(after_step=check)``: one delivery, one timer, one
+scenario action, one application poll ...), so never while a step is half
+done, and only if something that can change it happened since the last
+evaluation (``dirty``: a consumer's state or epoch, a membership or epoch
+event of the coordinator, a scenario step). ``group_stabilized`` therefore
+carries the time of the step after which the condition first held and follows
+that step's events in the log; the event log depends on this placement, so it
+is part of the contract.
 
 Rule 2: an evaluation costs O(1) until the group can be stable: the live and
 not-stable consumers are kept up to date (``consumer_changed``), and the
@@ -60,14 +64,12 @@ DIRTYING: Final = frozenset(
 class StabilityWatch:
     """Decides when to emit ``group_stabilized`` (see the module docstring)."""
 
-    __slots__ = ("_live", "_sim", "_unstable", "acting", "dirty", "scans", "stable")
+    __slots__ = ("_live", "_sim", "_unstable", "dirty", "scans", "stable")
 
     def __init__(self, sim: Simulation) -> None:
         self._sim = sim
         self.stable = False
         self.dirty = True
-        #: A scenario action is running: evaluate after it, not in the middle of it.
-        self.acting = False
         #: Live consumers (client id -> consumer); every test below is order-free.
         self._live: dict[str, SimConsumer] = {}
         #: Live consumers whose member is not stable (client ids).
@@ -95,7 +97,7 @@ class StabilityWatch:
 
     def check(self) -> None:
         """Evaluate the condition if something changed; emit ``group_stabilized`` if it holds."""
-        if not self.dirty or self.stable or self.acting or self._unstable:
+        if not self.dirty or self.stable or self._unstable:
             return
         self.dirty = False
         if not self._live:

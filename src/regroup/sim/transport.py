@@ -20,9 +20,6 @@ in flight with its consumer and the consumer's incarnation:
 * the coordinator's own timers fire at ``coordinator.next_deadline()``; a
   wake-up is superseded, not cancelled (a stale one finds another deadline
   armed and returns).
-
-Every step that can change the group's stability ends with the stability
-check (``StabilityWatch.check``).
 """
 
 from __future__ import annotations
@@ -122,7 +119,6 @@ class Transport:
                     continue
                 at(arrival, self._respond, token, reply.response)
         self.arm_coordinator()
-        sim.watch.check()
 
     def _respond(self, token: int, response: Any) -> None:
         entry = self._inflight.pop(token, None)
@@ -135,7 +131,6 @@ class Transport:
             return
         if consumer.alive and consumer.incarnation == incarnation:
             consumer.on_response(request, response, self.world.now_ms)
-            self.sim.watch.check()
 
     def _timeout(self, token: int) -> None:
         entry = self._inflight.pop(token, None)
@@ -144,7 +139,6 @@ class Transport:
         consumer, incarnation, request = entry
         if consumer.alive and consumer.incarnation == incarnation:
             consumer.on_request_failed(request, self.world.now_ms)
-            self.sim.watch.check()
 
     # -- the coordinator's timers --------------------------------------------------------------
 

@@ -11,6 +11,11 @@ back of it.
 Rule 3: an action is a plain callable with its arguments; cancelling is the
 caller's business (a stale wake-up checks a token and returns).
 
+Rule 4: a *step* is one action, run to its end. ``run_until`` calls
+``after_step()`` after each one, at the step's time and before the next
+action: what must look at the whole state between steps (the simulator's
+stability check) runs there, never inside an action.
+
 This is the simulator's hot path. The actions of one millisecond share one
 list (a *bucket*), and only the distinct milliseconds are kept in a heap: a
 rebalance answers a thousand members in the same millisecond, and then a
@@ -61,10 +66,17 @@ class World:
     def next_time(self) -> int | None:
         return self._times[0] if self._times else None
 
-    def run_until(self, end_ms: int, *, on_advance: Callable[[int], None] | None = None) -> None:
+    def run_until(
+        self,
+        end_ms: int,
+        *,
+        on_advance: Callable[[int], None] | None = None,
+        after_step: Callable[[], None] | None = None,
+    ) -> None:
         """Run every action due at or before ``end_ms``, then set the clock to ``end_ms``.
 
-        ``on_advance(now)`` is called each time the clock moves (progress reporting).
+        ``on_advance(now)`` is called each time the clock moves (progress reporting),
+        ``after_step()`` after each action (Rule 4).
         """
         times = self._times
         buckets = self._buckets
@@ -87,6 +99,8 @@ class World:
                     index += 1
                     action(*args)
                     steps += 1
+                    if after_step is not None:
+                        after_step()
                 _pop(times)
                 del buckets[when]
                 index = 0
