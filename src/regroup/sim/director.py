@@ -63,7 +63,6 @@ class Director:
                 **kw,
             )
         )
-        sim.watch.dirty = True
 
     def _act_now(self, action: Action) -> None:
         sim = self.sim

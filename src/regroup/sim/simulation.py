@@ -16,9 +16,10 @@ module each:
   after each step of the loop (``World.run_until(after_step=...)``);
 * here: the run itself, each member's wake-ups (``arm_consumer``: at
   ``member.next_deadline()``; a wake-up is superseded, not cancelled: a stale
-  one finds a different ``wake_at`` and returns), and ``emit``: every event
-  goes, in order, to the metrics accumulator, the log (``keep_events``) and
-  the invariant checker, whose violations are events too.
+  one finds a different ``wake_at`` and returns);
+* ``journal``: every event goes, in order, to the metrics accumulator, the log
+  (``keep_events``) and the invariant checker, whose violations are events
+  too, and wakes the stability watch after the events that concern it.
 
 Determinism: all randomness is ``random.Random`` seeded from the seed (the
 network's, the coordinator's, each KIP-848 member's); every iteration over a
@@ -31,18 +32,19 @@ import random
 from collections.abc import Callable
 
 from regroup.coordinator.service import GroupCoordinator
-from regroup.events import Event, InvariantViolated, SimulationEnded, SimulationStarted
+from regroup.events import InvariantViolated, SimulationEnded, SimulationStarted
 from regroup.model.metadata import MetadataImage
 from regroup.sim.collector import tuned_collector
 from regroup.sim.consumer import SimConsumer
 from regroup.sim.data_plane import DataPlane
 from regroup.sim.director import Director
 from regroup.sim.invariants import InvariantChecker
+from regroup.sim.journal import Journal
 from regroup.sim.metrics import MetricsAccumulator
 from regroup.sim.network import Network
 from regroup.sim.partition_table import PartitionTable
 from regroup.sim.settings import GROUP_ID, RunResult, Settings, plan_run
-from regroup.sim.stability import DIRTYING, StabilityWatch
+from regroup.sim.stability import StabilityWatch
 from regroup.sim.transport import COORDINATOR, Transport
 from regroup.sim.world import World
 
@@ -73,17 +75,21 @@ class Simulation:
         self.coordinator = GroupCoordinator(
             plan.broker, metadata=self.metadata, rng=random.Random(f"{self.seed}/coordinator")
         )
-        self.plane = DataPlane(scenario.data.plane, self.group_id, self.emit)
-        self.plane.set_topics(plan.topics, 0)
-        # The two observers number partitions alike, and look up each event's once.
-        observed = PartitionTable()
-        self.checker = InvariantChecker(observed)
-        # Ordered: every event is at the world's time or earlier, and the run ends at ``end``.
-        self.metrics = MetricsAccumulator(ordered=True, table=observed)
-        self.events: list[Event] = []
         self.consumers: list[SimConsumer] = []
         self._static = plan.static
         self.watch = StabilityWatch(self)
+        # The two observers number partitions alike, and look up each event's once.
+        observed = PartitionTable()
+        self.journal = Journal(
+            # Ordered: every event is at the world's time or earlier, and the run ends at ``end``.
+            MetricsAccumulator(ordered=True, table=observed),
+            InvariantChecker(observed),
+            keep_events=keep_events,
+            hooks=self.watch.event_hooks(),
+        )
+        self.emit = self.journal.emit
+        self.plane = DataPlane(scenario.data.plane, self.group_id, self.emit)
+        self.plane.set_topics(plan.topics, 0)
         self.transport = Transport(
             self,
             timeouts=scenario.network.loss > 0 or any(a.action == "cut" for a in scenario.actions),
@@ -137,14 +143,15 @@ class Simulation:
 
         with tuned_collector():
             self.world.run_until(end, on_advance=on_advance, after_step=self.watch.check)
-        self.emit(SimulationEnded(ts_ms=end, group_id=self.group_id))
-        for violation in self.checker.finish(end):
-            self._record(violation)
+        journal = self.journal
+        journal.emit(SimulationEnded(ts_ms=end, group_id=self.group_id))
+        for violation in journal.checker.finish(end):
+            journal.record(violation)
         if progress is not None:
             progress(end, end)
         return RunResult(
-            metrics=self.metrics.result(),
-            events=self.events,
+            metrics=journal.metrics.result(),
+            events=journal.events,
             duration_ms=end,
             steps=self.world.steps,
             consumer_errors={c.client_id: list(c.errors) for c in self.consumers if c.errors},
@@ -157,25 +164,6 @@ class Simulation:
         now = self.world.now_ms
         self.plane.tick(now)
         self.world.at(self.plane.next_tick(now), self._produce)
-
-    # -- events ------------------------------------------------------------------------------------
-
-    def emit(self, event: Event) -> None:
-        """Publish one event: metrics, log, invariant checks (and their violations)."""
-        self.metrics.observe(event)
-        if self.keep_events:
-            self.events.append(event)
-        violations = self.checker.observe(event)
-        if violations:
-            for violation in violations:
-                self._record(violation)
-        if type(event) in DIRTYING:
-            self.watch.mark_dirty()
-
-    def _record(self, event: Event) -> None:
-        self.metrics.observe(event)
-        if self.keep_events:
-            self.events.append(event)
 
     # -- the members' timers -----------------------------------------------------------------------
 

@@ -30,6 +30,7 @@ testing them in this order gives the answer of any other order.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
 from regroup.events import (
@@ -40,6 +41,7 @@ from regroup.events import (
     MemberJoined,
     MemberLeft,
     RebalanceStarted,
+    ScenarioStep,
 )
 
 if TYPE_CHECKING:
@@ -77,8 +79,19 @@ class StabilityWatch:
         #: How many evaluations got as far as the scans over the members (see Rule 2).
         self.scans = 0
 
+    def event_hooks(self) -> dict[type, Callable[[], None]]:
+        """What the journal calls after an event of each kind that may change the answer."""
+        hooks: dict[type, Callable[[], None]] = dict.fromkeys(DIRTYING, self.mark_dirty)
+        hooks[ScenarioStep] = self.touch
+        return hooks
+
     def mark_dirty(self) -> None:
+        """A coordinator event that can make the group (un)stable: unlatch, evaluate."""
         self.stable = False
+        self.dirty = True
+
+    def touch(self) -> None:
+        """A scenario step: evaluate after this step, though a latched answer stands."""
         self.dirty = True
 
     def consumer_changed(self, consumer: SimConsumer) -> None:
