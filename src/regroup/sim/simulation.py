@@ -77,7 +77,7 @@ class Simulation:
         )
         self.consumers: list[SimConsumer] = []
         self._static = plan.static
-        self.watch = StabilityWatch(self)
+        self.watch = StabilityWatch(self.group_id, self.group_protocol, self.coordinator)
         # The two observers number partitions alike, and look up each event's once.
         observed = PartitionTable()
         self.journal = Journal(
@@ -142,7 +142,7 @@ class Simulation:
                     progress(now, end)
 
         with tuned_collector():
-            self.world.run_until(end, on_advance=on_advance, after_step=self.watch.check)
+            self.world.run_until(end, on_advance=on_advance, after_step=self._after_step)
         journal = self.journal
         journal.emit(SimulationEnded(ts_ms=end, group_id=self.group_id))
         for violation in journal.checker.finish(end):
@@ -156,6 +156,12 @@ class Simulation:
             steps=self.world.steps,
             consumer_errors={c.client_id: list(c.errors) for c in self.consumers if c.errors},
         )
+
+    def _after_step(self) -> None:
+        """The loop's one evaluation point: is the group stable now?"""
+        stabilized = self.watch.check(self.world.now_ms, self.metadata)
+        if stabilized is not None:
+            self.emit(stabilized)
 
     def _start_initial(self, consumer: SimConsumer) -> None:
         consumer.start(self.world.now_ms)

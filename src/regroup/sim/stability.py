@@ -31,8 +31,9 @@ testing them in this order gives the answer of any other order.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
+from regroup.coordinator.service import GroupCoordinator
 from regroup.events import (
     GenerationBumped,
     GroupEpochBumped,
@@ -43,10 +44,8 @@ from regroup.events import (
     RebalanceStarted,
     ScenarioStep,
 )
-
-if TYPE_CHECKING:
-    from regroup.sim.consumer import SimConsumer
-    from regroup.sim.simulation import Simulation
+from regroup.model.metadata import MetadataImage
+from regroup.sim.consumer import SimConsumer
 
 __all__ = ["DIRTYING", "StabilityWatch"]
 
@@ -66,10 +65,22 @@ DIRTYING: Final = frozenset(
 class StabilityWatch:
     """Decides when to emit ``group_stabilized`` (see the module docstring)."""
 
-    __slots__ = ("_live", "_sim", "_unstable", "dirty", "scans", "stable")
+    __slots__ = (
+        "_coordinator",
+        "_group_id",
+        "_group_protocol",
+        "_live",
+        "_unstable",
+        "dirty",
+        "scans",
+        "stable",
+    )
 
-    def __init__(self, sim: Simulation) -> None:
-        self._sim = sim
+    def __init__(self, group_id: str, group_protocol: str, coordinator: GroupCoordinator) -> None:
+        self._group_id = group_id
+        self._group_protocol = group_protocol
+        #: Read only: the group's state, members and epochs.
+        self._coordinator = coordinator
         self.stable = False
         self.dirty = True
         #: Live consumers (client id -> consumer); every test below is order-free.
@@ -108,24 +119,26 @@ class StabilityWatch:
             self.stable = False
         self.dirty = True
 
-    def check(self) -> None:
-        """Evaluate the condition if something changed; emit ``group_stabilized`` if it holds."""
+    def check(self, now: int, metadata: MetadataImage) -> GroupStabilized | None:
+        """Evaluate the condition if something changed: ``group_stabilized`` if it holds.
+
+        Called after each step (Rule 1); the caller publishes the event it returns.
+        """
         if not self.dirty or self.stable or self._unstable:
-            return
+            return None
         self.dirty = False
         if not self._live:
-            return
-        sim = self._sim
-        group: Any = sim.coordinator.group(sim.group_id)
+            return None
+        group: Any = self._coordinator.group(self._group_id)
         if group is None or group.state_name() != "Stable":
-            return
+            return None
         members = getattr(group, "members", {})
         if len(members) > len(self._live):
-            return  # more members than live consumers: the sets differ
+            return None  # more members than live consumers: the sets differ
         self.scans += 1
         live = list(self._live.values())
         if set(members) != {c.member_id for c in live}:
-            return
+            return None
         # By the group's type, not the run's protocol: a group may migrate (online
         # upgrade/downgrade); a classic member of a consumer group is at its member
         # epoch when its generation is.
@@ -139,33 +152,32 @@ class StabilityWatch:
                 for c in live
             ]
         if any(value != epoch for value in current):
-            return  # stable at an older generation/epoch: the news has not reached it yet
+            return None  # stable at an older generation/epoch: the news has not reached it yet
         if group.group_type == "consumer" and not all(
-            self._holds_coordinator_assignment(c, group.members[c.member_id]) for c in live
+            _holds_coordinator_assignment(c, group.members[c.member_id], metadata) for c in live
         ):
-            return  # the coordinator sent partitions that have not arrived yet
+            return None  # the coordinator sent partitions that have not arrived yet
         self.stable = True
-        sim.emit(
-            GroupStabilized(
-                ts_ms=sim.world.now_ms,
-                group_id=sim.group_id,
-                group_protocol=sim.group_protocol,
-                generation_or_epoch=epoch,
-                members=len(live),
-            )
+        return GroupStabilized(
+            ts_ms=now,
+            group_id=self._group_id,
+            group_protocol=self._group_protocol,
+            generation_or_epoch=epoch,
+            members=len(live),
         )
-        self.stable = True
 
-    def _holds_coordinator_assignment(self, consumer: SimConsumer, record: Any) -> bool:
-        """KIP-848: the member owns what the coordinator assigned it, nothing pending."""
-        member = consumer.member
-        if member is None or any(record.partitions_pending_revocation.values()):
-            return False
-        metadata = self._sim.metadata
-        held: dict[Any, set[int]] = {}
-        for tp in member.assignment:
-            image = metadata.topic(tp.topic)
-            if image is not None:
-                held.setdefault(image.topic_id, set()).add(tp.partition)
-        wanted = {t: set(p) for t, p in record.assigned_partitions.items() if p}
-        return held == wanted
+
+def _holds_coordinator_assignment(
+    consumer: SimConsumer, record: Any, metadata: MetadataImage
+) -> bool:
+    """KIP-848: the member owns what the coordinator assigned it, nothing pending."""
+    member = consumer.member
+    if member is None or any(record.partitions_pending_revocation.values()):
+        return False
+    held: dict[Any, set[int]] = {}
+    for tp in member.assignment:
+        image = metadata.topic(tp.topic)
+        if image is not None:
+            held.setdefault(image.topic_id, set()).add(tp.partition)
+    wanted = {t: set(p) for t, p in record.assigned_partitions.items() if p}
+    return held == wanted
