@@ -48,9 +48,9 @@ the KIP-848 member commits them itself through the ``positions`` provider.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from regroup.classic.member import ClassicMember
 from regroup.classic.member_config import ClassicMemberConfig
@@ -80,9 +80,7 @@ from regroup.sim.configs import (
     as_bool,
     consumer_member_config,
 )
-
-if TYPE_CHECKING:
-    from regroup.sim.simulation import Simulation
+from regroup.sim.context import RunContext
 
 __all__ = ["SimConsumer"]
 
@@ -90,8 +88,22 @@ __all__ = ["SimConsumer"]
 class SimConsumer:
     """One consumer process slot (see the module docstring)."""
 
-    def __init__(self, sim: Simulation, index: int, props: Mapping[str, Any]) -> None:
-        self.sim = sim
+    def __init__(
+        self,
+        ctx: RunContext,
+        index: int,
+        props: Mapping[str, Any],
+        *,
+        send: Callable[[SimConsumer, Any], None],
+        changed: Callable[[SimConsumer], None],
+    ) -> None:
+        self.ctx = ctx
+        self._world = ctx.world
+        #: Sends one request to the coordinator (the transport's ``send``).
+        self._send_one = send
+        #: Told when the process starts or stops, or its member's state or epoch changes
+        #: (the stability watch's ``consumer_changed``).
+        self._changed = changed
         self.index = index
         self.client_id = f"c{index:02d}" if index < 100 else f"c{index}"
         self.props: dict[str, Any] = dict(props)
@@ -138,7 +150,7 @@ class SimConsumer:
 
     def start(self, now: int) -> None:
         """A new incarnation: a new member, subscribed, polling."""
-        sim = self.sim
+        ctx = self.ctx
         self.incarnation += 1
         self.alive, self.closing, self.stable = True, False, False
         self.member_id = ""
@@ -151,51 +163,51 @@ class SimConsumer:
         self.in_poll = False
         self._next_auto_commit = now + self.auto_commit_interval_ms
         instance = self.props.get("group.instance.id")
-        protocol = str(self.props.get("group.protocol", sim.group_protocol)).lower()
+        protocol = str(self.props.get("group.protocol", ctx.group_protocol)).lower()
         if protocol == "classic":
             props = {k: v for k, v in self.props.items() if k not in PROCESS_CONFIGS}
-            if sim.group_protocol == "consumer":
+            if ctx.group_protocol == "consumer":
                 # Migrated back by the scenario: a classic consumer takes no KIP-848 configs.
                 props = {k: v for k, v in props.items() if k not in CONSUMER_ONLY_CONFIGS}
             config = ClassicMemberConfig.from_properties(props)
-            config = replace(config, group_id=sim.group_id, client_id=self.client_id)
+            config = replace(config, group_id=ctx.group_id, client_id=self.client_id)
             member: ClassicMember | ConsumerMember = ClassicMember(
                 config,
                 listener=self,
-                metadata=sim.metadata,
+                metadata=ctx.metadata,
                 now_ms=now,
                 join_on_application_poll=True,
             )
         else:
-            rng = random.Random(f"{sim.seed}/{self.client_id}/{self.incarnation}")
+            rng = random.Random(f"{ctx.seed}/{self.client_id}/{self.incarnation}")
             props = dict(self.props)
-            if sim.group_protocol != "consumer":
+            if ctx.group_protocol != "consumer":
                 # Migrated by the scenario: the classic configs were removed, as Kafka requires.
                 props = {k: v for k, v in props.items() if k not in CLASSIC_ONLY_CONFIGS}
             member = ConsumerMember(
-                consumer_member_config(sim.group_id, self.client_id, props),
+                consumer_member_config(ctx.group_id, self.client_id, props),
                 rng=rng,
                 positions=self._positions_to_commit,
-                metadata=sim.metadata,
+                metadata=ctx.metadata,
             )
             self.member_id = member.member_id
         self.member = member
         if isinstance(member, ClassicMember):
-            member.subscribe(sorted(sim.topics))  # subscribe(), then the first poll()
+            member.subscribe(sorted(ctx.topics))  # subscribe(), then the first poll()
             member.on_application_poll(now)
         else:
             member.on_application_poll(now)
-            member.subscribe(sorted(sim.topics))
-        sim.emit(
+            member.subscribe(sorted(ctx.topics))
+        ctx.emit(
             ConsumerStarted(
                 ts_ms=now,
-                group_id=sim.group_id,
+                group_id=ctx.group_id,
                 client_id=self.client_id,
                 group_protocol=protocol,
                 instance_id=None if instance is None else str(instance),
             )
         )
-        sim.watch.consumer_changed(self)
+        self._changed(self)
         self.drive(now)
         self._schedule_app_poll(now)
 
@@ -222,11 +234,11 @@ class SimConsumer:
             return
         member.close(now)
         self.drive(now)
-        self.sim.world.at(now + self.request_timeout_ms, self._close_timeout, self.incarnation)
+        self._world.at(now + self.request_timeout_ms, self._close_timeout, self.incarnation)
 
     def _close_timeout(self, incarnation: int) -> None:
         if self.alive and self.closing and incarnation == self.incarnation:
-            self._finish(self.sim.world.now_ms, crashed=False)
+            self._finish(self._world.now_ms, crashed=False)
 
     def _finish(self, now: int, *, crashed: bool) -> None:
         self.alive = False
@@ -238,16 +250,16 @@ class SimConsumer:
         self.in_poll = False
         self.ready.clear()
         self.wake_at = None
-        self.sim.emit(
+        self.ctx.emit(
             ConsumerStopped(
                 ts_ms=now,
-                group_id=self.sim.group_id,
+                group_id=self.ctx.group_id,
                 client_id=self.client_id,
                 member_id=self.member_id,
                 crashed=crashed,
             )
         )
-        self.sim.watch.consumer_changed(self)
+        self._changed(self)
 
     # -- driving the member (the client's background thread) ----------------------------------
 
@@ -288,7 +300,7 @@ class SimConsumer:
 
     def _send(self, requests: Sequence[Any]) -> None:
         if requests:
-            send = self.sim.transport.send
+            send = self._send_one
             for request in requests:
                 send(self, request)
 
@@ -302,7 +314,7 @@ class SimConsumer:
             self.member_id = member_id
         events: list[Event] = member.take_events()
         if events:
-            emit = self.sim.emit
+            emit = self.ctx.emit
             for event in events:
                 if isinstance(event, PartitionsAssigned):
                     emit(event)
@@ -330,13 +342,36 @@ class SimConsumer:
         if stable != self.stable or epoch != self._epoch or events:
             self.stable = stable
             self._epoch = epoch
-            self.sim.watch.consumer_changed(self)
-        self.sim.arm_consumer(self)
+            self._changed(self)
+        self._arm()
+
+    def _arm(self) -> None:
+        """Wake the member at its next deadline (if earlier than the wake-up armed).
+
+        A wake-up is superseded, not cancelled: a stale one finds a different
+        ``wake_at`` (or a newer incarnation) and returns.
+        """
+        member = self.member
+        if member is None:
+            return
+        deadline = member.next_deadline()
+        if deadline is None:
+            return
+        wake_at = self.wake_at
+        if wake_at is None or deadline < wake_at:
+            self.wake_at = deadline
+            self._world.at(deadline, self._wake, self.incarnation, deadline)
+
+    def _wake(self, incarnation: int, deadline: int) -> None:
+        if self.incarnation != incarnation or self.wake_at != deadline:
+            return
+        self.wake_at = None
+        self.drive(self._world.now_ms)
 
     def _on_assigned(self, partitions: Sequence[TopicPartition], now: int) -> None:
         self._fetch_offsets(partitions)
-        restore = self.sim.data.restore_ms
-        self.sim.world.at(now + restore, self._restored, self.incarnation, tuple(partitions))
+        restore = self.ctx.data.restore_ms
+        self._world.at(now + restore, self._restored, self.incarnation, tuple(partitions))
 
     def _restored(self, incarnation: int, partitions: tuple[TopicPartition, ...]) -> None:
         member = self.member
@@ -350,13 +385,14 @@ class SimConsumer:
         if not done:
             return
         self.ready.update(done)
-        self.sim.emit(
+        ctx = self.ctx
+        ctx.emit(
             PartitionsRestored(
-                ts_ms=self.sim.world.now_ms,
-                group_id=self.sim.group_id,
+                ts_ms=self._world.now_ms,
+                group_id=ctx.group_id,
                 member_id=self.member_id,
                 partitions=done,
-                restore_ms=self.sim.data.restore_ms,
+                restore_ms=ctx.data.restore_ms,
             )
         )
 
@@ -372,10 +408,10 @@ class SimConsumer:
                 wanted = fetching[tp.topic] = {}
             wanted[tp.partition] = tp
         request = OffsetFetchRequest(
-            group_id=self.sim.group_id,
+            group_id=self.ctx.group_id,
             topics=tuple(OffsetFetchRequestTopic(t, tuple(p)) for t, p in by_topic.items()),
         )
-        self.sim.transport.send(self, request)
+        self._send_one(self, request)
 
     def _on_offsets(self, response: OffsetFetchResponse) -> None:
         member = self.member
@@ -458,14 +494,14 @@ class SimConsumer:
 
     def _schedule_app_poll(self, when: int) -> None:
         self._app_token += 1
-        self.sim.world.at(when, self._app_poll, self._app_token)
+        self._world.at(when, self._app_poll, self._app_token)
 
     def _app_poll(self, token: int) -> None:
         member = self.member
         if token != self._app_token or member is None or not self.alive or self.closing:
             return
-        sim = self.sim
-        now = sim.world.now_ms
+        ctx = self.ctx
+        now = self._world.now_ms
         member.on_application_poll(now)
         if isinstance(member, ClassicMember) and self.auto_commit and now >= self._next_auto_commit:
             self._next_auto_commit = now + self.auto_commit_interval_ms
@@ -475,7 +511,7 @@ class SimConsumer:
         if self.member is None:
             return
         batch = self._take_batch()
-        data = sim.data
+        data = ctx.data
         if batch:
             count = sum(last - first + 1 for first, last in batch.values())
             duration = (count * data.processing_us_per_record + 999) // 1000 + self.stall_ms
@@ -483,7 +519,7 @@ class SimConsumer:
             self._batch = batch
             self.in_poll = False
             self._app_token += 1
-            sim.world.at(now + duration, self._batch_done, self._app_token)
+            self._world.at(now + duration, self._batch_done, self._app_token)
             return
         if self.stall_ms:
             stall, self.stall_ms = self.stall_ms, 0
@@ -492,8 +528,9 @@ class SimConsumer:
             return
         self.in_poll = True
         wait = data.idle_poll_ms
-        if sim.plane.active:
-            wait = min(wait, sim.plane.next_tick(now) - now)
+        plane = ctx.plane
+        if plane.active:
+            wait = min(wait, plane.next_tick(now) - now)
         self._schedule_app_poll(now + max(1, wait))
 
     def _take_batch(self) -> dict[TopicPartition, tuple[int, int]]:
@@ -507,8 +544,8 @@ class SimConsumer:
         )
         if not candidates:
             return {}
-        ends = self.sim.plane.end_offsets
-        budget = self.sim.data.max_poll_records
+        ends = self.ctx.plane.end_offsets
+        budget = self.ctx.data.max_poll_records
         start = self._rotate % len(candidates)
         self._rotate += 1
         batch: dict[TopicPartition, tuple[int, int]] = {}
@@ -531,18 +568,18 @@ class SimConsumer:
         if token != self._app_token or member is None or batch is None:
             return
         self._batch = None
-        sim = self.sim
-        now = sim.world.now_ms
+        ctx = self.ctx
+        now = self._world.now_ms
         owned = member.assignment
         for tp in sorted_partitions(batch):
             first, last = batch[tp]
             if tp not in owned or tp not in self.ready or self.positions.get(tp) != first:
                 continue  # revoked or lost meanwhile: the application drops the chunk
             self.positions[tp] = last + 1
-            sim.emit(
+            ctx.emit(
                 RecordsProcessed(
                     ts_ms=now,
-                    group_id=sim.group_id,
+                    group_id=ctx.group_id,
                     member_id=self.member_id,
                     partition=tp,
                     first_offset=first,

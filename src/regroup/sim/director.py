@@ -150,7 +150,7 @@ class Director:
         sim.topics[topic] = new
         image = sim.metadata.topic(topic)
         assert image is not None
-        sim.metadata = sim.metadata.with_topic(TopicImage(image.topic_id, topic, new))
+        sim.ctx.metadata = sim.metadata.with_topic(TopicImage(image.topic_id, topic, new))
         self._step("add_partitions", detail=f"{topic}: {current} -> {new}", topics={topic: new})
         sim.plane.set_topics(sim.topics, now)
         sim.transport.apply(sim.coordinator.update_metadata(sim.metadata, now))

@@ -14,9 +14,11 @@ module each:
 * ``director``: the scenario's actions at their times;
 * ``stability``: when the group is stable (``group_stabilized``), evaluated
   after each step of the loop (``World.run_until(after_step=...)``);
-* here: the run itself, each member's wake-ups (``arm_consumer``: at
-  ``member.next_deadline()``; a wake-up is superseded, not cancelled: a stale
-  one finds a different ``wake_at`` and returns);
+* ``consumer``: one consumer process each, its member and its poll loop;
+* here: the run itself, and the wiring: a ``RunContext`` (``context``) built
+  first and handed to every part, and the callables that let one part act on
+  another (a consumer sends through the transport's ``send``, tells the
+  watch through its ``consumer_changed``);
 * ``journal``: every event goes, in order, to the metrics accumulator, the log
   (``keep_events``) and the invariant checker, whose violations are events
   too, and wakes the stability watch after the events that concern it.
@@ -36,6 +38,7 @@ from regroup.events import InvariantViolated, SimulationEnded, SimulationStarted
 from regroup.model.metadata import MetadataImage
 from regroup.sim.collector import tuned_collector
 from regroup.sim.consumer import SimConsumer
+from regroup.sim.context import RunContext
 from regroup.sim.data_plane import DataPlane
 from regroup.sim.director import Director
 from regroup.sim.invariants import InvariantChecker
@@ -64,16 +67,15 @@ class Simulation:
         self.seed = settings.seed
         self.keep_events = keep_events
         self.member_count = plan.member_count
-        self.topics: dict[str, int] = plan.topics
-        self.metadata = MetadataImage.from_partition_counts(plan.topics)
         self.data = scenario.data
         self.assignor = plan.assignor
         self.consumer_props = plan.consumer_props
 
+        metadata = MetadataImage.from_partition_counts(plan.topics)
         self.world = World()
         self.network = Network(scenario.network, random.Random(f"{self.seed}/network"))
         self.coordinator = GroupCoordinator(
-            plan.broker, metadata=self.metadata, rng=random.Random(f"{self.seed}/coordinator")
+            plan.broker, metadata=metadata, rng=random.Random(f"{self.seed}/coordinator")
         )
         self.consumers: list[SimConsumer] = []
         self._static = plan.static
@@ -90,6 +92,17 @@ class Simulation:
         self.emit = self.journal.emit
         self.plane = DataPlane(scenario.data.plane, self.group_id, self.emit)
         self.plane.set_topics(plan.topics, 0)
+        self.ctx = RunContext(
+            group_id=self.group_id,
+            group_protocol=self.group_protocol,
+            seed=self.seed,
+            world=self.world,
+            emit=self.emit,
+            topics=plan.topics,
+            metadata=metadata,
+            data=scenario.data,
+            plane=self.plane,
+        )
         self.transport = Transport(
             self,
             timeouts=scenario.network.loss > 0 or any(a.action == "cut" for a in scenario.actions),
@@ -100,11 +113,25 @@ class Simulation:
     def new_consumer(self) -> SimConsumer:
         """A new consumer slot (``c00``, ``c01`` ...), not started."""
         index = len(self.consumers)
-        consumer = SimConsumer(self, index, self.consumer_props)
+        consumer = SimConsumer(
+            self.ctx,
+            index,
+            self.consumer_props,
+            send=self.transport.send,
+            changed=self.watch.consumer_changed,
+        )
         if self._static:
             consumer.props["group.instance.id"] = f"instance-{consumer.client_id}"
         self.consumers.append(consumer)
         return consumer
+
+    @property
+    def topics(self) -> dict[str, int]:
+        return self.ctx.topics
+
+    @property
+    def metadata(self) -> MetadataImage:
+        return self.ctx.metadata
 
     # -- running ---------------------------------------------------------------------------------
 
@@ -159,7 +186,7 @@ class Simulation:
 
     def _after_step(self) -> None:
         """The loop's one evaluation point: is the group stable now?"""
-        stabilized = self.watch.check(self.world.now_ms, self.metadata)
+        stabilized = self.watch.check(self.world.now_ms, self.ctx.metadata)
         if stabilized is not None:
             self.emit(stabilized)
 
@@ -170,27 +197,6 @@ class Simulation:
         now = self.world.now_ms
         self.plane.tick(now)
         self.world.at(self.plane.next_tick(now), self._produce)
-
-    # -- the members' timers -----------------------------------------------------------------------
-
-    def arm_consumer(self, consumer: SimConsumer) -> None:
-        """Wake the consumer's member at its next deadline (if earlier than the one armed)."""
-        member = consumer.member
-        if member is None:
-            return
-        deadline = member.next_deadline()
-        if deadline is None:
-            return
-        wake_at = consumer.wake_at
-        if wake_at is None or deadline < wake_at:
-            consumer.wake_at = deadline
-            self.world.at(deadline, self._fire_consumer, consumer, consumer.incarnation, deadline)
-
-    def _fire_consumer(self, consumer: SimConsumer, incarnation: int, deadline: int) -> None:
-        if consumer.incarnation != incarnation or consumer.wake_at != deadline:
-            return
-        consumer.wake_at = None
-        consumer.drive(self.world.now_ms)
 
 
 def run_simulation(
