@@ -153,7 +153,7 @@ class Director:
         sim.ctx.metadata = sim.metadata.with_topic(TopicImage(image.topic_id, topic, new))
         self._step("add_partitions", detail=f"{topic}: {current} -> {new}", topics={topic: new})
         sim.plane.set_topics(sim.topics, now)
-        sim.transport.apply(sim.coordinator.update_metadata(sim.metadata, now))
+        sim.transport.update_metadata(sim.metadata, now)
         for consumer in sim.consumers:
             if consumer.member is not None:
                 consumer.member.update_metadata(sim.metadata)

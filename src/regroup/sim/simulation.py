@@ -104,7 +104,9 @@ class Simulation:
             plane=self.plane,
         )
         self.transport = Transport(
-            self,
+            self.ctx,
+            self.network,
+            self.coordinator,
             timeouts=scenario.network.loss > 0 or any(a.action == "cut" for a in scenario.actions),
         )
         self.director = Director(self)

@@ -20,17 +20,24 @@ in flight with its consumer and the consumer's incarnation:
 * the coordinator's own timers fire at ``coordinator.next_deadline()``; a
   wake-up is superseded, not cancelled (a stale one finds another deadline
   armed and returns).
+
+The transport is given the run's context, the network and the coordinator;
+the consumers hold only its ``send`` (injected into each), and the director
+only its ``update_metadata``.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Callable
+from typing import Any, Final
 
 from regroup.coordinator.result import CoordinatorResult
-
-if TYPE_CHECKING:
-    from regroup.sim.consumer import SimConsumer
-    from regroup.sim.simulation import Simulation
+from regroup.coordinator.service import GroupCoordinator
+from regroup.events import Event
+from regroup.model.metadata import MetadataImage
+from regroup.sim.consumer import SimConsumer
+from regroup.sim.context import RunContext
+from regroup.sim.network import Network
 
 __all__ = ["COORDINATOR", "Transport"]
 
@@ -43,20 +50,27 @@ class Transport:
 
     __slots__ = (
         "_coordinator_wake",
+        "_emit",
         "_inflight",
         "_timeouts",
         "_token",
         "coordinator",
         "network",
-        "sim",
         "world",
     )
 
-    def __init__(self, sim: Simulation, *, timeouts: bool) -> None:
-        self.sim = sim
-        self.world = sim.world
-        self.network = sim.network
-        self.coordinator = sim.coordinator
+    def __init__(
+        self,
+        ctx: RunContext,
+        network: Network,
+        coordinator: GroupCoordinator,
+        *,
+        timeouts: bool,
+    ) -> None:
+        self.world = ctx.world
+        self._emit: Callable[[Event], None] = ctx.emit
+        self.network = network
+        self.coordinator = coordinator
         #: token -> (consumer, its incarnation when it sent, the request)
         self._inflight: dict[int, tuple[SimConsumer, int, Any]] = {}
         self._token = 0
@@ -96,9 +110,8 @@ class Transport:
 
     def apply(self, result: CoordinatorResult) -> None:
         """Emit a coordinator result's events, send its replies, re-arm its timer."""
-        sim = self.sim
         now = self.world.now_ms
-        emit = sim.emit
+        emit = self._emit
         for event in result.events:
             emit(event)
         if result.replies:
@@ -139,6 +152,10 @@ class Transport:
         consumer, incarnation, request = entry
         if consumer.alive and consumer.incarnation == incarnation:
             consumer.on_request_failed(request, self.world.now_ms)
+
+    def update_metadata(self, metadata: MetadataImage, now: int) -> None:
+        """The cluster's metadata changed: tell the coordinator, apply what it answers."""
+        self.apply(self.coordinator.update_metadata(metadata, now))
 
     # -- the coordinator's timers --------------------------------------------------------------
 
