@@ -1,10 +1,15 @@
 """The scenario's actions, played at their times against the running group.
 
-Each action is scheduled on the world at its ``at_ms`` (``Simulation.run``);
+Each action is scheduled on the world at its ``at_ms`` (by the simulation);
 ``act`` plays it and records what it did as ``scenario_step`` events (one per
 member it touched), so a log shows why the group moved. An action is one
 step of the world, and the stability check runs after steps, never inside
 one: an action that stops three members is one change, not three.
+
+The director is given the run's context (it is the one writer of the
+cluster's topics and metadata), the network (to cut and heal), the consumer
+slots, and two callables: ``new_consumer`` (a new slot, wired by the
+simulation) and ``update_metadata`` (the transport's: tell the coordinator).
 
 The actions (see ``regroup.sim.scenario`` for their fields): ``start`` new
 members; ``stop`` (Kafka ``close``) or ``crash`` (no leave); ``restart`` and
@@ -17,15 +22,15 @@ metadata); ``enforce_rebalance`` (the member's ``enforceRebalance``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 from regroup.events import ScenarioStep
-from regroup.model.metadata import TopicImage
+from regroup.model.metadata import MetadataImage, TopicImage
+from regroup.sim.consumer import SimConsumer
+from regroup.sim.context import RunContext
+from regroup.sim.network import Network
 from regroup.sim.scenario import Action, ScenarioError
-
-if TYPE_CHECKING:
-    from regroup.sim.consumer import SimConsumer
-    from regroup.sim.simulation import Simulation
 
 __all__ = ["Director"]
 
@@ -33,16 +38,28 @@ __all__ = ["Director"]
 class Director:
     """Plays scenario actions on a simulation (see the module docstring)."""
 
-    __slots__ = ("sim",)
+    __slots__ = ("_consumers", "_new_consumer", "_update_metadata", "ctx", "network")
 
-    def __init__(self, sim: Simulation) -> None:
-        self.sim = sim
-
-    def act(self, action: Action) -> None:
-        self._act_now(action)
+    def __init__(
+        self,
+        ctx: RunContext,
+        network: Network,
+        consumers: list[SimConsumer],
+        *,
+        new_consumer: Callable[[], SimConsumer],
+        update_metadata: Callable[[MetadataImage, int], None],
+    ) -> None:
+        self.ctx = ctx
+        self.network = network
+        #: Every consumer slot of the run, in index order (read only: slots are added by
+        #: ``new_consumer``, which appends to this list).
+        self._consumers = consumers
+        self._new_consumer = new_consumer
+        #: Tells the coordinator the cluster's new metadata (the transport's).
+        self._update_metadata = update_metadata
 
     def _targets(self, action: Action) -> list[SimConsumer]:
-        consumers = self.sim.consumers
+        consumers = self._consumers
         if isinstance(action.members, str):
             return [c for c in consumers if c.alive]
         out: list[SimConsumer] = []
@@ -52,11 +69,11 @@ class Director:
         return out
 
     def _step(self, action: str, client_id: str = "", detail: str = "", **kw: Any) -> None:
-        sim = self.sim
-        sim.emit(
+        ctx = self.ctx
+        ctx.emit(
             ScenarioStep(
-                ts_ms=sim.world.now_ms,
-                group_id=sim.group_id,
+                ts_ms=ctx.world.now_ms,
+                group_id=ctx.group_id,
                 action=action,
                 client_id=client_id,
                 detail=detail,
@@ -64,14 +81,14 @@ class Director:
             )
         )
 
-    def _act_now(self, action: Action) -> None:
-        sim = self.sim
-        world = sim.world
+    def act(self, action: Action) -> None:
+        """Play one action now (one step of the world)."""
+        world = self.ctx.world
         now = world.now_ms
         kind = action.action
         if kind == "start":
             for _ in range(action.count):
-                consumer = sim.new_consumer()
+                consumer = self._new_consumer()
                 self._step("start", consumer.client_id)
                 consumer.start(now)
         elif kind in ("stop", "crash"):
@@ -94,7 +111,7 @@ class Director:
         elif kind == "cut":
             for consumer in self._targets(action):
                 self._step("cut", consumer.client_id, f"for {action.duration_ms} ms")
-                sim.network.cut(consumer.client_id)
+                self.network.cut(consumer.client_id)
                 world.at(now + action.duration_ms, self._heal, consumer)
         elif kind == "add_partitions":
             self._add_partitions(action)
@@ -103,7 +120,7 @@ class Director:
                 self._enforce(consumer)
 
     def _restart(self, consumer: SimConsumer, action: Action) -> None:
-        world = self.sim.world
+        world = self.ctx.world
         now = world.now_ms
         self._step("crash" if action.crash else "stop", consumer.client_id, "restart")
         if action.crash:
@@ -113,7 +130,7 @@ class Director:
         world.at(now + action.downtime_ms, self._restart_start, consumer, action)
 
     def _restart_start(self, consumer: SimConsumer, action: Action) -> None:
-        now = self.sim.world.now_ms
+        now = self.ctx.world.now_ms
         if consumer.alive:  # still closing: give up waiting
             consumer.crash(now)
         consumer.props.update(action.config)
@@ -122,10 +139,9 @@ class Director:
         consumer.start(now)
 
     def _heal(self, consumer: SimConsumer) -> None:
-        sim = self.sim
         self._step("heal", consumer.client_id)
-        sim.network.heal(consumer.client_id)
-        consumer.drive(sim.world.now_ms)
+        self.network.heal(consumer.client_id)
+        consumer.drive(self.ctx.world.now_ms)
 
     def _enforce(self, consumer: SimConsumer) -> None:
         member = consumer.member
@@ -137,24 +153,25 @@ class Director:
             self._step("enforce_rebalance", consumer.client_id, f"refused: {error}")
             return
         self._step("enforce_rebalance", consumer.client_id)
-        consumer.drive(self.sim.world.now_ms)
+        consumer.drive(self.ctx.world.now_ms)
 
     def _add_partitions(self, action: Action) -> None:
-        sim = self.sim
-        now = sim.world.now_ms
-        topic = action.topic or sorted(sim.topics)[0]
-        if topic not in sim.topics:
+        ctx = self.ctx
+        now = ctx.world.now_ms
+        topics = ctx.topics
+        topic = action.topic or sorted(topics)[0]
+        if topic not in topics:
             raise ScenarioError(f"add_partitions: unknown topic {topic!r}")
-        current = sim.topics[topic]
+        current = topics[topic]
         new = current + (action.count or current)
-        sim.topics[topic] = new
-        image = sim.metadata.topic(topic)
+        topics[topic] = new
+        image = ctx.metadata.topic(topic)
         assert image is not None
-        sim.ctx.metadata = sim.metadata.with_topic(TopicImage(image.topic_id, topic, new))
+        metadata = ctx.metadata = ctx.metadata.with_topic(TopicImage(image.topic_id, topic, new))
         self._step("add_partitions", detail=f"{topic}: {current} -> {new}", topics={topic: new})
-        sim.plane.set_topics(sim.topics, now)
-        sim.transport.update_metadata(sim.metadata, now)
-        for consumer in sim.consumers:
+        ctx.plane.set_topics(topics, now)
+        self._update_metadata(metadata, now)
+        for consumer in self._consumers:
             if consumer.member is not None:
-                consumer.member.update_metadata(sim.metadata)
+                consumer.member.update_metadata(metadata)
                 consumer.drive(now)

@@ -109,7 +109,13 @@ class Simulation:
             self.coordinator,
             timeouts=scenario.network.loss > 0 or any(a.action == "cut" for a in scenario.actions),
         )
-        self.director = Director(self)
+        self.director = Director(
+            self.ctx,
+            self.network,
+            self.consumers,
+            new_consumer=self.new_consumer,
+            update_metadata=self.transport.update_metadata,
+        )
         self._duration = plan.duration_ms
 
     def new_consumer(self) -> SimConsumer:
