@@ -9,5 +9,11 @@ checked online (``invariants``); metrics come from the event log alone
 (``metrics``), both keeping per-partition state in columns by partition
 number (``partition_table``); ``timeline`` draws partition ownership over time.
 
+``simulation`` builds a run and is imported by its callers only: it hands a
+``RunContext`` (``context``) and injected callables to the consumers
+(``consumer``), the ``transport`` and the ``director``; every event goes
+through the ``journal``; the group's stability (``stability``) is evaluated
+after each step of the loop.
+
 (scenario, seed) -> the same event log, byte for byte.
 """

@@ -3,25 +3,36 @@
 Theory of operation
 -------------------
 
-``Simulation(settings)`` resolves the settings (``regroup.sim.settings``) and
-builds a ``World`` (virtual clock), a ``Network`` (seeded from the scenario
-seed), a ``DataPlane``, the real ``GroupCoordinator`` and one ``SimConsumer``
-per member, then ``run()`` plays the scenario until its end. The parts, one
-module each:
+``Simulation(settings)`` resolves the settings (``settings.plan_run``) and
+wires the run; ``run()`` plays the scenario until its end. This module is the
+top of the simulator: it imports every part and no part imports it (an
+import-linter contract keeps ``regroup.sim``'s modules a layered stack). The
+parts, one module each:
 
-* ``transport``: every request a member sends travels the network to the
-  coordinator and its replies travel back; the coordinator's timers;
+* ``world``: the virtual clock and the loop, one *step* (one scheduled
+  action, run to its end) at a time;
+* ``context``: ``RunContext``, what the parts share (the clock, the group's
+  names, the cluster's metadata, the data plane, ``emit``), built before
+  them and handed to each;
+* ``journal``: where ``emit`` goes: the metrics, the log, the invariant
+  checker, and the stability watch's hooks;
+* ``consumer``: one consumer process slot each, its member and its poll loop;
+* ``transport``: every request a member sends travels the network to the real
+  ``GroupCoordinator`` and its replies travel back; the coordinator's timers;
 * ``director``: the scenario's actions at their times;
-* ``stability``: when the group is stable (``group_stabilized``), evaluated
-  after each step of the loop (``World.run_until(after_step=...)``);
-* ``consumer``: one consumer process each, its member and its poll loop;
-* here: the run itself, and the wiring: a ``RunContext`` (``context``) built
-  first and handed to every part, and the callables that let one part act on
-  another (a consumer sends through the transport's ``send``, tells the
-  watch through its ``consumer_changed``);
-* ``journal``: every event goes, in order, to the metrics accumulator, the log
-  (``keep_events``) and the invariant checker, whose violations are events
-  too, and wakes the stability watch after the events that concern it.
+* ``stability``: when the group is stable (``group_stabilized``).
+
+Wiring: no part reaches another through the simulation. What one part does
+to another is a callable injected into it: a consumer sends with the
+transport's ``send`` and reports its changes to the watch's
+``consumer_changed``; the director opens consumer slots with
+``new_consumer`` (here: it wires each slot) and gives the coordinator new
+metadata with the transport's ``update_metadata``.
+
+The stability check has one place: after each step the loop calls
+``_after_step``, which asks the watch whether the group has become stable and
+publishes ``group_stabilized`` if so. No part calls the check, so where it
+runs is a property of the loop (``world``, Rule 4; ``stability``, Rule 1).
 
 Determinism: all randomness is ``random.Random`` seeded from the seed (the
 network's, the coordinator's, each KIP-848 member's); every iteration over a
@@ -77,8 +88,7 @@ class Simulation:
         self.coordinator = GroupCoordinator(
             plan.broker, metadata=metadata, rng=random.Random(f"{self.seed}/coordinator")
         )
-        self.consumers: list[SimConsumer] = []
-        self._static = plan.static
+        # The watch reads the coordinator, and the journal wakes it: both come before emit.
         self.watch = StabilityWatch(self.group_id, self.group_protocol, self.coordinator)
         # The two observers number partitions alike, and look up each event's once.
         observed = PartitionTable()
@@ -89,20 +99,23 @@ class Simulation:
             keep_events=keep_events,
             hooks=self.watch.event_hooks(),
         )
-        self.emit = self.journal.emit
-        self.plane = DataPlane(scenario.data.plane, self.group_id, self.emit)
+        emit = self.journal.emit
+        self.plane = DataPlane(scenario.data.plane, self.group_id, emit)
         self.plane.set_topics(plan.topics, 0)
+        # The context, then the parts that are handed it.
         self.ctx = RunContext(
             group_id=self.group_id,
             group_protocol=self.group_protocol,
             seed=self.seed,
             world=self.world,
-            emit=self.emit,
+            emit=emit,
             topics=plan.topics,
             metadata=metadata,
             data=scenario.data,
             plane=self.plane,
         )
+        self.consumers: list[SimConsumer] = []
+        self._static = plan.static
         self.transport = Transport(
             self.ctx,
             self.network,
@@ -145,7 +158,7 @@ class Simulation:
 
     def run(self, progress: Callable[[int, int], None] | None = None) -> RunResult:
         end = self._duration
-        self.emit(
+        self.journal.emit(
             SimulationStarted(
                 ts_ms=0,
                 group_id=self.group_id,
@@ -193,10 +206,10 @@ class Simulation:
         )
 
     def _after_step(self) -> None:
-        """The loop's one evaluation point: is the group stable now?"""
+        """After each step of the loop, and only there: has the group become stable?"""
         stabilized = self.watch.check(self.world.now_ms, self.ctx.metadata)
         if stabilized is not None:
-            self.emit(stabilized)
+            self.journal.emit(stabilized)
 
     def _start_initial(self, consumer: SimConsumer) -> None:
         consumer.start(self.world.now_ms)
