@@ -8,9 +8,9 @@ assigned it, with nothing pending revocation. ``group_stabilized`` is emitted
 once each time that becomes true.
 
 Rule 1: the condition is evaluated at one point, after each step of the
-world (``World.run_until(after_step=check)``: one delivery, one timer, one
-scenario action, one application poll ...), so never while a step is half
-done, and only if something that can change it happened since the last
+world (one delivery, one timer, one scenario action, one application poll
+...: the loop's ``after_step`` hook calls ``check``), so never while a step is
+half done, and only if something that can change it happened since the last
 evaluation (``dirty``: a consumer's state or epoch, a membership or epoch
 event of the coordinator, a scenario step). ``group_stabilized`` therefore
 carries the time of the step after which the condition first held and follows
