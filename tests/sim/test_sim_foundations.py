@@ -48,6 +48,25 @@ def test_world_clamps_the_past_to_now_and_stops_at_the_end() -> None:
     assert seen == [20, 20]
 
 
+def test_world_calls_after_step_after_each_action_at_its_time() -> None:
+    """Rule 4: the hook runs once after every action, at that action's time and before
+    the next one, also after an action a running one scheduled for the same millisecond;
+    the simulator's stability check relies on it never running inside an action."""
+    world = World()
+    seen: list[str] = []
+
+    def parent() -> None:
+        seen.append("parent")
+        world.at(world.now_ms, seen.append, "child")
+
+    world.at(5, seen.append, "a")
+    world.at(5, parent)
+    world.at(9, seen.append, "b")
+    world.run_until(100, after_step=lambda: seen.append(f"after@{world.now_ms}"))
+    assert seen == ["a", "after@5", "parent", "after@5", "child", "after@5", "b", "after@9"]
+    assert world.steps == 4
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(
