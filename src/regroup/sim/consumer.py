@@ -10,9 +10,16 @@ cooperative, ``ConsumerMember`` for KIP-848). Anything addressed to an older
 incarnation (a response, a wake-up) is dropped.
 
 The member is driven as its module says: ``poll(now)`` whenever its
-``next_deadline()`` comes or an input arrives, responses through
-``on_response``, lost requests through ``on_request_failed``. That plays the
-client's background (heartbeat) thread.
+``next_deadline()`` comes (``_arm``/``_wake``: a wake-up is superseded, not
+cancelled) or an input arrives, responses through ``on_response``, lost
+requests through ``on_request_failed``. That plays the client's background
+(heartbeat) thread.
+
+A consumer is given the run's context (``RunContext``: the clock, the group's
+names, the metadata, the data plane, ``emit``) and two callables: ``send``
+(the transport's: one request to the coordinator) and ``changed`` (the
+stability watch's: this process started or stopped, or its member's state or
+epoch moved). It knows nothing else of the run.
 
 The application loop, as a Kafka application's ``while True: poll(); process()``:
 
