@@ -142,35 +142,6 @@ class HeartbeatFields:
     #: From the request header in Kafka (not a heartbeat field); the coordinator records it.
     client_id: str = ""
 
-    def __init__(
-        self,
-        group_id: str,
-        member_id: str,
-        member_epoch: int,
-        instance_id: str | None,
-        rack_id: str | None,
-        rebalance_timeout_ms: int,
-        subscribed_topic_names: tuple[str, ...] | None,
-        subscribed_topic_regex: str | None,
-        server_assignor: str | None,
-        client_assignors: tuple[ClientAssignor, ...] | None,
-        owned: LocalAssignment,
-        client_id: str = "",
-    ) -> None:
-        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
-        object.__setattr__(self, "group_id", group_id)
-        object.__setattr__(self, "member_id", member_id)
-        object.__setattr__(self, "member_epoch", member_epoch)
-        object.__setattr__(self, "instance_id", instance_id)
-        object.__setattr__(self, "rack_id", rack_id)
-        object.__setattr__(self, "rebalance_timeout_ms", rebalance_timeout_ms)
-        object.__setattr__(self, "subscribed_topic_names", subscribed_topic_names)
-        object.__setattr__(self, "subscribed_topic_regex", subscribed_topic_regex)
-        object.__setattr__(self, "server_assignor", server_assignor)
-        object.__setattr__(self, "client_assignors", client_assignors)
-        object.__setattr__(self, "owned", owned)
-        object.__setattr__(self, "client_id", client_id)
-
 
 @dataclass(slots=True)
 class _SentFields:
