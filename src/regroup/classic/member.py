@@ -59,7 +59,6 @@ from typing import Final
 from regroup.assignors.classic.api import (
     Assignment,
     ConsumerGroupMetadata,
-    ConsumerPartitionAssignor,
     RebalanceProtocol,
 )
 from regroup.classic.member_base import GROUP_PROTOCOL, MemberRequest
@@ -105,18 +104,6 @@ from regroup.model.requests.offsets import OffsetCommitRequest, OffsetCommitResp
 __all__ = ["GROUP_PROTOCOL", "ClassicMember", "MemberRequest"]
 
 _ENFORCED_REASON: Final = "rebalance enforced by user"
-
-
-def _has_on_assignment(assignor: ConsumerPartitionAssignor) -> bool:
-    """Whether the assignor's class overrides ``on_assignment`` (the base one does nothing,
-    so the member need not build its arguments).
-
-    Asked of the class, as Java dispatches the override: a class attribute is the
-    base's own function (pure Python) or method descriptor (compiled) unless a
-    subclass defines one. The bound method has no ``__func__`` under the compiled
-    build, so asking it would say "overridden" of every assignor.
-    """
-    return type(assignor).on_assignment is not ConsumerPartitionAssignor.on_assignment
 
 
 class ClassicMember(MemberSession):
@@ -293,29 +280,17 @@ class ClassicMember(MemberSession):
 
         After a listener exception the requests stay queued for the next ``poll``.
         """
-        if now_ms > self._now:
-            self._now = now_ms
-        state = self._sm.state
-        if state is MemberState.CLOSED:
+        self._advance(now_ms)
+        if self._sm.state is MemberState.CLOSED:
             return self._drain()
         if self._fatal is not None:
             raise self._fatal
-        # Each check is entered only when its own first test would not return at once
-        # (the checks run hundreds of thousands of times in a large simulated group).
-        if (
-            state is MemberState.STABLE or state is MemberState.COMPLETING_REBALANCE
-        ) and self._now >= self._last_application_poll_ms + self.config.max_poll_interval_ms:
-            self._check_poll_timer()
-        if self._metadata_changed_from is not None or self.is_leader:
-            self._check_metadata()
-        if self._joined_subscription is not None:
-            self._check_subscription()
-        if self._rejoin_needed:
-            self._maybe_join()
-        if self._next_heartbeat_ms is not None and self._now >= self._next_heartbeat_ms:
-            self._maybe_heartbeat()
-        if self._callback_error is not None:
-            self._raise_callback_error()
+        self._check_poll_timer()
+        self._check_metadata()
+        self._check_subscription()
+        self._maybe_join()
+        self._maybe_heartbeat()
+        self._raise_callback_error()
         return self._drain()
 
     def next_deadline(self) -> int | None:
@@ -513,7 +488,7 @@ class ClassicMember(MemberSession):
             self._callback("revoked", plan.revoked)
             self._request_rejoin("need to revoke partitions and re-join")
         assignor = self._by_name.get(self.protocol_name or "")
-        if assignor is not None and _has_on_assignment(assignor):
+        if assignor is not None:
             metadata = ConsumerGroupMetadata(
                 self.group_id, self.generation_id, self.member_id, self.config.group_instance_id
             )

@@ -49,10 +49,6 @@ class CallbackOutcome:
     error: Exception | None
 
 
-#: The usual outcome (no time charged, nothing raised); frozen, so one instance serves all.
-_NOTHING: Final = CallbackOutcome(0, None)
-
-
 class ListenerInvoker:
     """Invokes one listener, charges callback time, records latency metrics."""
 
@@ -82,11 +78,11 @@ class ListenerInvoker:
         if self._clock is not None:
             elapsed = max(0, int(self._clock(callback, ordered)))
         if self._listener is None:
-            return _NOTHING if elapsed == 0 else CallbackOutcome(elapsed, None)
+            return CallbackOutcome(elapsed, None)
         method = getattr(self._listener, _METHODS[callback])
         try:
             method(ordered)
         except Exception as error:
             return CallbackOutcome(elapsed, error)
         self._metrics.callback_completed(callback, elapsed, now_ms + elapsed)
-        return _NOTHING if elapsed == 0 else CallbackOutcome(elapsed, None)
+        return CallbackOutcome(elapsed, None)
