@@ -200,11 +200,9 @@ class HeartbeatRequestBuilder:
             if (full or fields.client_assignors != sent.client_assignors)
             else None
         )
-        # ``is`` first: an unchanged assignment is the same object, and the dataclass
-        # ``__eq__`` is interpreted (it compares the dicts keyed by topic id).
         owned = (
             topic_partitions_of(fields.owned.partitions)
-            if (full or (fields.owned is not sent.owned and fields.owned != sent.owned))
+            if (full or fields.owned != sent.owned)
             else None
         )
         request = ConsumerGroupHeartbeatRequest(
