@@ -23,9 +23,8 @@ error rule: every callback runs, the first exception is raised from the next
 ``poll``); the protocol (EAGER or COOPERATIVE) is ``member_protocol``'s
 answer, fixed (``static``, Kafka) or following the selected assignor
 (``dynamic``, KIP-726). Every state change, rejoin request and callback is an
-event (``regroup.events``). What happens around a rebalance (error handling,
-heartbeats, commit responses, the poll timer, leaving, metadata checks) is the
-base class ``member_session.MemberSession``.
+event (``regroup.events``). When to heartbeat and when the poll timer expires
+is the member's ``member_session.Session``.
 
 Deviations from Kafka, on purpose (a sans-IO member has no threads):
 ``poll`` plays both Kafka's heartbeat thread and ``KafkaConsumer.poll``, so by
@@ -61,27 +60,28 @@ from regroup.assignors.classic.api import (
     ConsumerGroupMetadata,
     RebalanceProtocol,
 )
-from regroup.classic.member_base import GROUP_PROTOCOL, MemberRequest
+from regroup.classic.member_base import GROUP_PROTOCOL, MemberBase, MemberRequest
 from regroup.classic.member_errors import (
     CommitFailedError,
+    ErrorAction,
     IllegalMemberUse,
     RebalanceInProgressError,
+    error_action,
 )
-from regroup.classic.member_leader import run_leader_assignment
+from regroup.classic.member_leader import partition_counts, run_leader_assignment
 from regroup.classic.member_requests import (
     commit_request,
+    heartbeat_request,
     join_request,
+    leave_request,
     sync_request,
 )
-from regroup.classic.member_session import MemberSession
-from regroup.classic.member_state import (
-    REBALANCING,
-    MemberState,
-    Trigger,
-)
+from regroup.classic.member_state import HEARTBEATING, REBALANCING, MemberState, Trigger
 from regroup.classic.member_steps import (
     complete_join,
+    leave_callback,
     prepare_join,
+    vanished_partitions,
 )
 from regroup.classic.protocol import ConsumerProtocolError, decode_assignment
 from regroup.events import (
@@ -106,7 +106,7 @@ __all__ = ["GROUP_PROTOCOL", "ClassicMember", "MemberRequest"]
 _ENFORCED_REASON: Final = "rebalance enforced by user"
 
 
-class ClassicMember(MemberSession):
+class ClassicMember(MemberBase):
     """One consumer's membership in a classic group (see the module docstring)."""
 
     # -- what the driver and the application read ----------------------------------------
@@ -214,8 +214,7 @@ class ClassicMember(MemberSession):
         ``ensureActiveGroup``, on the application thread).
         """
         self._advance(now_ms)
-        self._last_application_poll_ms = self._now
-        self._poll_timeout_expired = False
+        self._session.application_polled(self._now)
         self._app_polled_since_rejoin_needed = True
 
     def enforce_rebalance(self, reason: str | None = None) -> bool:
@@ -306,9 +305,7 @@ class ClassicMember(MemberSession):
         if self._can_join():
             deadline = self._join_retry_at if self._join_retry_at > self._now else self._now
         if state is MemberState.STABLE or state is MemberState.COMPLETING_REBALANCE:
-            expiry = self._last_application_poll_ms + self.config.max_poll_interval_ms
-            if self._heartbeat is None and self._next_heartbeat_ms is not None:
-                expiry = min(expiry, self._next_heartbeat_ms)
+            expiry = self._session.next_deadline()
             deadline = expiry if deadline is None else min(deadline, expiry)
         return deadline
 
@@ -339,12 +336,152 @@ class ClassicMember(MemberSession):
         self._advance(now_ms)
         if request is self._join or request is self._sync:
             self._rebalance_failed("the coordinator did not answer", backoff=True)
-        elif request is self._heartbeat:
-            self._heartbeat = None
-            self._next_heartbeat_ms = self._now + self.config.retry_backoff_ms
         elif isinstance(request, OffsetCommitRequest) and request in self._commits:
             self._commits.remove(request)
             self.last_commit_error = ErrorCode.REQUEST_TIMED_OUT
+        else:
+            self._session.failed(request, self._now)
+
+    # -- errors --------------------------------------------------------------------------
+
+    def _on_rebalance_error(self, api: str, error: ErrorCode, member_id: str = "") -> None:
+        """A JoinGroup or SyncGroup error: every one is a failed rebalance (Kafka)."""
+        action = error_action(api, error)
+        if action is ErrorAction.ADOPT_MEMBER_ID:
+            self.member_id = member_id  # KIP-429 step 1.e
+            self._rebalance_failed(error.name, backoff=False)
+        elif action is ErrorAction.REJOIN_AT_ONCE:
+            if api == "SyncGroup":
+                self._request_rejoin("group is already rebalancing")
+            self._rebalance_failed(error.name, backoff=False)
+        elif action is ErrorAction.REJOIN_AFTER_BACKOFF:
+            self._rebalance_failed(error.name, backoff=True)
+        else:
+            self.metrics.rebalance_failed(self._now)
+            self._apply_session_error(api, error, action)
+
+    def _apply_session_error(self, api: str, error: ErrorCode, action: ErrorAction) -> None:
+        if action is ErrorAction.REQUEST_REJOIN:
+            if api == "OffsetCommit":
+                self._request_rejoin("offset commit failed since group is already rebalancing")
+            elif self._sm.state is MemberState.STABLE:
+                self._request_rejoin("group is already rebalancing")  # KIP-429 step 1.c
+        elif action is ErrorAction.RESET_GENERATION:
+            self._reset_generation(f"encountered {error.name} from {api} response", False)
+        elif action is ErrorAction.RESET_MEMBER:
+            self._reset_generation(f"encountered {error.name} from {api} response", True)
+        elif action is ErrorAction.RETRY_AFTER_BACKOFF:
+            self._session.back_off(self._now)
+        elif action is ErrorAction.FATAL:
+            self._fail(error, api)
+
+    # -- heartbeats, commits, leaving --------------------------------------------------
+
+    def _maybe_heartbeat(self) -> None:
+        if self._sm.state not in HEARTBEATING or not self._session.heartbeat_due(self._now):
+            return
+        request = heartbeat_request(
+            self.config, generation_id=self.generation_id, member_id=self.member_id
+        )
+        self._session.sent(request, self._now)
+        self._outbox.append(request)
+
+    def _on_heartbeat_response(
+        self, request: HeartbeatRequest, response: HeartbeatResponse
+    ) -> None:
+        self._session.answered(request)
+        current = (
+            request.generation_id == self.generation_id and request.member_id == self.member_id
+        )
+        if response.error_code is not ErrorCode.NONE and current:
+            action = error_action("Heartbeat", response.error_code)
+            self._apply_session_error("Heartbeat", response.error_code, action)
+
+    def _on_commit_response(
+        self, request: OffsetCommitRequest, response: OffsetCommitResponse
+    ) -> None:
+        if request in self._commits:
+            self._commits.remove(request)
+        errors = [p.error_code for t in response.topics for p in t.partitions if p.error_code]
+        self.last_commit_error = errors[0] if errors else None
+        if errors and request.generation_id_or_member_epoch == self.generation_id:
+            self._apply_session_error(
+                "OffsetCommit", errors[0], error_action("OffsetCommit", errors[0])
+            )
+
+    def _check_poll_timer(self) -> None:
+        """Kafka's heartbeat thread: ``pollTimeoutExpired`` -> ``maybeLeaveGroup``."""
+        if self._sm.state not in HEARTBEATING or not self._session.poll_timer_expired(self._now):
+            return
+        self._session.poll_timeout_expired = True
+        owned, self._owned = self._owned, frozenset()
+        self._leave_group("consumer poll timeout has expired.")
+        if owned:
+            self._callback("lost", owned)
+
+    def _on_leave_prepare(self) -> None:
+        owned = self._owned
+        callback = leave_callback(
+            owned,
+            generation_reset=self.generation_id == NO_GENERATION,
+            rebalancing=self._sm.state in REBALANCING,
+        )
+        self._owned = frozenset()
+        if callback is not None:
+            self._callback(callback, owned)
+
+    def _leave_group(self, reason: str) -> None:
+        """Kafka ``maybeLeaveGroup``: only a dynamic member sends LeaveGroup."""
+        if (
+            self.config.group_instance_id is None
+            and self.member_id
+            and self._sm.state is not MemberState.UNJOINED
+        ):
+            self._outbox.append(leave_request(self.config, member_id=self.member_id, reason=reason))
+        self._clear_generation(reset_member_id=True)
+        if self._sm.can(Trigger.LEFT):
+            self._transition(Trigger.LEFT)
+        if self._subscription:
+            self._need_rejoin(reason)
+        else:
+            self._rejoin_needed = False
+            self._rejoin_reason = reason
+        self._needs_join_prepare = True
+
+    # -- metadata and subscription checks (Kafka ``rejoinNeededOrPending``) -------------
+
+    def _check_metadata(self) -> None:
+        previous = self._metadata_changed_from
+        if previous is not None:
+            self._metadata_changed_from = None
+            vanished = vanished_partitions(self._owned, previous, self._metadata)
+            if vanished:  # KIP-429 step 1.b
+                self._owned = self._owned - vanished
+                self._callback("lost", vanished)
+        # Kafka: the leader compares its assignment snapshot with the metadata on every poll
+        # once the rebalance completed (a change during the rebalance is caught here too).
+        snapshot = self._assignment_snapshot
+        if (
+            self.is_leader
+            and snapshot is not None
+            and self._sm.state is MemberState.STABLE
+            and not self._rejoin_needed
+        ):
+            current = partition_counts(self._metadata, frozenset(snapshot))
+            if current != snapshot:
+                self._request_rejoin(
+                    f"cached metadata has changed from {snapshot} at the beginning of the "
+                    f"rebalance to {current}"
+                )
+
+    def _check_subscription(self) -> None:
+        if (
+            self._sm.state is MemberState.STABLE
+            and self._joined_subscription is not None
+            and self._joined_subscription != self._subscription
+            and not self._rejoin_needed
+        ):
+            self._request_rejoin("subscription changed")
 
     # -- KIP-429 step 1: before the JoinGroup ------------------------------------------
 
@@ -355,7 +492,7 @@ class ClassicMember(MemberSession):
             and self._sm.state in (MemberState.UNJOINED, MemberState.STABLE)
             and self._join is None
             and self._sync is None
-            and not self._poll_timeout_expired
+            and not self._session.poll_timeout_expired
             and (self._app_polled_since_rejoin_needed or not self.join_on_application_poll)
         )
 
@@ -407,7 +544,7 @@ class ClassicMember(MemberSession):
         self.protocol_name = response.protocol_name
         self.leader_id = response.leader
         self._transition(Trigger.JOIN_SUCCEEDED)
-        self._next_heartbeat_ms = self._now + self.config.heartbeat_interval_ms
+        self._session.start(self._now)
         name = response.protocol_name or ""
         assignor = self._by_name.get(name)
         if assignor is None:  # Kafka: "Coordinator selected invalid assignment protocol"

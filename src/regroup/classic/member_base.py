@@ -20,6 +20,7 @@ from regroup.classic.member_errors import IllegalMemberUse, MemberFatalError
 from regroup.classic.member_listener import CallbackClock, ListenerInvoker
 from regroup.classic.member_metrics import MemberMetrics
 from regroup.classic.member_protocol import ProtocolSelector
+from regroup.classic.member_session import Session
 from regroup.classic.member_state import MemberState, MemberStateMachine, Trigger
 from regroup.events import (
     Event,
@@ -113,12 +114,14 @@ class MemberBase:
 
         self._join: JoinGroupRequest | None = None
         self._sync: SyncGroupRequest | None = None
-        self._heartbeat: HeartbeatRequest | None = None
         self._commits: list[OffsetCommitRequest] = []
         self._join_retry_at = now_ms
-        self._next_heartbeat_ms: int | None = None
-        self._last_application_poll_ms = now_ms
-        self._poll_timeout_expired = False
+        self._session = Session(
+            heartbeat_interval_ms=config.heartbeat_interval_ms,
+            retry_backoff_ms=config.retry_backoff_ms,
+            max_poll_interval_ms=config.max_poll_interval_ms,
+            now_ms=now_ms,
+        )
 
         self._outbox: list[MemberRequest] = []
         self._events: list[Event] = []
@@ -165,8 +168,8 @@ class MemberBase:
     def _rebalance_failed(self, cause: str, *, backoff: bool) -> None:
         """Kafka ``recordRebalanceFailure``: count it, drop to UNJOINED, join again."""
         self.metrics.rebalance_failed(self._now)
-        self._join = self._sync = self._heartbeat = None
-        self._next_heartbeat_ms = None
+        self._join = self._sync = None
+        self._session.stop()
         if self._sm.can(Trigger.REBALANCE_FAILED):
             self._transition(Trigger.REBALANCE_FAILED)
         # Kafka: the failed join future is retried by ``joinGroupIfNeeded``, app thread.
@@ -179,8 +182,8 @@ class MemberBase:
         if reset_member_id:
             self._former_member_id = self.member_id or self._former_member_id
             self.member_id = ""
-        self._join = self._sync = self._heartbeat = None
-        self._next_heartbeat_ms = None
+        self._join = self._sync = None
+        self._session.stop()
         self.is_leader = False
         self._assignment_snapshot = None
 
@@ -196,7 +199,8 @@ class MemberBase:
         """A fatal error: the partitions are lost (another member may own them now)."""
         self._fatal = MemberFatalError(code, context)
         owned, self._owned = self._owned, frozenset()
-        self._join = self._sync = self._heartbeat = None
+        self._join = self._sync = None
+        self._session.stop()
         self._outbox.clear()  # a fatal member sends nothing more
         self._commits.clear()
         self._transition(Trigger.FATAL_ERROR)
