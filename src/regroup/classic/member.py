@@ -52,23 +52,28 @@ commits through ``commit``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
 from regroup.assignors.classic.api import (
     Assignment,
     ConsumerGroupMetadata,
+    ConsumerPartitionAssignor,
     RebalanceProtocol,
 )
-from regroup.classic.member_base import GROUP_PROTOCOL, MemberBase, MemberRequest
+from regroup.classic.member_config import ClassicMemberConfig
 from regroup.classic.member_errors import (
     CommitFailedError,
     ErrorAction,
     IllegalMemberUse,
+    MemberFatalError,
     RebalanceInProgressError,
     error_action,
 )
 from regroup.classic.member_leader import partition_counts, run_leader_assignment
+from regroup.classic.member_listener import CallbackClock, ListenerInvoker
+from regroup.classic.member_metrics import MemberMetrics
+from regroup.classic.member_protocol import ProtocolSelector
 from regroup.classic.member_requests import (
     commit_request,
     heartbeat_request,
@@ -76,7 +81,14 @@ from regroup.classic.member_requests import (
     leave_request,
     sync_request,
 )
-from regroup.classic.member_state import HEARTBEATING, REBALANCING, MemberState, Trigger
+from regroup.classic.member_session import Session
+from regroup.classic.member_state import (
+    HEARTBEATING,
+    REBALANCING,
+    MemberState,
+    MemberStateMachine,
+    Trigger,
+)
 from regroup.classic.member_steps import (
     complete_join,
     leave_callback,
@@ -86,8 +98,14 @@ from regroup.classic.member_steps import (
 from regroup.classic.protocol import ConsumerProtocolError, decode_assignment
 from regroup.events import (
     Event,
+    MemberStateChanged,
+    PartitionsAssigned,
+    PartitionsLost,
+    PartitionsRevoked,
+    RebalanceRequested,
 )
 from regroup.model import NO_GENERATION, ErrorCode, TopicPartition, sorted_partitions
+from regroup.model.listener import ConsumerRebalanceListener
 from regroup.model.metadata import MetadataImage
 from regroup.model.requests.classic import (
     HeartbeatRequest,
@@ -103,11 +121,110 @@ from regroup.model.requests.offsets import OffsetCommitRequest, OffsetCommitResp
 
 __all__ = ["GROUP_PROTOCOL", "ClassicMember", "MemberRequest"]
 
+MemberRequest = (
+    JoinGroupRequest | SyncGroupRequest | HeartbeatRequest | LeaveGroupRequest | OffsetCommitRequest
+)
+
+#: ``group_protocol`` of the events this member emits.
+GROUP_PROTOCOL: Final = "classic"
+
+_EVENT_KINDS: Final = {
+    "revoked": PartitionsRevoked,
+    "assigned": PartitionsAssigned,
+    "lost": PartitionsLost,
+}
+
 _ENFORCED_REASON: Final = "rebalance enforced by user"
 
 
-class ClassicMember(MemberBase):
+class ClassicMember:
     """One consumer's membership in a classic group (see the module docstring)."""
+
+    def __init__(
+        self,
+        config: ClassicMemberConfig,
+        *,
+        listener: ConsumerRebalanceListener | None = None,
+        assignors: Sequence[ConsumerPartitionAssignor] | None = None,
+        metadata: MetadataImage | None = None,
+        callback_clock: CallbackClock | None = None,
+        now_ms: int = 0,
+        join_on_application_poll: bool = False,
+    ) -> None:
+        self.config = config
+        #: Send a needed JoinGroup only after the application's next ``poll()`` (Kafka's
+        #: ``ConsumerCoordinator.poll`` runs on the application thread); see ``ClassicMember``.
+        self.join_on_application_poll = join_on_application_poll
+        if assignors is None:
+            # Imported at call time: the registry imports every assignor implementation.
+            from regroup.assignors.classic.registry import create_classic_assignor
+
+            assignors = [create_classic_assignor(name) for name in config.assignment_strategy]
+        self._assignors: tuple[ConsumerPartitionAssignor, ...] = tuple(assignors)
+        self._by_name = {a.name: a for a in self._assignors}
+        self._selector = ProtocolSelector(config.rebalance_protocol_selection, self._assignors)
+        self.metrics = MemberMetrics(config.metrics_sample_window_ms, config.metrics_num_samples)
+        self._invoker = ListenerInvoker(listener, self.metrics, callback_clock)
+        self._sm = MemberStateMachine()
+        self._now = now_ms
+        self._metadata = metadata or MetadataImage()
+        self._metadata_changed_from: MetadataImage | None = None
+
+        self.member_id = ""
+        #: The id the member had before it was reset (its events keep naming it).
+        self._former_member_id = ""
+        self.generation_id = NO_GENERATION
+        #: The assignor the group selected in the current generation.
+        self.protocol_name: str | None = None
+        self.leader_id = ""
+        self.is_leader = False
+        self._owned: frozenset[TopicPartition] = frozenset()
+        self._subscription: frozenset[str] = frozenset()
+        self._joined_subscription: frozenset[str] | None = None
+        #: Kafka ``rejoinNeeded`` / ``rejoinReason`` / ``needsJoinPrepare``.
+        self._rejoin_needed = False
+        self._rejoin_reason = ""
+        self._needs_join_prepare = True
+        #: The application polled since the rejoin became needed (``join_on_application_poll``).
+        self._app_polled_since_rejoin_needed = True
+        #: Kafka ``assignmentSnapshot`` (leader only): partition counts at assignment time.
+        self._assignment_snapshot: dict[str, int] | None = None
+        #: KIP-726: set after losing partitions to an EAGER selection, until rejoined.
+        self._commits_disabled = False
+
+        self._join: JoinGroupRequest | None = None
+        self._sync: SyncGroupRequest | None = None
+        self._commits: list[OffsetCommitRequest] = []
+        self._join_retry_at = now_ms
+        self._session = Session(
+            heartbeat_interval_ms=config.heartbeat_interval_ms,
+            retry_backoff_ms=config.retry_backoff_ms,
+            max_poll_interval_ms=config.max_poll_interval_ms,
+            now_ms=now_ms,
+        )
+
+        self._outbox: list[MemberRequest] = []
+        self._events: list[Event] = []
+        self._callback_error: Exception | None = None
+        self._fatal: MemberFatalError | None = None
+        #: The error of the last failed commit response (``None``: the last one succeeded).
+        self.last_commit_error: ErrorCode | None = None
+        #: A listener exception raised during ``close`` (close itself never raises).
+        self.close_error: Exception | None = None
+
+    @property
+    def group_id(self) -> str:
+        return self.config.group_id
+
+    @property
+    def event_member_id(self) -> str:
+        """The member id events carry: the current one, else the one the member had.
+
+        Kafka clears the member id on UNKNOWN_MEMBER_ID, on a poll timeout and on a
+        leave before ``onJoinPrepare`` reports the loss; the events still name the
+        member that lost the partitions (``""`` only before the first JoinGroup reply).
+        """
+        return self.member_id or self._former_member_id
 
     # -- what the driver and the application read ----------------------------------------
 
@@ -342,147 +459,6 @@ class ClassicMember(MemberBase):
         else:
             self._session.failed(request, self._now)
 
-    # -- errors --------------------------------------------------------------------------
-
-    def _on_rebalance_error(self, api: str, error: ErrorCode, member_id: str = "") -> None:
-        """A JoinGroup or SyncGroup error: every one is a failed rebalance (Kafka)."""
-        action = error_action(api, error)
-        if action is ErrorAction.ADOPT_MEMBER_ID:
-            self.member_id = member_id  # KIP-429 step 1.e
-            self._rebalance_failed(error.name, backoff=False)
-        elif action is ErrorAction.REJOIN_AT_ONCE:
-            if api == "SyncGroup":
-                self._request_rejoin("group is already rebalancing")
-            self._rebalance_failed(error.name, backoff=False)
-        elif action is ErrorAction.REJOIN_AFTER_BACKOFF:
-            self._rebalance_failed(error.name, backoff=True)
-        else:
-            self.metrics.rebalance_failed(self._now)
-            self._apply_session_error(api, error, action)
-
-    def _apply_session_error(self, api: str, error: ErrorCode, action: ErrorAction) -> None:
-        if action is ErrorAction.REQUEST_REJOIN:
-            if api == "OffsetCommit":
-                self._request_rejoin("offset commit failed since group is already rebalancing")
-            elif self._sm.state is MemberState.STABLE:
-                self._request_rejoin("group is already rebalancing")  # KIP-429 step 1.c
-        elif action is ErrorAction.RESET_GENERATION:
-            self._reset_generation(f"encountered {error.name} from {api} response", False)
-        elif action is ErrorAction.RESET_MEMBER:
-            self._reset_generation(f"encountered {error.name} from {api} response", True)
-        elif action is ErrorAction.RETRY_AFTER_BACKOFF:
-            self._session.back_off(self._now)
-        elif action is ErrorAction.FATAL:
-            self._fail(error, api)
-
-    # -- heartbeats, commits, leaving --------------------------------------------------
-
-    def _maybe_heartbeat(self) -> None:
-        if self._sm.state not in HEARTBEATING or not self._session.heartbeat_due(self._now):
-            return
-        request = heartbeat_request(
-            self.config, generation_id=self.generation_id, member_id=self.member_id
-        )
-        self._session.sent(request, self._now)
-        self._outbox.append(request)
-
-    def _on_heartbeat_response(
-        self, request: HeartbeatRequest, response: HeartbeatResponse
-    ) -> None:
-        self._session.answered(request)
-        current = (
-            request.generation_id == self.generation_id and request.member_id == self.member_id
-        )
-        if response.error_code is not ErrorCode.NONE and current:
-            action = error_action("Heartbeat", response.error_code)
-            self._apply_session_error("Heartbeat", response.error_code, action)
-
-    def _on_commit_response(
-        self, request: OffsetCommitRequest, response: OffsetCommitResponse
-    ) -> None:
-        if request in self._commits:
-            self._commits.remove(request)
-        errors = [p.error_code for t in response.topics for p in t.partitions if p.error_code]
-        self.last_commit_error = errors[0] if errors else None
-        if errors and request.generation_id_or_member_epoch == self.generation_id:
-            self._apply_session_error(
-                "OffsetCommit", errors[0], error_action("OffsetCommit", errors[0])
-            )
-
-    def _check_poll_timer(self) -> None:
-        """Kafka's heartbeat thread: ``pollTimeoutExpired`` -> ``maybeLeaveGroup``."""
-        if self._sm.state not in HEARTBEATING or not self._session.poll_timer_expired(self._now):
-            return
-        self._session.poll_timeout_expired = True
-        owned, self._owned = self._owned, frozenset()
-        self._leave_group("consumer poll timeout has expired.")
-        if owned:
-            self._callback("lost", owned)
-
-    def _on_leave_prepare(self) -> None:
-        owned = self._owned
-        callback = leave_callback(
-            owned,
-            generation_reset=self.generation_id == NO_GENERATION,
-            rebalancing=self._sm.state in REBALANCING,
-        )
-        self._owned = frozenset()
-        if callback is not None:
-            self._callback(callback, owned)
-
-    def _leave_group(self, reason: str) -> None:
-        """Kafka ``maybeLeaveGroup``: only a dynamic member sends LeaveGroup."""
-        if (
-            self.config.group_instance_id is None
-            and self.member_id
-            and self._sm.state is not MemberState.UNJOINED
-        ):
-            self._outbox.append(leave_request(self.config, member_id=self.member_id, reason=reason))
-        self._clear_generation(reset_member_id=True)
-        if self._sm.can(Trigger.LEFT):
-            self._transition(Trigger.LEFT)
-        if self._subscription:
-            self._need_rejoin(reason)
-        else:
-            self._rejoin_needed = False
-            self._rejoin_reason = reason
-        self._needs_join_prepare = True
-
-    # -- metadata and subscription checks (Kafka ``rejoinNeededOrPending``) -------------
-
-    def _check_metadata(self) -> None:
-        previous = self._metadata_changed_from
-        if previous is not None:
-            self._metadata_changed_from = None
-            vanished = vanished_partitions(self._owned, previous, self._metadata)
-            if vanished:  # KIP-429 step 1.b
-                self._owned = self._owned - vanished
-                self._callback("lost", vanished)
-        # Kafka: the leader compares its assignment snapshot with the metadata on every poll
-        # once the rebalance completed (a change during the rebalance is caught here too).
-        snapshot = self._assignment_snapshot
-        if (
-            self.is_leader
-            and snapshot is not None
-            and self._sm.state is MemberState.STABLE
-            and not self._rejoin_needed
-        ):
-            current = partition_counts(self._metadata, frozenset(snapshot))
-            if current != snapshot:
-                self._request_rejoin(
-                    f"cached metadata has changed from {snapshot} at the beginning of the "
-                    f"rebalance to {current}"
-                )
-
-    def _check_subscription(self) -> None:
-        if (
-            self._sm.state is MemberState.STABLE
-            and self._joined_subscription is not None
-            and self._joined_subscription != self._subscription
-            and not self._rejoin_needed
-        ):
-            self._request_rejoin("subscription changed")
-
     # -- KIP-429 step 1: before the JoinGroup ------------------------------------------
 
     def _can_join(self) -> bool:
@@ -638,3 +614,260 @@ class ClassicMember(MemberBase):
                 self._remember(callback_error)
         self._owned = plan.assigned
         self._callback("assigned", plan.added)
+
+    # -- errors --------------------------------------------------------------------------
+
+    def _on_rebalance_error(self, api: str, error: ErrorCode, member_id: str = "") -> None:
+        """A JoinGroup or SyncGroup error: every one is a failed rebalance (Kafka)."""
+        action = error_action(api, error)
+        if action is ErrorAction.ADOPT_MEMBER_ID:
+            self.member_id = member_id  # KIP-429 step 1.e
+            self._rebalance_failed(error.name, backoff=False)
+        elif action is ErrorAction.REJOIN_AT_ONCE:
+            if api == "SyncGroup":
+                self._request_rejoin("group is already rebalancing")
+            self._rebalance_failed(error.name, backoff=False)
+        elif action is ErrorAction.REJOIN_AFTER_BACKOFF:
+            self._rebalance_failed(error.name, backoff=True)
+        else:
+            self.metrics.rebalance_failed(self._now)
+            self._apply_session_error(api, error, action)
+
+    def _apply_session_error(self, api: str, error: ErrorCode, action: ErrorAction) -> None:
+        if action is ErrorAction.REQUEST_REJOIN:
+            if api == "OffsetCommit":
+                self._request_rejoin("offset commit failed since group is already rebalancing")
+            elif self._sm.state is MemberState.STABLE:
+                self._request_rejoin("group is already rebalancing")  # KIP-429 step 1.c
+        elif action is ErrorAction.RESET_GENERATION:
+            self._reset_generation(f"encountered {error.name} from {api} response", False)
+        elif action is ErrorAction.RESET_MEMBER:
+            self._reset_generation(f"encountered {error.name} from {api} response", True)
+        elif action is ErrorAction.RETRY_AFTER_BACKOFF:
+            self._session.back_off(self._now)
+        elif action is ErrorAction.FATAL:
+            self._fail(error, api)
+
+    # -- heartbeats, commits, leaving --------------------------------------------------
+
+    def _maybe_heartbeat(self) -> None:
+        if self._sm.state not in HEARTBEATING or not self._session.heartbeat_due(self._now):
+            return
+        request = heartbeat_request(
+            self.config, generation_id=self.generation_id, member_id=self.member_id
+        )
+        self._session.sent(request, self._now)
+        self._outbox.append(request)
+
+    def _on_heartbeat_response(
+        self, request: HeartbeatRequest, response: HeartbeatResponse
+    ) -> None:
+        self._session.answered(request)
+        current = (
+            request.generation_id == self.generation_id and request.member_id == self.member_id
+        )
+        if response.error_code is not ErrorCode.NONE and current:
+            action = error_action("Heartbeat", response.error_code)
+            self._apply_session_error("Heartbeat", response.error_code, action)
+
+    def _on_commit_response(
+        self, request: OffsetCommitRequest, response: OffsetCommitResponse
+    ) -> None:
+        if request in self._commits:
+            self._commits.remove(request)
+        errors = [p.error_code for t in response.topics for p in t.partitions if p.error_code]
+        self.last_commit_error = errors[0] if errors else None
+        if errors and request.generation_id_or_member_epoch == self.generation_id:
+            self._apply_session_error(
+                "OffsetCommit", errors[0], error_action("OffsetCommit", errors[0])
+            )
+
+    def _check_poll_timer(self) -> None:
+        """Kafka's heartbeat thread: ``pollTimeoutExpired`` -> ``maybeLeaveGroup``."""
+        if self._sm.state not in HEARTBEATING or not self._session.poll_timer_expired(self._now):
+            return
+        self._session.poll_timeout_expired = True
+        owned, self._owned = self._owned, frozenset()
+        self._leave_group("consumer poll timeout has expired.")
+        if owned:
+            self._callback("lost", owned)
+
+    def _on_leave_prepare(self) -> None:
+        owned = self._owned
+        callback = leave_callback(
+            owned,
+            generation_reset=self.generation_id == NO_GENERATION,
+            rebalancing=self._sm.state in REBALANCING,
+        )
+        self._owned = frozenset()
+        if callback is not None:
+            self._callback(callback, owned)
+
+    def _leave_group(self, reason: str) -> None:
+        """Kafka ``maybeLeaveGroup``: only a dynamic member sends LeaveGroup."""
+        if (
+            self.config.group_instance_id is None
+            and self.member_id
+            and self._sm.state is not MemberState.UNJOINED
+        ):
+            self._outbox.append(leave_request(self.config, member_id=self.member_id, reason=reason))
+        self._clear_generation(reset_member_id=True)
+        if self._sm.can(Trigger.LEFT):
+            self._transition(Trigger.LEFT)
+        if self._subscription:
+            self._need_rejoin(reason)
+        else:
+            self._rejoin_needed = False
+            self._rejoin_reason = reason
+        self._needs_join_prepare = True
+
+    # -- metadata and subscription checks (Kafka ``rejoinNeededOrPending``) -------------
+
+    def _check_metadata(self) -> None:
+        previous = self._metadata_changed_from
+        if previous is not None:
+            self._metadata_changed_from = None
+            vanished = vanished_partitions(self._owned, previous, self._metadata)
+            if vanished:  # KIP-429 step 1.b
+                self._owned = self._owned - vanished
+                self._callback("lost", vanished)
+        # Kafka: the leader compares its assignment snapshot with the metadata on every poll
+        # once the rebalance completed (a change during the rebalance is caught here too).
+        snapshot = self._assignment_snapshot
+        if (
+            self.is_leader
+            and snapshot is not None
+            and self._sm.state is MemberState.STABLE
+            and not self._rejoin_needed
+        ):
+            current = partition_counts(self._metadata, frozenset(snapshot))
+            if current != snapshot:
+                self._request_rejoin(
+                    f"cached metadata has changed from {snapshot} at the beginning of the "
+                    f"rebalance to {current}"
+                )
+
+    def _check_subscription(self) -> None:
+        if (
+            self._sm.state is MemberState.STABLE
+            and self._joined_subscription is not None
+            and self._joined_subscription != self._subscription
+            and not self._rejoin_needed
+        ):
+            self._request_rejoin("subscription changed")
+
+    # -- bookkeeping -------------------------------------------------------------------
+
+    def _need_rejoin(self, reason: str) -> None:
+        """Kafka ``rejoinNeeded = true``: from now on the JoinGroup waits for an app poll."""
+        self._rejoin_needed = True
+        self._rejoin_reason = reason
+        self._app_polled_since_rejoin_needed = False
+
+    def _request_rejoin(self, reason: str) -> None:
+        self._need_rejoin(reason)
+        self._emit(
+            RebalanceRequested(
+                ts_ms=self._now,
+                group_id=self.group_id,
+                member_id=self.event_member_id,
+                reason=reason,
+            )
+        )
+
+    def _rebalance_failed(self, cause: str, *, backoff: bool) -> None:
+        """Kafka ``recordRebalanceFailure``: count it, drop to UNJOINED, join again."""
+        self.metrics.rebalance_failed(self._now)
+        self._join = self._sync = None
+        self._session.stop()
+        if self._sm.can(Trigger.REBALANCE_FAILED):
+            self._transition(Trigger.REBALANCE_FAILED)
+        # Kafka: the failed join future is retried by ``joinGroupIfNeeded``, app thread.
+        self._need_rejoin(f"rebalance failed due to {cause}")
+        self._join_retry_at = self._now + (self.config.retry_backoff_ms if backoff else 0)
+
+    def _clear_generation(self, *, reset_member_id: bool) -> None:
+        self.generation_id = NO_GENERATION
+        self.protocol_name = None
+        if reset_member_id:
+            self._former_member_id = self.member_id or self._former_member_id
+            self.member_id = ""
+        self._join = self._sync = None
+        self._session.stop()
+        self.is_leader = False
+        self._assignment_snapshot = None
+
+    def _reset_generation(self, reason: str, reset_member_id: bool) -> None:
+        """Kafka ``resetStateAndRejoin``: KIP-429 step 1.d (the loss runs before the join)."""
+        self._clear_generation(reset_member_id=reset_member_id)
+        self._transition(Trigger.GENERATION_RESET)
+        self._needs_join_prepare = True
+        self._join_retry_at = self._now
+        self._request_rejoin(reason)
+
+    def _fail(self, code: ErrorCode, context: str) -> None:
+        """A fatal error: the partitions are lost (another member may own them now)."""
+        self._fatal = MemberFatalError(code, context)
+        owned, self._owned = self._owned, frozenset()
+        self._join = self._sync = None
+        self._session.stop()
+        self._outbox.clear()  # a fatal member sends nothing more
+        self._commits.clear()
+        self._transition(Trigger.FATAL_ERROR)
+        if owned:
+            self._callback("lost", owned)
+
+    def _callback(self, name: str, partitions: frozenset[TopicPartition]) -> None:
+        """Run one listener callback, charge its time, remember its error, log the event."""
+        generation = self.generation_id
+        ordered = sorted_partitions(partitions)
+        outcome = self._invoker.invoke(name, ordered, self._now)
+        self._now += outcome.elapsed_ms
+        self._remember(outcome.error)
+        self._emit(
+            _EVENT_KINDS[name](
+                ts_ms=self._now,
+                group_id=self.group_id,
+                member_id=self.event_member_id,
+                partitions=tuple(ordered),
+                generation_or_epoch=generation,
+            )
+        )
+
+    def _remember(self, error: Exception | None) -> None:
+        if error is not None and self._callback_error is None:
+            self._callback_error = error
+
+    def _raise_callback_error(self) -> None:
+        error, self._callback_error = self._callback_error, None
+        if error is not None:
+            raise error
+
+    def _transition(self, trigger: Trigger) -> None:
+        old, new = self._sm.process(trigger)
+        if old is not new:
+            self._events.append(
+                MemberStateChanged(
+                    ts_ms=self._now,
+                    group_id=self.config.group_id,
+                    member_id=self.member_id or self._former_member_id,
+                    group_protocol=GROUP_PROTOCOL,
+                    old_state=old.value,  # str(state): its Kafka name
+                    new_state=new.value,
+                )
+            )
+
+    def _emit(self, event: Event) -> None:
+        self._events.append(event)
+
+    def _advance(self, now_ms: int) -> None:
+        if now_ms > self._now:
+            self._now = now_ms
+
+    def _drain(self) -> list[MemberRequest]:
+        out, self._outbox = self._outbox, []
+        return out
+
+    def _ensure_open(self) -> None:
+        if self._sm.state is MemberState.CLOSED:
+            raise IllegalMemberUse("This consumer has already been closed.")
