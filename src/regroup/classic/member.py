@@ -63,16 +63,15 @@ from regroup.assignors.classic.api import (
 )
 from regroup.classic.member_config import ClassicMemberConfig
 from regroup.classic.member_errors import (
-    CommitFailedError,
     ErrorAction,
     IllegalMemberUse,
     MemberFatalError,
-    RebalanceInProgressError,
     error_action,
 )
 from regroup.classic.member_leader import partition_counts, run_leader_assignment
 from regroup.classic.member_listener import CallbackClock, ListenerInvoker
 from regroup.classic.member_metrics import MemberMetrics
+from regroup.classic.member_offsets import CommitTracker
 from regroup.classic.member_protocol import ProtocolSelector
 from regroup.classic.member_requests import (
     commit_request,
@@ -189,12 +188,9 @@ class ClassicMember:
         self._app_polled_since_rejoin_needed = True
         #: Kafka ``assignmentSnapshot`` (leader only): partition counts at assignment time.
         self._assignment_snapshot: dict[str, int] | None = None
-        #: KIP-726: set after losing partitions to an EAGER selection, until rejoined.
-        self._commits_disabled = False
 
         self._join: JoinGroupRequest | None = None
         self._sync: SyncGroupRequest | None = None
-        self._commits: list[OffsetCommitRequest] = []
         self._join_retry_at = now_ms
         self._session = Session(
             heartbeat_interval_ms=config.heartbeat_interval_ms,
@@ -202,15 +198,19 @@ class ClassicMember:
             max_poll_interval_ms=config.max_poll_interval_ms,
             now_ms=now_ms,
         )
+        self._commits = CommitTracker()
 
         self._outbox: list[MemberRequest] = []
         self._events: list[Event] = []
         self._callback_error: Exception | None = None
         self._fatal: MemberFatalError | None = None
-        #: The error of the last failed commit response (``None``: the last one succeeded).
-        self.last_commit_error: ErrorCode | None = None
         #: A listener exception raised during ``close`` (close itself never raises).
         self.close_error: Exception | None = None
+
+    @property
+    def last_commit_error(self) -> ErrorCode | None:
+        """The error of the last failed commit (``None``: the last one succeeded)."""
+        return self._commits.last_error
 
     @property
     def group_id(self) -> str:
@@ -360,20 +360,13 @@ class ClassicMember:
         self._advance(now_ms)
         if self._fatal is not None:
             raise self._fatal
-        if self._sm.state is not MemberState.STABLE or self._commits_disabled:
-            if self._sm.state in REBALANCING or self._commits_disabled:
-                raise RebalanceInProgressError(
-                    "Offset commit cannot be completed since the consumer is undergoing a "
-                    "rebalance for auto partition assignment."
-                )
-            raise CommitFailedError(
-                "Offset commit cannot be completed since the consumer is not part of an active "
-                "group for auto partition assignment."
-            )
+        refusal = self._commits.refusal(self._sm.state)
+        if refusal is not None:
+            raise refusal
         request = commit_request(
             self.config, offsets, generation_id=self.generation_id, member_id=self.member_id
         )
-        self._commits.append(request)
+        self._commits.sent(request)
         self._outbox.append(request)
         return request
 
@@ -453,10 +446,7 @@ class ClassicMember:
         self._advance(now_ms)
         if request is self._join or request is self._sync:
             self._rebalance_failed("the coordinator did not answer", backoff=True)
-        elif isinstance(request, OffsetCommitRequest) and request in self._commits:
-            self._commits.remove(request)
-            self.last_commit_error = ErrorCode.REQUEST_TIMED_OUT
-        else:
+        elif not self._commits.failed(request):
             self._session.failed(request, self._now)
 
     # -- KIP-429 step 1: before the JoinGroup ------------------------------------------
@@ -531,7 +521,7 @@ class ClassicMember:
         after = self._selector.on_assignor_selected(name)
         if before is RebalanceProtocol.COOPERATIVE and after is RebalanceProtocol.EAGER:
             # KIP-726: we kept our partitions, but an EAGER assignor may hand them out now.
-            self._commits_disabled = True
+            self._commits.disabled = True
             owned, self._owned = self._owned, frozenset()
             if owned:
                 self._callback("lost", owned)
@@ -573,7 +563,7 @@ class ClassicMember:
         self._transition(Trigger.SYNC_SUCCEEDED)
         self._rejoin_needed = False
         self._rejoin_reason = ""
-        self._commits_disabled = False
+        self._commits.disabled = False
         self.metrics.rebalance_succeeded(self._now)
         self._on_join_complete(response.assignment)
         self._needs_join_prepare = True
@@ -673,14 +663,9 @@ class ClassicMember:
     def _on_commit_response(
         self, request: OffsetCommitRequest, response: OffsetCommitResponse
     ) -> None:
-        if request in self._commits:
-            self._commits.remove(request)
-        errors = [p.error_code for t in response.topics for p in t.partitions if p.error_code]
-        self.last_commit_error = errors[0] if errors else None
-        if errors and request.generation_id_or_member_epoch == self.generation_id:
-            self._apply_session_error(
-                "OffsetCommit", errors[0], error_action("OffsetCommit", errors[0])
-            )
+        error = self._commits.answered(request, response)
+        if error is not None and request.generation_id_or_member_epoch == self.generation_id:
+            self._apply_session_error("OffsetCommit", error, error_action("OffsetCommit", error))
 
     def _check_poll_timer(self) -> None:
         """Kafka's heartbeat thread: ``pollTimeoutExpired`` -> ``maybeLeaveGroup``."""
