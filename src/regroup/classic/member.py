@@ -202,7 +202,6 @@ class ClassicMember:
 
         self._outbox: list[MemberRequest] = []
         self._events: list[Event] = []
-        self._callback_error: Exception | None = None
         self._fatal: MemberFatalError | None = None
         #: A listener exception raised during ``close`` (close itself never raises).
         self.close_error: Exception | None = None
@@ -379,7 +378,7 @@ class ClassicMember:
             self._on_leave_prepare()
             self._leave_group("the consumer is being closed")
         self._transition(Trigger.CLOSE)
-        self.close_error, self._callback_error = self._callback_error, None
+        self.close_error = self._invoker.take_error()
         return self._drain()
 
     # -- the driver's calls ------------------------------------------------------------
@@ -409,7 +408,7 @@ class ClassicMember:
             return self._now
         if state is MemberState.CLOSED or state is MemberState.FATAL:
             return None
-        if self._callback_error is not None or self._metadata_changed_from is not None:
+        if self._invoker.error_pending or self._metadata_changed_from is not None:
             return self._now
         deadline: int | None = None
         if self._can_join():
@@ -534,7 +533,7 @@ class ClassicMember:
                         assignor, after, response.members, self._metadata
                     )
                 except Exception as error:  # raised from poll, as Kafka does
-                    self._remember(error)
+                    self._invoker.remember(error)
                     self._rebalance_failed(type(error).__name__, backoff=True)
                     return
                 self._assignment_snapshot = computed.topic_partition_counts
@@ -578,7 +577,7 @@ class ClassicMember:
         try:
             assignment = decode_assignment(data)
         except ConsumerProtocolError as error:
-            self._remember(error)
+            self._invoker.remember(error)
             self._request_rejoin("received an assignment that cannot be read")
             return
         assigned = frozenset(assignment.partitions)
@@ -601,7 +600,7 @@ class ClassicMember:
                     metadata,
                 )
             except Exception as callback_error:  # KIP-429: remembered, raised from poll
-                self._remember(callback_error)
+                self._invoker.remember(callback_error)
         self._owned = plan.assigned
         self._callback("assigned", plan.added)
 
@@ -808,7 +807,6 @@ class ClassicMember:
         ordered = sorted_partitions(partitions)
         outcome = self._invoker.invoke(name, ordered, self._now)
         self._now += outcome.elapsed_ms
-        self._remember(outcome.error)
         self._emit(
             _EVENT_KINDS[name](
                 ts_ms=self._now,
@@ -819,12 +817,8 @@ class ClassicMember:
             )
         )
 
-    def _remember(self, error: Exception | None) -> None:
-        if error is not None and self._callback_error is None:
-            self._callback_error = error
-
     def _raise_callback_error(self) -> None:
-        error, self._callback_error = self._callback_error, None
+        error = self._invoker.take_error()
         if error is not None:
             raise error
 

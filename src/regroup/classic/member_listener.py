@@ -50,9 +50,8 @@ class CallbackOutcome:
 
 
 class ListenerInvoker:
-    """Invokes one listener, charges callback time, records latency metrics."""
-
-    __slots__ = ("_clock", "_listener", "_metrics")
+    """Invokes one listener, charges callback time, records latency metrics, and keeps
+    the first exception until the member raises it."""
 
     def __init__(
         self,
@@ -63,11 +62,28 @@ class ListenerInvoker:
         self._listener = listener
         self._metrics = metrics
         self._clock = clock
+        self._first_error: Exception | None = None
+
+    @property
+    def error_pending(self) -> bool:
+        """An exception waits to be raised from the member's next ``poll``."""
+        return self._first_error is not None
+
+    def remember(self, error: Exception | None) -> None:
+        """Keep ``error`` unless an earlier one waits (the listener's, or an assignor's)."""
+        if error is not None and self._first_error is None:
+            self._first_error = error
+
+    def take_error(self) -> Exception | None:
+        """The first exception since the last ``take_error``, cleared."""
+        error, self._first_error = self._first_error, None
+        return error
 
     def invoke(
         self, callback: str, partitions: Sequence[TopicPartition], now_ms: int
     ) -> CallbackOutcome:
-        """Run ``on_partitions_<callback>(partitions)``; never raises an ``Exception``.
+        """Run ``on_partitions_<callback>(partitions)``; never raises an ``Exception``
+        (one it catches is remembered, and returned in the outcome).
 
         ``partitions`` come in Kafka's callback order (``sorted_partitions``: the
         member sorts them once, for this call and for its event); the listener gets
@@ -83,6 +99,7 @@ class ListenerInvoker:
         try:
             method(ordered)
         except Exception as error:
+            self.remember(error)
             return CallbackOutcome(elapsed, error)
         self._metrics.callback_completed(callback, elapsed, now_ms + elapsed)
         return CallbackOutcome(elapsed, None)
