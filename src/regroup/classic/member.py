@@ -10,21 +10,59 @@ KIP-848 member, so one simulator drives both::
     deadline = member.next_deadline()          # when to call poll again
     events = member.take_events()
 
+Rules
+-----
+
+Rule 1: the member's state changes only through the table of ``member_state``
+        (``MemberStateMachine.process``); an illegal step raises and changes
+        nothing. Every change is a ``MemberStateChanged`` event.
+Rule 2: what an error code in a response does is the table
+        ``member_errors.ERROR_ACTIONS``; the member carries the action out.
+Rule 3: what KIP-429's "Consumer Coordinator Algorithm" does to the owned
+        partitions is decided by pure plans -- step 1 (before every JoinGroup)
+        and step 3 (after SyncGroup) in ``member_steps``, step 2 (the leader's
+        assignment) in ``member_leader``; the member decides *when* they run
+        and runs their callbacks.
+Rule 4: ``ClassicMember`` is a façade over parts, each owning one concern and
+        its state. A part is told what it needs and answers; it never calls
+        back into the member:
+
+        * ``Session`` (``member_session``): the heartbeat schedule, the
+          Heartbeat in flight, the poll timer (Kafka ``Heartbeat``);
+        * ``CommitTracker`` (``member_offsets``): the OffsetCommits in flight,
+          the last commit error, the refusal rules (KIP-429, KIP-726);
+        * ``ListenerInvoker`` (``member_listener``): the listener, callback time
+          and latency, KIP-429's first exception;
+        * ``ProtocolSelector`` (``member_protocol``): EAGER or COOPERATIVE
+          (Kafka's static rule, or KIP-726's dynamic one);
+        * ``MemberMetrics`` (``member_metrics``): KIP-429's metrics.
+
+        The member itself holds the state machine, the generation (member id,
+        generation id, selected protocol, leader), the owned partitions and the
+        subscription, Kafka's rejoin bookkeeping (``rejoinNeeded``,
+        ``needsJoinPrepare``), the JoinGroup and SyncGroup in flight, the
+        metadata it compares, its clock, and the requests and events it hands out.
+Rule 5: a listener callback may take virtual time (``member_listener``): the
+        member's clock moves on by it, and the callback's event carries the time
+        at which it returned.
+
 Theory of operation
 -------------------
 
 A rebalance is one trip through ``member_state``: a JoinGroup (KIP-429
 step 1 first: ``member_steps.prepare_join``), the JoinGroup response (the
 leader runs step 2: ``member_leader``), a SyncGroup, and its response (step 3:
-``member_steps.complete_join``). What each error code does is the table
-``member_errors.ERROR_ACTIONS``; the requests are built by
-``member_requests``; listener calls go through ``member_listener`` (KIP-429's
-error rule: every callback runs, the first exception is raised from the next
-``poll``); the protocol (EAGER or COOPERATIVE) is ``member_protocol``'s
-answer, fixed (``static``, Kafka) or following the selected assignor
-(``dynamic``, KIP-726). Every state change, rejoin request and callback is an
-event (``regroup.events``). When to heartbeat and when the poll timer expires
-is the member's ``member_session.Session``.
+``member_steps.complete_join``). The requests are built by
+``member_requests``; listener calls go through the ``ListenerInvoker``
+(KIP-429's error rule: every callback runs, the first exception is raised from
+the next ``poll``). Every state change, rejoin request and callback is an
+event (``regroup.events``). Around a rebalance the member heartbeats while
+COMPLETING_REBALANCE or STABLE, commits while STABLE, leaves on ``close``,
+``unsubscribe`` or an expired poll timer (Kafka ``onLeavePrepare`` and
+``maybeLeaveGroup``), and asks for a rejoin when Kafka's
+``rejoinNeededOrPending`` would: the leader's assignment snapshot no longer
+matches the metadata, the subscription changed since the JoinGroup, or owned
+partitions vanished from the metadata (KIP-429 step 1.b).
 
 Deviations from Kafka, on purpose (a sans-IO member has no threads):
 ``poll`` plays both Kafka's heartbeat thread and ``KafkaConsumer.poll``, so by
@@ -161,37 +199,11 @@ class ClassicMember:
             assignors = [create_classic_assignor(name) for name in config.assignment_strategy]
         self._assignors: tuple[ConsumerPartitionAssignor, ...] = tuple(assignors)
         self._by_name = {a.name: a for a in self._assignors}
+
+        # The parts (Rule 4).
         self._selector = ProtocolSelector(config.rebalance_protocol_selection, self._assignors)
         self.metrics = MemberMetrics(config.metrics_sample_window_ms, config.metrics_num_samples)
         self._invoker = ListenerInvoker(listener, self.metrics, callback_clock)
-        self._sm = MemberStateMachine()
-        self._now = now_ms
-        self._metadata = metadata or MetadataImage()
-        self._metadata_changed_from: MetadataImage | None = None
-
-        self.member_id = ""
-        #: The id the member had before it was reset (its events keep naming it).
-        self._former_member_id = ""
-        self.generation_id = NO_GENERATION
-        #: The assignor the group selected in the current generation.
-        self.protocol_name: str | None = None
-        self.leader_id = ""
-        self.is_leader = False
-        self._owned: frozenset[TopicPartition] = frozenset()
-        self._subscription: frozenset[str] = frozenset()
-        self._joined_subscription: frozenset[str] | None = None
-        #: Kafka ``rejoinNeeded`` / ``rejoinReason`` / ``needsJoinPrepare``.
-        self._rejoin_needed = False
-        self._rejoin_reason = ""
-        self._needs_join_prepare = True
-        #: The application polled since the rejoin became needed (``join_on_application_poll``).
-        self._app_polled_since_rejoin_needed = True
-        #: Kafka ``assignmentSnapshot`` (leader only): partition counts at assignment time.
-        self._assignment_snapshot: dict[str, int] | None = None
-
-        self._join: JoinGroupRequest | None = None
-        self._sync: SyncGroupRequest | None = None
-        self._join_retry_at = now_ms
         self._session = Session(
             heartbeat_interval_ms=config.heartbeat_interval_ms,
             retry_backoff_ms=config.retry_backoff_ms,
@@ -200,30 +212,45 @@ class ClassicMember:
         )
         self._commits = CommitTracker()
 
+        # The state machine and the generation (Kafka ``AbstractCoordinator``).
+        self._sm = MemberStateMachine()
+        self.member_id = ""
+        #: The id the member had before it was reset (its events keep naming it).
+        self._former_member_id = ""
+        self.generation_id = NO_GENERATION
+        #: The assignor the group selected in the current generation.
+        self.protocol_name: str | None = None
+        self.leader_id = ""
+        self.is_leader = False
+        self._join: JoinGroupRequest | None = None
+        self._sync: SyncGroupRequest | None = None
+        self._fatal: MemberFatalError | None = None
+
+        # What the member owns and wants, and the metadata it compares.
+        self._owned: frozenset[TopicPartition] = frozenset()
+        self._subscription: frozenset[str] = frozenset()
+        #: The subscription sent in the last JoinGroup (Kafka ``joinedSubscription``).
+        self._joined_subscription: frozenset[str] | None = None
+        self._metadata = metadata or MetadataImage()
+        #: The image before the updates not yet compared (KIP-429 step 1.b).
+        self._metadata_changed_from: MetadataImage | None = None
+        #: Kafka ``assignmentSnapshot`` (leader only): partition counts at assignment time.
+        self._assignment_snapshot: dict[str, int] | None = None
+
+        # Kafka's rejoin bookkeeping: ``rejoinNeeded``, ``rejoinReason``, ``needsJoinPrepare``.
+        self._rejoin_needed = False
+        self._rejoin_reason = ""
+        self._needs_join_prepare = True
+        #: The application polled since the rejoin became needed (``join_on_application_poll``).
+        self._app_polled_since_rejoin_needed = True
+        self._join_retry_at = now_ms
+
+        # The clock, and what the member hands out.
+        self._now = now_ms
         self._outbox: list[MemberRequest] = []
         self._events: list[Event] = []
-        self._fatal: MemberFatalError | None = None
         #: A listener exception raised during ``close`` (close itself never raises).
         self.close_error: Exception | None = None
-
-    @property
-    def last_commit_error(self) -> ErrorCode | None:
-        """The error of the last failed commit (``None``: the last one succeeded)."""
-        return self._commits.last_error
-
-    @property
-    def group_id(self) -> str:
-        return self.config.group_id
-
-    @property
-    def event_member_id(self) -> str:
-        """The member id events carry: the current one, else the one the member had.
-
-        Kafka clears the member id on UNKNOWN_MEMBER_ID, on a poll timeout and on a
-        leave before ``onJoinPrepare`` reports the loss; the events still name the
-        member that lost the partitions (``""`` only before the first JoinGroup reply).
-        """
-        return self.member_id or self._former_member_id
 
     # -- what the driver and the application read ----------------------------------------
 
@@ -270,6 +297,25 @@ class ClassicMember:
     def rejoin_pending(self) -> bool:
         """A rejoin is requested and not yet completed (Kafka ``rejoinNeededOrPending``)."""
         return self._rejoin_needed
+
+    @property
+    def last_commit_error(self) -> ErrorCode | None:
+        """The error of the last failed commit (``None``: the last one succeeded)."""
+        return self._commits.last_error
+
+    @property
+    def group_id(self) -> str:
+        return self.config.group_id
+
+    @property
+    def event_member_id(self) -> str:
+        """The member id events carry: the current one, else the one the member had.
+
+        Kafka clears the member id on UNKNOWN_MEMBER_ID, on a poll timeout and on a
+        leave before ``onJoinPrepare`` reports the loss; the events still name the
+        member that lost the partitions (``""`` only before the first JoinGroup reply).
+        """
+        return self.member_id or self._former_member_id
 
     def metrics_snapshot(self, now_ms: int | None = None) -> dict[str, float]:
         return self.metrics.snapshot(self._now if now_ms is None else now_ms)
