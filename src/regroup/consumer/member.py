@@ -78,8 +78,7 @@ from regroup.consumer.member_config import (
 from regroup.consumer.member_heartbeat import (
     HeartbeatErrorAction,
     HeartbeatFields,
-    HeartbeatRequestBuilder,
-    HeartbeatSchedule,
+    HeartbeatRequestManager,
     heartbeat_error_action,
 )
 from regroup.consumer.member_offsets import CommitTracker
@@ -168,13 +167,11 @@ class ConsumerMember:
         self._reconciling: Reconciliation | None = None
         self._leave_commit_pending = False
         self._poll_timer_expired = False
-        self._last_app_poll_ms: int | None = None
-        self._builder = HeartbeatRequestBuilder()
-        self._schedule = HeartbeatSchedule(
-            backoff_ms=config.retry_backoff_ms, backoff_max_ms=config.retry_backoff_max_ms
+        self._heartbeats = HeartbeatRequestManager(
+            backoff_ms=config.retry_backoff_ms,
+            backoff_max_ms=config.retry_backoff_max_ms,
+            max_poll_interval_ms=config.max_poll_interval_ms,
         )
-        self._heartbeat_now = False
-        self._heartbeat_request: ConsumerGroupHeartbeatRequest | None = None
         self._commits = CommitTracker(config.auto_commit_interval_ms)
         self._process = ClientAssignmentProcess(self._assignors)
         self._errors = ListenerErrors()
@@ -228,7 +225,7 @@ class ConsumerMember:
             self.unsubscribe(self._now)
             return
         self._topics, self._regex = wanted, None
-        self._start_poll_timer()
+        self._heartbeats.start_poll_timer(self._now)
         self._maybe_join()
 
     def subscribe_pattern(self, regex: str) -> None:
@@ -237,7 +234,7 @@ class ConsumerMember:
         if not regex:
             raise ValueError("the subscription pattern must not be empty")
         self._topics, self._regex = None, regex
-        self._start_poll_timer()
+        self._heartbeats.start_poll_timer(self._now)
         self._maybe_join()
 
     def unsubscribe(self, now_ms: int) -> None:
@@ -267,7 +264,7 @@ class ConsumerMember:
     def on_application_poll(self, now_ms: int) -> None:
         """The application polled: reset the poll timer; a STALE member rejoins."""
         self._now = max(self._now, now_ms)
-        self._last_app_poll_ms = now_ms
+        self._heartbeats.application_polled(now_ms)
         if self._state is MemberState.STALE:
             self._poll_timer_expired = False
             if self._subscribed:
@@ -327,13 +324,12 @@ class ConsumerMember:
         ):
             return self._now
         deadlines: list[int] = []
-        if self._state.sends_heartbeats:
-            due = self._schedule.next_due_ms()
-            if due is not None:
-                urgent = self._heartbeat_now and self._state.heartbeats_now
-                deadlines.append(self._now if urgent else due)
-        if self._state.is_active and self._last_app_poll_ms is not None:
-            deadlines.append(self._last_app_poll_ms + self.config.max_poll_interval_ms + 1)
+        heartbeat_ms = self._heartbeats.next_deadline(self._state, self._now)
+        if heartbeat_ms is not None:
+            deadlines.append(heartbeat_ms)
+        poll_timer_ms = self._heartbeats.poll_timer_deadline()
+        if self._state.is_active and poll_timer_ms is not None:
+            deadlines.append(poll_timer_ms)
         auto_commit_ms = self._commits.next_auto_commit_ms
         if auto_commit_ms is not None and self._auto_commit_applies:
             # Only while ``_maybe_auto_commit`` would act on it: a deadline ``poll`` ignores
@@ -347,8 +343,7 @@ class ConsumerMember:
         if isinstance(request, ConsumerGroupHeartbeatRequest) and isinstance(
             response, ConsumerGroupHeartbeatResponse
         ):
-            if request is self._heartbeat_request:
-                self._heartbeat_request = None
+            if self._heartbeats.answered(request):
                 self._on_heartbeat_response(request, response)
         elif isinstance(request, OffsetCommitRequest) and isinstance(
             response, OffsetCommitResponse
@@ -369,11 +364,7 @@ class ConsumerMember:
         """No response will come (lost, timed out, disconnected)."""
         self._now = max(self._now, now_ms)
         if isinstance(request, ConsumerGroupHeartbeatRequest):
-            if request is self._heartbeat_request:
-                self._heartbeat_request = None
-                # Kafka: onFailure resets the sent fields and backs off.
-                self._builder.reset()
-                self._schedule.on_failure(self._now)
+            self._heartbeats.failed(request, self._now)
         elif isinstance(request, OffsetCommitRequest):
             self._on_commit_done(request, None)
         else:
@@ -394,15 +385,11 @@ class ConsumerMember:
 
     def _maybe_heartbeat(self) -> ConsumerGroupHeartbeatRequest | None:
         state = self._state
-        if not state.sends_heartbeats:
+        if not self._heartbeats.can_send(state, self._now):
             return None
-        urgent = self._heartbeat_now and state.heartbeats_now
-        if not self._schedule.can_send(self._now, urgent=urgent):
-            return None
-        request = self._builder.build(self._heartbeat_fields(), full=state is MemberState.JOINING)
-        self._schedule.on_sent(self._now)
-        self._heartbeat_request = request
-        self._heartbeat_now = False
+        request = self._heartbeats.send(
+            self._heartbeat_fields(), full=state is MemberState.JOINING, now_ms=self._now
+        )
         self._on_heartbeat_generated()
         return request
 
@@ -443,29 +430,22 @@ class ConsumerMember:
         code = response.error_code
         if request.member_epoch < 0:
             # The answer to a leave heartbeat: the member already moved on.
-            self._schedule.on_response(self._now, response.heartbeat_interval_ms)
+            self._heartbeats.on_success(self._now, response.heartbeat_interval_ms)
             return
         if code is ErrorCode.NONE or is_compute_assignment(code):
-            self._schedule.on_response(self._now, response.heartbeat_interval_ms)
+            self._heartbeats.on_success(self._now, response.heartbeat_interval_ms)
             if is_compute_assignment(code) and self._state.is_active:
                 self._process.on_compute_assignment()
             if code is ErrorCode.NONE or response.member_epoch >= 0:
                 self._on_heartbeat_success(response)
             return
-        self._builder.reset()
         action = heartbeat_error_action(code)
-        if action is HeartbeatErrorAction.RETRY_NOW:
-            self._schedule.on_retry_now(self._now)
-        elif action is HeartbeatErrorAction.RETRY_BACKOFF:
-            self._schedule.on_failure(self._now)
-        elif action is HeartbeatErrorAction.FENCED:
-            self._schedule.on_retry_now(self._now)
+        self._heartbeats.on_error(action, self._now, response.heartbeat_interval_ms)
+        if action is HeartbeatErrorAction.FENCED:
             self._transition_to_fenced()
         elif action is HeartbeatErrorAction.SURFACE:
-            self._schedule.on_response(self._now, response.heartbeat_interval_ms)
             self._errors.record(TopicAuthorizationError(response.error_message or code.name))
-        else:
-            self._schedule.on_response(self._now, response.heartbeat_interval_ms)
+        elif action is HeartbeatErrorAction.FATAL:
             self._transition_to_fatal(code, response.error_message)
 
     def _on_heartbeat_success(self, response: ConsumerGroupHeartbeatResponse) -> None:
@@ -612,7 +592,7 @@ class ConsumerMember:
     def _transition_to_leaving(self) -> None:
         self._transition(MemberState.LEAVING)
         self.member_epoch = self._leave_epoch
-        self._heartbeat_now = True
+        self._heartbeats.request_now()
 
     @property
     def _leave_epoch(self) -> int:
@@ -622,9 +602,7 @@ class ConsumerMember:
 
     def _check_poll_timer(self) -> None:
         """``max.poll.interval.ms`` expired: leave without callbacks, then STALE (Kafka)."""
-        if self._last_app_poll_ms is None or not self._state.is_active:
-            return
-        if self._now - self._last_app_poll_ms <= self.config.max_poll_interval_ms:
+        if not self._state.is_active or not self._heartbeats.poll_timer_expired(self._now):
             return
         self._abort_work("poll timer expired")
         self._poll_timer_expired = True
@@ -645,10 +623,6 @@ class ConsumerMember:
         if self._fatal is not None:
             raise self._fatal
 
-    def _start_poll_timer(self) -> None:
-        if self._last_app_poll_ms is None:
-            self._last_app_poll_ms = self._now
-
     def _maybe_join(self) -> None:
         if self._state is MemberState.UNSUBSCRIBED and self._subscribed:
             self._transition_to_joining()
@@ -657,14 +631,12 @@ class ConsumerMember:
         self._transition(MemberState.JOINING)
         self.member_epoch = 0
         self._assigned.clear()
-        self._builder.reset()
-        self._schedule.reset_interval(self._now)
-        self._heartbeat_now = True
+        self._heartbeats.restart(self._now)
 
     def _enter(self, state: MemberState) -> None:
         self._transition(state)
         if state.heartbeats_now:
-            self._heartbeat_now = True
+            self._heartbeats.request_now()
 
     def _transition(self, new: MemberState) -> None:
         """Rule 1/2 of ``member_state``: check first, then change and report."""
