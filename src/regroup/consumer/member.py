@@ -60,6 +60,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Final
 
 from regroup.assignors.consumer.client_side import MemberAssignmentUpdate, PartitionAssignor
 from regroup.consumer.member_client_assignor import (
@@ -84,7 +85,7 @@ from regroup.consumer.member_heartbeat import (
 from regroup.consumer.member_offsets import CommitTracker
 from regroup.consumer.member_reconciler import (
     AssignmentTracker,
-    ListenerErrors,
+    ListenerInvoker,
     ReconciliationPlan,
 )
 from regroup.consumer.member_state import MemberState, check_transition
@@ -102,7 +103,7 @@ from regroup.model import (
     TopicPartition,
     new_consumer_member_id,
 )
-from regroup.model.listener import ConsumerRebalanceListener, NoOpRebalanceListener
+from regroup.model.listener import ConsumerRebalanceListener
 from regroup.model.metadata import MetadataImage
 from regroup.model.requests.consumer import (
     ConsumerGroupHeartbeatRequest,
@@ -123,6 +124,13 @@ MemberRequest = (
     | ConsumerGroupInstallAssignmentRequest
 )
 
+
+#: The event of each listener callback.
+_EVENT_KINDS: Final = {
+    "revoked": PartitionsRevoked,
+    "assigned": PartitionsAssigned,
+    "lost": PartitionsLost,
+}
 
 #: Returns the application's consumed positions (``allConsumed`` in Kafka).
 PositionsProvider = Callable[[], Mapping[TopicPartition, int]]
@@ -157,7 +165,7 @@ class ConsumerMember:
         self.member_id: str = member_id or new_consumer_member_id(rng)
         self.member_epoch = 0
         self._state = MemberState.UNSUBSCRIBED
-        self._listener: ConsumerRebalanceListener = listener or NoOpRebalanceListener()
+        self._listener = ListenerInvoker(listener)
         self._assignors = tuple(client_assignors)
         self._positions = positions
         self._metadata = metadata or MetadataImage()
@@ -174,7 +182,6 @@ class ConsumerMember:
         )
         self._commits = CommitTracker(config.auto_commit_interval_ms)
         self._process = ClientAssignmentProcess(self._assignors)
-        self._errors = ListenerErrors()
         self._fatal: MemberFatalError | None = None
         self._fatal_raised = False
         self._events: list[Event] = []
@@ -315,7 +322,7 @@ class ConsumerMember:
         new input, the next deadline is ``None`` or later than ``t``.
         """
         if (
-            self._errors.pending
+            self._listener.pending
             or (self._fatal is not None and not self._fatal_raised)
             or self._commits.has_queued
             or self._process.has_request_ready
@@ -444,7 +451,7 @@ class ConsumerMember:
         if action is HeartbeatErrorAction.FENCED:
             self._transition_to_fenced()
         elif action is HeartbeatErrorAction.SURFACE:
-            self._errors.record(TopicAuthorizationError(response.error_message or code.name))
+            self._listener.record(TopicAuthorizationError(response.error_message or code.name))
         elif action is HeartbeatErrorAction.FATAL:
             self._transition_to_fatal(code, response.error_message)
 
@@ -502,17 +509,15 @@ class ConsumerMember:
             return  # Kafka's maybeAbortReconciliation: left RECONCILING or rejoined meanwhile.
         plan = reconciliation.plan
         if plan.revoked:
-            self._errors.call(self._listener.on_partitions_revoked, plan.revoked)
-            self._emit_partitions(PartitionsRevoked, plan.revoked)
+            self._callback("revoked", plan.revoked)
         self._assigned.apply(plan)
         if self._assignors:
             update = MemberAssignmentUpdate(self._assigned.owned, self.member_epoch)
             try:
                 self._assignors[0].on_assignment(update)
             except Exception as error:
-                self._errors.record(error)
-        self._errors.call(self._listener.on_partitions_assigned, plan.added)
-        self._emit_partitions(PartitionsAssigned, plan.added)
+                self._listener.record(error)
+        self._callback("assigned", plan.added)
         self._enter(MemberState.ACKNOWLEDGING)
 
     # -- leaving ------------------------------------------------------------------------------
@@ -581,11 +586,9 @@ class ConsumerMember:
             return
         owned = tuple(sorted(self._assigned.owned))
         if owned and self.member_epoch > 0:
-            self._errors.call(self._listener.on_partitions_revoked, owned)
-            self._emit_partitions(PartitionsRevoked, owned)
+            self._callback("revoked", owned)
         elif owned:
-            self._errors.call(self._listener.on_partitions_lost, owned)
-            self._emit_partitions(PartitionsLost, owned)
+            self._callback("lost", owned)
         self._assigned.clear()
         self._transition_to_leaving()
 
@@ -664,17 +667,14 @@ class ConsumerMember:
     def _lose_all(self) -> None:
         owned = tuple(sorted(self._assigned.owned))
         if owned:
-            self._errors.call(self._listener.on_partitions_lost, owned)
-            self._emit_partitions(PartitionsLost, owned)
+            self._callback("lost", owned)
         self._assigned.clear()
 
-    def _emit_partitions(
-        self,
-        kind: type[PartitionsRevoked] | type[PartitionsAssigned] | type[PartitionsLost],
-        partitions: Sequence[TopicPartition],
-    ) -> None:
+    def _callback(self, name: str, partitions: Sequence[TopicPartition]) -> None:
+        """Run one listener callback (KIP-429's error rule) and log its event."""
+        self._listener.invoke(name, partitions)
         self._events.append(
-            kind(
+            _EVENT_KINDS[name](
                 ts_ms=self._now,
                 group_id=self.config.group_id,
                 member_id=self.member_id,
@@ -687,7 +687,7 @@ class ConsumerMember:
         if self._fatal is not None and not self._fatal_raised:
             self._fatal_raised = True
             raise self._fatal
-        error = self._errors.take()
+        error = self._listener.take()
         if error is not None:
             raise error
 

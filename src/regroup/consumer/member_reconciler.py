@@ -18,25 +18,28 @@ be revoked by name. Ids that resolve to nothing wait: the member reconciles
 the resolved part only and finishes when metadata for the rest arrives (Kafka:
 ``findResolvableAssignmentAndTriggerMetadataUpdate``).
 
-``ListenerErrors`` is KIP-429's error rule ("Rebalance Callback Error
-Handling"): every callback runs, the first exception is kept, and the member
-raises it from its next ``poll``.
+``ListenerInvoker`` calls the member's ``ConsumerRebalanceListener`` under
+KIP-429's error rule ("Rebalance Callback Error Handling"): every callback
+runs, the first exception is kept, and the member raises it from its next
+``poll`` (Kafka: ``ConsumerRebalanceListenerInvoker``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Final
 
 from regroup.consumer.member_heartbeat import LocalAssignment
 from regroup.model import TopicPartition, Uuid, topic_partition
+from regroup.model.listener import ConsumerRebalanceListener, NoOpRebalanceListener
 from regroup.model.metadata import MetadataImage
 from regroup.model.requests.consumer import TopicPartitions
 
 __all__ = [
     "NO_ASSIGNMENT",
     "AssignmentTracker",
-    "ListenerErrors",
+    "ListenerInvoker",
     "ReconciliationPlan",
     "ResolvedTarget",
     "plan_reconciliation",
@@ -175,30 +178,36 @@ class AssignmentTracker:
             self.names = dict(plan.target.names)
 
 
-class ListenerErrors:
+#: The listener method of each callback.
+_METHODS: Final = {
+    "revoked": "on_partitions_revoked",
+    "assigned": "on_partitions_assigned",
+    "lost": "on_partitions_lost",
+}
+
+
+class ListenerInvoker:
     """KIP-429's rule: run every callback, keep the first exception, raise it from poll."""
 
-    __slots__ = ("_first",)
-
-    def __init__(self) -> None:
+    def __init__(self, listener: ConsumerRebalanceListener | None = None) -> None:
+        self._listener: ConsumerRebalanceListener = listener or NoOpRebalanceListener()
         self._first: Exception | None = None
 
-    def call(
-        self,
-        callback: Callable[[Sequence[TopicPartition]], None],
-        partitions: Sequence[TopicPartition],
-    ) -> bool:
-        """Run one callback; True when it returned normally. Only ``Exception`` is caught."""
+    def invoke(self, callback: str, partitions: Sequence[TopicPartition]) -> bool:
+        """Run ``on_partitions_<callback>(partitions)``; True when it returned normally.
+
+        Only ``Exception`` is caught (as Kafka lets ``WakeupException`` through).
+        """
+        method = getattr(self._listener, _METHODS[callback])
         try:
-            callback(partitions)
+            method(partitions)
         except Exception as error:
-            if self._first is None:
-                self._first = error
+            self.record(error)
             return False
         return True
 
     def record(self, error: Exception) -> None:
-        """Keep an error from another source (an assignor's ``on_assignment``)."""
+        """Keep an error unless an earlier one waits (also an assignor's ``on_assignment``)."""
         if self._first is None:
             self._first = error
 
