@@ -59,7 +59,6 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Final
 
 from regroup.assignors.consumer.client_side import MemberAssignmentUpdate, PartitionAssignor
@@ -86,7 +85,7 @@ from regroup.consumer.member_offsets import CommitTracker
 from regroup.consumer.member_reconciler import (
     AssignmentTracker,
     ListenerInvoker,
-    ReconciliationPlan,
+    Reconciliation,
 )
 from regroup.consumer.member_state import MemberState, check_transition
 from regroup.events.schema import (
@@ -136,14 +135,6 @@ _EVENT_KINDS: Final = {
 PositionsProvider = Callable[[], Mapping[TopicPartition, int]]
 
 
-@dataclass(slots=True)
-class Reconciliation:
-    """A reconciliation waiting for its pre-revocation commit."""
-
-    plan: ReconciliationPlan
-    member_epoch: int
-
-
 class ConsumerMember:
     """One KIP-848 consumer's group membership (see the module docstring)."""
 
@@ -172,7 +163,6 @@ class ConsumerMember:
         self._topics: tuple[str, ...] | None = None
         self._regex: str | None = None
         self._assigned = AssignmentTracker()
-        self._reconciling: Reconciliation | None = None
         self._leave_commit_pending = False
         self._poll_timer_expired = False
         self._heartbeats = HeartbeatRequestManager(
@@ -383,8 +373,9 @@ class ConsumerMember:
         result = self._commits.on_done(request, response)
         if result is None:
             return
-        if result.purpose == "revocation" and self._reconciling is not None:
-            self._finish_reconciliation(self._reconciling)
+        waiting = self._assigned.waiting
+        if result.purpose == "revocation" and waiting is not None:
+            self._finish_reconciliation(waiting)
         elif result.purpose == "leave" and self._leave_commit_pending:
             self._finish_prepare_leaving()
 
@@ -472,13 +463,13 @@ class ConsumerMember:
     # -- reconciliation -----------------------------------------------------------------------
 
     def _reconcile_ready(self) -> bool:
-        if self._state is not MemberState.RECONCILING or self._reconciling is not None:
+        if self._state is not MemberState.RECONCILING or self._assigned.waiting is not None:
             return False
         return self._assigned.plan(self._metadata) is not None
 
     def _maybe_reconcile(self) -> None:
         """KIP-848, "Response Handling" steps 1-3 (Kafka's ``maybeReconcile``)."""
-        if self._state is not MemberState.RECONCILING or self._reconciling is not None:
+        if self._state is not MemberState.RECONCILING or self._assigned.waiting is not None:
             return
         plan = self._assigned.plan(self._metadata)
         if plan is None:
@@ -493,15 +484,14 @@ class ConsumerMember:
             self._assigned.pending_revocation = frozenset(plan.revoked)
             offsets = self._consumed_positions()
             if offsets:
-                self._reconciling = reconciliation
+                self._assigned.wait_for_commit(reconciliation)
                 self._queue_commit(offsets, "revocation")
                 return
         self._finish_reconciliation(reconciliation)
 
     def _finish_reconciliation(self, reconciliation: Reconciliation) -> None:
         """Revoke, onPartitionsRevoked, assign, onAssignment, onPartitionsAssigned, ack."""
-        self._reconciling = None
-        self._assigned.pending_revocation = frozenset()
+        self._assigned.stop_waiting()
         if (
             self._state is not MemberState.RECONCILING
             or self.member_epoch < reconciliation.member_epoch
@@ -660,8 +650,7 @@ class ConsumerMember:
         )
 
     def _abort_work(self, reason: str) -> None:
-        self._reconciling = None
-        self._assigned.pending_revocation = frozenset()
+        self._assigned.stop_waiting()
         self._process.abandon(reason)
 
     def _lose_all(self) -> None:

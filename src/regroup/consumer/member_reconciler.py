@@ -40,6 +40,7 @@ __all__ = [
     "NO_ASSIGNMENT",
     "AssignmentTracker",
     "ListenerInvoker",
+    "Reconciliation",
     "ReconciliationPlan",
     "ResolvedTarget",
     "plan_reconciliation",
@@ -113,6 +114,15 @@ def plan_reconciliation(
     )
 
 
+@dataclass(frozen=True, slots=True)
+class Reconciliation:
+    """A plan under way, and the member epoch it started at (Kafka: a reconciliation that
+    finds the member rejoined meanwhile is dropped, ``maybeAbortReconciliation``)."""
+
+    plan: ReconciliationPlan
+    member_epoch: int
+
+
 #: Kafka's ``LocalAssignment.NONE``: no assignment received since (re)joining.
 NO_ASSIGNMENT = LocalAssignment(-1, {})
 
@@ -126,9 +136,11 @@ class AssignmentTracker:
     response brings different partitions, and the member is reconciled when
     both are equal. ``owned`` is by name (what the listener sees); ``names``
     remembers the names of the owned topics (``assignedTopicNamesCache``).
-    """
 
-    __slots__ = ("current", "names", "owned", "pending_revocation", "target")
+    A reconciliation that revokes partitions may wait for the commit of their
+    offsets: ``pending_revocation`` are those partitions (no longer fetched),
+    ``waiting`` the reconciliation to finish when the commit is answered.
+    """
 
     def __init__(self) -> None:
         self.owned: frozenset[TopicPartition] = frozenset()
@@ -136,6 +148,7 @@ class AssignmentTracker:
         self.target = NO_ASSIGNMENT
         self.names: dict[Uuid, str] = {}
         self.pending_revocation: frozenset[TopicPartition] = frozenset()
+        self.waiting: Reconciliation | None = None
 
     def clear(self) -> None:
         """Kafka's ``clearAssignment``: after fencing, leaving or a fatal error."""
@@ -168,6 +181,15 @@ class AssignmentTracker:
                 return None  # waiting for metadata of the unresolved topics
             return ReconciliationPlan((), (), resolved, target.local_epoch, acknowledge_only=True)
         return plan_reconciliation(self.owned, resolved, target.local_epoch)
+
+    def wait_for_commit(self, reconciliation: Reconciliation) -> None:
+        """The revoked partitions' offsets are being committed; finish after the answer."""
+        self.waiting = reconciliation
+
+    def stop_waiting(self) -> None:
+        """No reconciliation waits any more (its commit was answered, or it was abandoned)."""
+        self.waiting = None
+        self.pending_revocation = frozenset()
 
     def apply(self, plan: ReconciliationPlan) -> None:
         """The plan is done: the member owns its target's resolved part."""
