@@ -81,6 +81,7 @@ from regroup.consumer.member_heartbeat import (
     HeartbeatRequestManager,
     heartbeat_error_action,
 )
+from regroup.consumer.member_leaving import Leave
 from regroup.consumer.member_offsets import CommitTracker
 from regroup.consumer.member_reconciler import (
     AssignmentTracker,
@@ -95,13 +96,7 @@ from regroup.events.schema import (
     PartitionsLost,
     PartitionsRevoked,
 )
-from regroup.model import (
-    LEAVE_GROUP_MEMBER_EPOCH,
-    LEAVE_GROUP_STATIC_MEMBER_EPOCH,
-    ErrorCode,
-    TopicPartition,
-    new_consumer_member_id,
-)
+from regroup.model import ErrorCode, TopicPartition, new_consumer_member_id
 from regroup.model.listener import ConsumerRebalanceListener
 from regroup.model.metadata import MetadataImage
 from regroup.model.requests.consumer import (
@@ -163,8 +158,7 @@ class ConsumerMember:
         self._topics: tuple[str, ...] | None = None
         self._regex: str | None = None
         self._assigned = AssignmentTracker()
-        self._leave_commit_pending = False
-        self._poll_timer_expired = False
+        self._leave = Leave(static=config.group_instance_id is not None)
         self._heartbeats = HeartbeatRequestManager(
             backoff_ms=config.retry_backoff_ms,
             backoff_max_ms=config.retry_backoff_max_ms,
@@ -263,7 +257,7 @@ class ConsumerMember:
         self._now = max(self._now, now_ms)
         self._heartbeats.application_polled(now_ms)
         if self._state is MemberState.STALE:
-            self._poll_timer_expired = False
+            self._leave.due_to_poll_timer = False
             if self._subscribed:
                 self._transition_to_joining()
 
@@ -376,7 +370,7 @@ class ConsumerMember:
         waiting = self._assigned.waiting
         if result.purpose == "revocation" and waiting is not None:
             self._finish_reconciliation(waiting)
-        elif result.purpose == "leave" and self._leave_commit_pending:
+        elif result.purpose == "leave" and self._leave.commit_pending:
             self._finish_prepare_leaving()
 
     # -- heartbeats ---------------------------------------------------------------------------
@@ -416,11 +410,7 @@ class ConsumerMember:
                 MemberState.STABLE if self._assigned.reconciled else MemberState.RECONCILING
             )
         elif self._state is MemberState.LEAVING:
-            if self._poll_timer_expired:
-                self._transition(MemberState.STALE)
-                self._lose_all()
-            else:
-                self._transition(MemberState.UNSUBSCRIBED)
+            self._end_leave()
 
     def _on_heartbeat_response(
         self, request: ConsumerGroupHeartbeatRequest, response: ConsumerGroupHeartbeatResponse
@@ -517,18 +507,14 @@ class ConsumerMember:
         state = self._state
         if state is MemberState.PREPARE_LEAVING:
             # Kafka: fenced while preparing to leave; finish the leave without a heartbeat.
-            self._leave_commit_pending = False
+            self._leave.commit_pending = False
             self._lose_all()
             self._transition(MemberState.LEAVING)
-            self.member_epoch = self._leave_epoch
+            self.member_epoch = self._leave.epoch
             self._transition(MemberState.UNSUBSCRIBED)
             return
         if state is MemberState.LEAVING:
-            if self._poll_timer_expired:
-                self._transition(MemberState.STALE)
-                self._lose_all()
-            else:
-                self._transition(MemberState.UNSUBSCRIBED)
+            self._end_leave()
             return
         if not state.in_group:
             return
@@ -548,7 +534,7 @@ class ConsumerMember:
         self._transition(MemberState.FATAL)
         self._fatal = MemberFatalError(code, message)
         self._abort_work(code.name)
-        self._leave_commit_pending = False
+        self._leave.commit_pending = False
         if previous is not MemberState.UNSUBSCRIBED:
             self._lose_all()
 
@@ -565,40 +551,40 @@ class ConsumerMember:
         if self.member_epoch > 0:
             offsets = self._consumed_positions()
             if offsets:
-                self._leave_commit_pending = True
+                self._leave.commit_pending = True
                 self._queue_commit(offsets, "leave")
                 return
         self._finish_prepare_leaving()
 
     def _finish_prepare_leaving(self) -> None:
-        self._leave_commit_pending = False
+        self._leave.commit_pending = False
         if self._state is not MemberState.PREPARE_LEAVING:
             return
         owned = tuple(sorted(self._assigned.owned))
-        if owned and self.member_epoch > 0:
-            self._callback("revoked", owned)
-        elif owned:
-            self._callback("lost", owned)
+        if owned:
+            self._callback(self._leave.release_callback(self.member_epoch), owned)
         self._assigned.clear()
         self._transition_to_leaving()
 
     def _transition_to_leaving(self) -> None:
         self._transition(MemberState.LEAVING)
-        self.member_epoch = self._leave_epoch
+        self.member_epoch = self._leave.epoch
         self._heartbeats.request_now()
 
-    @property
-    def _leave_epoch(self) -> int:
-        if self.config.group_instance_id is not None:
-            return LEAVE_GROUP_STATIC_MEMBER_EPOCH
-        return LEAVE_GROUP_MEMBER_EPOCH
+    def _end_leave(self) -> None:
+        """The leave heartbeat went out, or a fencing ended the leave (Rule 4 of the leave)."""
+        if self._leave.due_to_poll_timer:
+            self._transition(MemberState.STALE)
+            self._lose_all()
+        else:
+            self._transition(MemberState.UNSUBSCRIBED)
 
     def _check_poll_timer(self) -> None:
         """``max.poll.interval.ms`` expired: leave without callbacks, then STALE (Kafka)."""
         if not self._state.is_active or not self._heartbeats.poll_timer_expired(self._now):
             return
         self._abort_work("poll timer expired")
-        self._poll_timer_expired = True
+        self._leave.due_to_poll_timer = True
         self._transition(MemberState.PREPARE_LEAVING)
         self._transition_to_leaving()
 
