@@ -58,7 +58,7 @@ Where this member differs from Kafka (stated, on purpose):
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
 from regroup.assignors.consumer.client_side import MemberAssignmentUpdate, PartitionAssignor
@@ -82,7 +82,7 @@ from regroup.consumer.member_heartbeat import (
     heartbeat_error_action,
 )
 from regroup.consumer.member_leaving import Leave
-from regroup.consumer.member_offsets import CommitTracker
+from regroup.consumer.member_offsets import CommitTracker, PositionsProvider
 from regroup.consumer.member_reconciler import (
     AssignmentTracker,
     ListenerInvoker,
@@ -126,9 +126,6 @@ _EVENT_KINDS: Final = {
     "lost": PartitionsLost,
 }
 
-#: Returns the application's consumed positions (``allConsumed`` in Kafka).
-PositionsProvider = Callable[[], Mapping[TopicPartition, int]]
-
 
 class ConsumerMember:
     """One KIP-848 consumer's group membership (see the module docstring)."""
@@ -153,7 +150,6 @@ class ConsumerMember:
         self._state = MemberState.UNSUBSCRIBED
         self._listener = ListenerInvoker(listener)
         self._assignors = tuple(client_assignors)
-        self._positions = positions
         self._metadata = metadata or MetadataImage()
         self._topics: tuple[str, ...] | None = None
         self._regex: str | None = None
@@ -164,7 +160,11 @@ class ConsumerMember:
             backoff_max_ms=config.retry_backoff_max_ms,
             max_poll_interval_ms=config.max_poll_interval_ms,
         )
-        self._commits = CommitTracker(config.auto_commit_interval_ms)
+        self._commits = CommitTracker(
+            config.auto_commit_interval_ms,
+            positions=positions,
+            enable_auto_commit=config.enable_auto_commit,
+        )
         self._process = ClientAssignmentProcess(self._assignors)
         self._fatal: MemberFatalError | None = None
         self._fatal_raised = False
@@ -594,10 +594,6 @@ class ConsumerMember:
     def _subscribed(self) -> bool:
         return self._topics is not None or self._regex is not None
 
-    @property
-    def _auto_commits(self) -> bool:
-        return self.config.enable_auto_commit and self._positions is not None
-
     def _check_not_fatal(self) -> None:
         if self._fatal is not None:
             raise self._fatal
@@ -669,15 +665,12 @@ class ConsumerMember:
     # -- offsets -------------------------------------------------------------------------------
 
     def _consumed_positions(self) -> dict[TopicPartition, int]:
-        if not self._auto_commits or self._positions is None:
-            return {}
-        positions = self._positions()
-        return {tp: offset for tp, offset in positions.items() if tp in self._assigned.owned}
+        return self._commits.consumed_positions(self._assigned.owned)
 
     @property
     def _auto_commit_applies(self) -> bool:
         """Auto-commit runs only for an active member with an epoch (Kafka commits with it)."""
-        return self._auto_commits and self._state.is_active and self.member_epoch > 0
+        return self._commits.auto_commits and self._state.is_active and self.member_epoch > 0
 
     def _maybe_auto_commit(self) -> None:
         """``enable.auto.commit``: commit moved positions every ``auto.commit.interval.ms``."""
