@@ -452,14 +452,14 @@ class ClassicMember:
         state = self._sm.state
         if self._outbox:
             return self._now
-        if state is MemberState.CLOSED or state is MemberState.FATAL:
+        if state in (MemberState.CLOSED, MemberState.FATAL):
             return None
         if self._invoker.error_pending or self._metadata_changed_from is not None:
             return self._now
         deadline: int | None = None
         if self._can_join():
             deadline = self._join_retry_at if self._join_retry_at > self._now else self._now
-        if state is MemberState.STABLE or state is MemberState.COMPLETING_REBALANCE:
+        if state in HEARTBEATING:
             expiry = self._session.next_deadline()
             deadline = expiry if deadline is None else min(deadline, expiry)
         return deadline

@@ -126,6 +126,7 @@ from regroup.consumer.member_reconciler import (
     AssignmentTracker,
     ListenerInvoker,
     Reconciliation,
+    ReconciliationPlan,
 )
 from regroup.consumer.member_state import MemberState, check_transition
 from regroup.events.schema import (
@@ -499,16 +500,18 @@ class ConsumerMember:
 
     # -- reconciliation -----------------------------------------------------------------------
 
-    def _reconcile_ready(self) -> bool:
+    def _next_plan(self) -> ReconciliationPlan | None:
+        """The reconciliation ``poll`` would start now (``None``: none)."""
         if self._state is not MemberState.RECONCILING or self._assigned.waiting is not None:
-            return False
-        return self._assigned.plan(self._metadata) is not None
+            return None
+        return self._assigned.plan(self._metadata)
+
+    def _reconcile_ready(self) -> bool:
+        return self._next_plan() is not None
 
     def _maybe_reconcile(self) -> None:
         """KIP-848, "Response Handling" steps 1-3 (Kafka's ``maybeReconcile``)."""
-        if self._state is not MemberState.RECONCILING or self._assigned.waiting is not None:
-            return
-        plan = self._assigned.plan(self._metadata)
+        plan = self._next_plan()
         if plan is None:
             return
         if plan.acknowledge_only:
