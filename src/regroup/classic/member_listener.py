@@ -10,6 +10,11 @@ bookkeeping of ``ConsumerCoordinator.onJoinComplete``. Like Kafka (which lets
 ``WakeupException`` / ``InterruptException`` through at once) only
 ``Exception`` is caught; ``KeyboardInterrupt`` and friends propagate.
 
+``ListenerInvoker`` is the part of ``ClassicMember`` that does this: it keeps
+the first exception until the member raises it, including one the member hands
+it from elsewhere under the same rule (the leader's assignor, an assignor's
+``on_assignment``, an assignment that cannot be read).
+
 Time: a sans-IO member does not read a clock, so a callback takes zero
 virtual time unless the driver says otherwise through a ``CallbackClock``:
 ``clock(callback, partitions) -> elapsed_ms``, called once per callback

@@ -18,10 +18,15 @@ be revoked by name. Ids that resolve to nothing wait: the member reconciles
 the resolved part only and finishes when metadata for the rest arrives (Kafka:
 ``findResolvableAssignmentAndTriggerMetadataUpdate``).
 
-``ListenerInvoker`` calls the member's ``ConsumerRebalanceListener`` under
-KIP-429's error rule ("Rebalance Callback Error Handling"): every callback
-runs, the first exception is kept, and the member raises it from its next
-``poll`` (Kafka: ``ConsumerRebalanceListenerInvoker``).
+The member (``ConsumerMember``) holds two parts from here. ``AssignmentTracker``
+is the assignment's progress: what the member owns, its current and target
+assignments, the partitions being revoked and the reconciliation waiting for
+their commit; it plans and records, the member runs the steps (the commit, the
+callbacks, the state changes). ``ListenerInvoker`` calls the member's
+``ConsumerRebalanceListener`` under KIP-429's error rule ("Rebalance Callback
+Error Handling"): every callback runs, the first exception is kept, and the
+member raises it from its next ``poll`` (Kafka:
+``ConsumerRebalanceListenerInvoker``).
 """
 
 from __future__ import annotations
