@@ -17,11 +17,7 @@ from regroup.assignors.classic.api import (
     RebalanceProtocol,
     Subscription,
 )
-from regroup.assignors.classic.cooperative_sticky import CooperativeStickyAssignor
-from regroup.assignors.classic.range_assignor import RangeAssignor
-from regroup.assignors.classic.round_robin import RoundRobinAssignor
-from regroup.assignors.classic.sticky import StickyAssignor
-from regroup.classic.member import ClassicMember, MemberRequest, _has_on_assignment
+from regroup.classic.member import ClassicMember, MemberRequest
 from regroup.classic.member_config import ClassicMemberConfig
 from regroup.classic.member_errors import (
     CommitFailedError,
@@ -269,24 +265,6 @@ def test_an_assignor_that_overrides_on_assignment_gets_the_assignment_in_order()
     sync = join_ok(member, 0)
     sync_ok(member, sync, [tp(3), tp(1)], 10)
     assert [a.partitions for a in assignor.on_assignment_calls] == [(tp(1), tp(3))]
-
-
-@pytest.mark.parametrize(
-    ("assignor", "overrides"),
-    [
-        (RangeAssignor(), False),
-        (RoundRobinAssignor(), False),
-        (StickyAssignor(), True),
-        (CooperativeStickyAssignor(), True),
-        (ScriptedAssignor("coop", COOP), True),
-    ],
-    ids=lambda value: type(value).__name__ if not isinstance(value, bool) else str(value),
-)
-def test_the_member_asks_the_class_whether_on_assignment_is_overridden(
-    assignor: ConsumerPartitionAssignor, overrides: bool
-) -> None:
-    """The base on_assignment does nothing, so the member skips building its arguments."""
-    assert _has_on_assignment(assignor) is overrides
 
 
 def test_leader_runs_the_selected_assignor_over_decoded_subscriptions() -> None:

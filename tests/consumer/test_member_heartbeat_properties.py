@@ -3,6 +3,8 @@ reconciliation plan (revoke first, never both owned and revoked)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -13,8 +15,9 @@ from regroup.consumer.member_heartbeat import (
     LocalAssignment,
     topic_partitions_of,
 )
-from regroup.consumer.member_reconciler import ListenerErrors, plan_reconciliation, resolve_target
+from regroup.consumer.member_reconciler import ListenerInvoker, plan_reconciliation, resolve_target
 from regroup.model import TopicPartition, Uuid
+from regroup.model.listener import NoOpRebalanceListener
 from regroup.model.metadata import MetadataImage
 
 FOO, BAR, BAZ = Uuid.for_name("foo"), Uuid.for_name("bar"), Uuid.for_name("baz")
@@ -120,25 +123,34 @@ def test_known_names_resolve_topics_missing_from_metadata() -> None:
     assert resolved.partitions == {TopicPartition("baz", 1)} and not resolved.unresolved
 
 
-@given(st.lists(st.booleans(), min_size=1, max_size=6))
-def test_listener_errors_keep_the_first_and_run_everything(fails: list[bool]) -> None:
-    errors = ListenerErrors()
-    ran: list[int] = []
+class _FailingListener(NoOpRebalanceListener):
+    """Fails the n-th ``on_partitions_assigned`` call when ``fails[n]``."""
 
-    def callback(index: int, fail: bool) -> None:
-        ran.append(index)
-        if fail:
+    def __init__(self, fails: list[bool]) -> None:
+        self.fails = fails
+        self.ran: list[int] = []
+
+    def on_partitions_assigned(self, partitions: Sequence[TopicPartition]) -> None:
+        index = len(self.ran)
+        self.ran.append(index)
+        if self.fails[index]:
             raise RuntimeError(str(index))
 
-    for index, fail in enumerate(fails):
-        errors.call(lambda _p, i=index, f=fail: callback(i, f), [])
-    assert ran == list(range(len(fails)))
-    first = errors.take()
+
+@given(st.lists(st.booleans(), min_size=1, max_size=6))
+def test_the_listener_invoker_runs_everything_and_keeps_the_first_error(fails: list[bool]) -> None:
+    listener = _FailingListener(fails)
+    invoker = ListenerInvoker(listener)
+    returned = [invoker.invoke("assigned", []) for _ in fails]
+    assert listener.ran == list(range(len(fails)))
+    assert returned == [not fail for fail in fails]
+    assert invoker.pending is any(fails)
+    first = invoker.take()
     if any(fails):
         assert isinstance(first, RuntimeError) and str(first) == str(fails.index(True))
     else:
         assert first is None
-    assert errors.take() is None
+    assert invoker.take() is None
 
 
 def test_schedule_interval_backoff_and_in_flight() -> None:

@@ -10,22 +10,59 @@ KIP-848 member, so one simulator drives both::
     deadline = member.next_deadline()          # when to call poll again
     events = member.take_events()
 
+Rules
+-----
+
+Rule 1: the member's state changes only through the table of ``member_state``
+        (``MemberStateMachine.process``); an illegal step raises and changes
+        nothing. Every change is a ``MemberStateChanged`` event.
+Rule 2: what an error code in a response does is the table
+        ``member_errors.ERROR_ACTIONS``; the member carries the action out.
+Rule 3: what KIP-429's "Consumer Coordinator Algorithm" does to the owned
+        partitions is decided by pure plans -- step 1 (before every JoinGroup)
+        and step 3 (after SyncGroup) in ``member_steps``, step 2 (the leader's
+        assignment) in ``member_leader``; the member decides *when* they run
+        and runs their callbacks.
+Rule 4: ``ClassicMember`` is a façade over parts, each owning one concern and
+        its state. A part is told what it needs and answers; it never calls
+        back into the member:
+
+        * ``Session`` (``member_session``): the heartbeat schedule, the
+          Heartbeat in flight, the poll timer (Kafka ``Heartbeat``);
+        * ``CommitTracker`` (``member_offsets``): the OffsetCommits in flight,
+          the last commit error, the refusal rules (KIP-429, KIP-726);
+        * ``ListenerInvoker`` (``member_listener``): the listener, callback time
+          and latency, KIP-429's first exception;
+        * ``ProtocolSelector`` (``member_protocol``): EAGER or COOPERATIVE
+          (Kafka's static rule, or KIP-726's dynamic one);
+        * ``MemberMetrics`` (``member_metrics``): KIP-429's metrics.
+
+        The member itself holds the state machine, the generation (member id,
+        generation id, selected protocol, leader), the owned partitions and the
+        subscription, Kafka's rejoin bookkeeping (``rejoinNeeded``,
+        ``needsJoinPrepare``), the JoinGroup and SyncGroup in flight, the
+        metadata it compares, its clock, and the requests and events it hands out.
+Rule 5: a listener callback may take virtual time (``member_listener``): the
+        member's clock moves on by it, and the callback's event carries the time
+        at which it returned.
+
 Theory of operation
 -------------------
 
 A rebalance is one trip through ``member_state``: a JoinGroup (KIP-429
 step 1 first: ``member_steps.prepare_join``), the JoinGroup response (the
 leader runs step 2: ``member_leader``), a SyncGroup, and its response (step 3:
-``member_steps.complete_join``). What each error code does is the table
-``member_errors.ERROR_ACTIONS``; the requests are built by
-``member_requests``; listener calls go through ``member_listener`` (KIP-429's
-error rule: every callback runs, the first exception is raised from the next
-``poll``); the protocol (EAGER or COOPERATIVE) is ``member_protocol``'s
-answer, fixed (``static``, Kafka) or following the selected assignor
-(``dynamic``, KIP-726). Every state change, rejoin request and callback is an
-event (``regroup.events``). What happens around a rebalance (error handling,
-heartbeats, commit responses, the poll timer, leaving, metadata checks) is the
-base class ``member_session.MemberSession``.
+``member_steps.complete_join``). The requests are built by
+``member_requests``; listener calls go through the ``ListenerInvoker``
+(KIP-429's error rule: every callback runs, the first exception is raised from
+the next ``poll``). Every state change, rejoin request and callback is an
+event (``regroup.events``). Around a rebalance the member heartbeats while
+COMPLETING_REBALANCE or STABLE, commits while STABLE, leaves on ``close``,
+``unsubscribe`` or an expired poll timer (Kafka ``onLeavePrepare`` and
+``maybeLeaveGroup``), and asks for a rejoin when Kafka's
+``rejoinNeededOrPending`` would: the leader's assignment snapshot no longer
+matches the metadata, the subscription changed since the JoinGroup, or owned
+partitions vanished from the metadata (KIP-429 step 1.b).
 
 Deviations from Kafka, on purpose (a sans-IO member has no threads):
 ``poll`` plays both Kafka's heartbeat thread and ``KafkaConsumer.poll``, so by
@@ -53,7 +90,7 @@ commits through ``commit``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
 from regroup.assignors.classic.api import (
@@ -62,33 +99,50 @@ from regroup.assignors.classic.api import (
     ConsumerPartitionAssignor,
     RebalanceProtocol,
 )
-from regroup.classic.member_base import GROUP_PROTOCOL, MemberRequest
+from regroup.classic.member_config import ClassicMemberConfig
 from regroup.classic.member_errors import (
-    CommitFailedError,
+    ErrorAction,
     IllegalMemberUse,
-    RebalanceInProgressError,
+    MemberFatalError,
+    error_action,
 )
-from regroup.classic.member_leader import run_leader_assignment
+from regroup.classic.member_leader import partition_counts, run_leader_assignment
+from regroup.classic.member_listener import CallbackClock, ListenerInvoker
+from regroup.classic.member_metrics import MemberMetrics
+from regroup.classic.member_offsets import CommitTracker
+from regroup.classic.member_protocol import ProtocolSelector
 from regroup.classic.member_requests import (
     commit_request,
+    heartbeat_request,
     join_request,
+    leave_request,
     sync_request,
 )
-from regroup.classic.member_session import MemberSession
+from regroup.classic.member_session import Session
 from regroup.classic.member_state import (
+    HEARTBEATING,
     REBALANCING,
     MemberState,
+    MemberStateMachine,
     Trigger,
 )
 from regroup.classic.member_steps import (
     complete_join,
+    leave_callback,
     prepare_join,
+    vanished_partitions,
 )
 from regroup.classic.protocol import ConsumerProtocolError, decode_assignment
 from regroup.events import (
     Event,
+    MemberStateChanged,
+    PartitionsAssigned,
+    PartitionsLost,
+    PartitionsRevoked,
+    RebalanceRequested,
 )
 from regroup.model import NO_GENERATION, ErrorCode, TopicPartition, sorted_partitions
+from regroup.model.listener import ConsumerRebalanceListener
 from regroup.model.metadata import MetadataImage
 from regroup.model.requests.classic import (
     HeartbeatRequest,
@@ -104,23 +158,99 @@ from regroup.model.requests.offsets import OffsetCommitRequest, OffsetCommitResp
 
 __all__ = ["GROUP_PROTOCOL", "ClassicMember", "MemberRequest"]
 
+MemberRequest = (
+    JoinGroupRequest | SyncGroupRequest | HeartbeatRequest | LeaveGroupRequest | OffsetCommitRequest
+)
+
+#: ``group_protocol`` of the events this member emits.
+GROUP_PROTOCOL: Final = "classic"
+
+_EVENT_KINDS: Final = {
+    "revoked": PartitionsRevoked,
+    "assigned": PartitionsAssigned,
+    "lost": PartitionsLost,
+}
+
 _ENFORCED_REASON: Final = "rebalance enforced by user"
 
 
-def _has_on_assignment(assignor: ConsumerPartitionAssignor) -> bool:
-    """Whether the assignor's class overrides ``on_assignment`` (the base one does nothing,
-    so the member need not build its arguments).
-
-    Asked of the class, as Java dispatches the override: a class attribute is the
-    base's own function (pure Python) or method descriptor (compiled) unless a
-    subclass defines one. The bound method has no ``__func__`` under the compiled
-    build, so asking it would say "overridden" of every assignor.
-    """
-    return type(assignor).on_assignment is not ConsumerPartitionAssignor.on_assignment
-
-
-class ClassicMember(MemberSession):
+class ClassicMember:
     """One consumer's membership in a classic group (see the module docstring)."""
+
+    def __init__(
+        self,
+        config: ClassicMemberConfig,
+        *,
+        listener: ConsumerRebalanceListener | None = None,
+        assignors: Sequence[ConsumerPartitionAssignor] | None = None,
+        metadata: MetadataImage | None = None,
+        callback_clock: CallbackClock | None = None,
+        now_ms: int = 0,
+        join_on_application_poll: bool = False,
+    ) -> None:
+        self.config = config
+        #: Send a needed JoinGroup only after the application's next ``poll()`` (Kafka's
+        #: ``ConsumerCoordinator.poll`` runs on the application thread); see ``ClassicMember``.
+        self.join_on_application_poll = join_on_application_poll
+        if assignors is None:
+            # Imported at call time: the registry imports every assignor implementation.
+            from regroup.assignors.classic.registry import create_classic_assignor
+
+            assignors = [create_classic_assignor(name) for name in config.assignment_strategy]
+        self._assignors: tuple[ConsumerPartitionAssignor, ...] = tuple(assignors)
+        self._by_name = {a.name: a for a in self._assignors}
+
+        # The parts (Rule 4).
+        self._selector = ProtocolSelector(config.rebalance_protocol_selection, self._assignors)
+        self.metrics = MemberMetrics(config.metrics_sample_window_ms, config.metrics_num_samples)
+        self._invoker = ListenerInvoker(listener, self.metrics, callback_clock)
+        self._session = Session(
+            heartbeat_interval_ms=config.heartbeat_interval_ms,
+            retry_backoff_ms=config.retry_backoff_ms,
+            max_poll_interval_ms=config.max_poll_interval_ms,
+            now_ms=now_ms,
+        )
+        self._commits = CommitTracker()
+
+        # The state machine and the generation (Kafka ``AbstractCoordinator``).
+        self._sm = MemberStateMachine()
+        self.member_id = ""
+        #: The id the member had before it was reset (its events keep naming it).
+        self._former_member_id = ""
+        self.generation_id = NO_GENERATION
+        #: The assignor the group selected in the current generation.
+        self.protocol_name: str | None = None
+        self.leader_id = ""
+        self.is_leader = False
+        self._join: JoinGroupRequest | None = None
+        self._sync: SyncGroupRequest | None = None
+        self._fatal: MemberFatalError | None = None
+
+        # What the member owns and wants, and the metadata it compares.
+        self._owned: frozenset[TopicPartition] = frozenset()
+        self._subscription: frozenset[str] = frozenset()
+        #: The subscription sent in the last JoinGroup (Kafka ``joinedSubscription``).
+        self._joined_subscription: frozenset[str] | None = None
+        self._metadata = metadata or MetadataImage()
+        #: The image before the updates not yet compared (KIP-429 step 1.b).
+        self._metadata_changed_from: MetadataImage | None = None
+        #: Kafka ``assignmentSnapshot`` (leader only): partition counts at assignment time.
+        self._assignment_snapshot: dict[str, int] | None = None
+
+        # Kafka's rejoin bookkeeping: ``rejoinNeeded``, ``rejoinReason``, ``needsJoinPrepare``.
+        self._rejoin_needed = False
+        self._rejoin_reason = ""
+        self._needs_join_prepare = True
+        #: The application polled since the rejoin became needed (``join_on_application_poll``).
+        self._app_polled_since_rejoin_needed = True
+        self._join_retry_at = now_ms
+
+        # The clock, and what the member hands out.
+        self._now = now_ms
+        self._outbox: list[MemberRequest] = []
+        self._events: list[Event] = []
+        #: A listener exception raised during ``close`` (close itself never raises).
+        self.close_error: Exception | None = None
 
     # -- what the driver and the application read ----------------------------------------
 
@@ -167,6 +297,25 @@ class ClassicMember(MemberSession):
     def rejoin_pending(self) -> bool:
         """A rejoin is requested and not yet completed (Kafka ``rejoinNeededOrPending``)."""
         return self._rejoin_needed
+
+    @property
+    def last_commit_error(self) -> ErrorCode | None:
+        """The error of the last failed commit (``None``: the last one succeeded)."""
+        return self._commits.last_error
+
+    @property
+    def group_id(self) -> str:
+        return self.config.group_id
+
+    @property
+    def event_member_id(self) -> str:
+        """The member id events carry: the current one, else the one the member had.
+
+        Kafka clears the member id on UNKNOWN_MEMBER_ID, on a poll timeout and on a
+        leave before ``onJoinPrepare`` reports the loss; the events still name the
+        member that lost the partitions (``""`` only before the first JoinGroup reply).
+        """
+        return self.member_id or self._former_member_id
 
     def metrics_snapshot(self, now_ms: int | None = None) -> dict[str, float]:
         return self.metrics.snapshot(self._now if now_ms is None else now_ms)
@@ -227,8 +376,7 @@ class ClassicMember(MemberSession):
         ``ensureActiveGroup``, on the application thread).
         """
         self._advance(now_ms)
-        self._last_application_poll_ms = self._now
-        self._poll_timeout_expired = False
+        self._session.application_polled(self._now)
         self._app_polled_since_rejoin_needed = True
 
     def enforce_rebalance(self, reason: str | None = None) -> bool:
@@ -257,20 +405,13 @@ class ClassicMember(MemberSession):
         self._advance(now_ms)
         if self._fatal is not None:
             raise self._fatal
-        if self._sm.state is not MemberState.STABLE or self._commits_disabled:
-            if self._sm.state in REBALANCING or self._commits_disabled:
-                raise RebalanceInProgressError(
-                    "Offset commit cannot be completed since the consumer is undergoing a "
-                    "rebalance for auto partition assignment."
-                )
-            raise CommitFailedError(
-                "Offset commit cannot be completed since the consumer is not part of an active "
-                "group for auto partition assignment."
-            )
+        refusal = self._commits.refusal(self._sm.state)
+        if refusal is not None:
+            raise refusal
         request = commit_request(
             self.config, offsets, generation_id=self.generation_id, member_id=self.member_id
         )
-        self._commits.append(request)
+        self._commits.sent(request)
         self._outbox.append(request)
         return request
 
@@ -283,7 +424,7 @@ class ClassicMember(MemberSession):
             self._on_leave_prepare()
             self._leave_group("the consumer is being closed")
         self._transition(Trigger.CLOSE)
-        self.close_error, self._callback_error = self._callback_error, None
+        self.close_error = self._invoker.take_error()
         return self._drain()
 
     # -- the driver's calls ------------------------------------------------------------
@@ -293,29 +434,17 @@ class ClassicMember(MemberSession):
 
         After a listener exception the requests stay queued for the next ``poll``.
         """
-        if now_ms > self._now:
-            self._now = now_ms
-        state = self._sm.state
-        if state is MemberState.CLOSED:
+        self._advance(now_ms)
+        if self._sm.state is MemberState.CLOSED:
             return self._drain()
         if self._fatal is not None:
             raise self._fatal
-        # Each check is entered only when its own first test would not return at once
-        # (the checks run hundreds of thousands of times in a large simulated group).
-        if (
-            state is MemberState.STABLE or state is MemberState.COMPLETING_REBALANCE
-        ) and self._now >= self._last_application_poll_ms + self.config.max_poll_interval_ms:
-            self._check_poll_timer()
-        if self._metadata_changed_from is not None or self.is_leader:
-            self._check_metadata()
-        if self._joined_subscription is not None:
-            self._check_subscription()
-        if self._rejoin_needed:
-            self._maybe_join()
-        if self._next_heartbeat_ms is not None and self._now >= self._next_heartbeat_ms:
-            self._maybe_heartbeat()
-        if self._callback_error is not None:
-            self._raise_callback_error()
+        self._check_poll_timer()
+        self._check_metadata()
+        self._check_subscription()
+        self._maybe_join()
+        self._maybe_heartbeat()
+        self._raise_callback_error()
         return self._drain()
 
     def next_deadline(self) -> int | None:
@@ -323,17 +452,15 @@ class ClassicMember(MemberSession):
         state = self._sm.state
         if self._outbox:
             return self._now
-        if state is MemberState.CLOSED or state is MemberState.FATAL:
+        if state in (MemberState.CLOSED, MemberState.FATAL):
             return None
-        if self._callback_error is not None or self._metadata_changed_from is not None:
+        if self._invoker.error_pending or self._metadata_changed_from is not None:
             return self._now
         deadline: int | None = None
         if self._can_join():
             deadline = self._join_retry_at if self._join_retry_at > self._now else self._now
-        if state is MemberState.STABLE or state is MemberState.COMPLETING_REBALANCE:
-            expiry = self._last_application_poll_ms + self.config.max_poll_interval_ms
-            if self._heartbeat is None and self._next_heartbeat_ms is not None:
-                expiry = min(expiry, self._next_heartbeat_ms)
+        if state in HEARTBEATING:
+            expiry = self._session.next_deadline()
             deadline = expiry if deadline is None else min(deadline, expiry)
         return deadline
 
@@ -364,12 +491,8 @@ class ClassicMember(MemberSession):
         self._advance(now_ms)
         if request is self._join or request is self._sync:
             self._rebalance_failed("the coordinator did not answer", backoff=True)
-        elif request is self._heartbeat:
-            self._heartbeat = None
-            self._next_heartbeat_ms = self._now + self.config.retry_backoff_ms
-        elif isinstance(request, OffsetCommitRequest) and request in self._commits:
-            self._commits.remove(request)
-            self.last_commit_error = ErrorCode.REQUEST_TIMED_OUT
+        elif not self._commits.failed(request):
+            self._session.failed(request, self._now)
 
     # -- KIP-429 step 1: before the JoinGroup ------------------------------------------
 
@@ -380,7 +503,7 @@ class ClassicMember(MemberSession):
             and self._sm.state in (MemberState.UNJOINED, MemberState.STABLE)
             and self._join is None
             and self._sync is None
-            and not self._poll_timeout_expired
+            and not self._session.poll_timeout_expired
             and (self._app_polled_since_rejoin_needed or not self.join_on_application_poll)
         )
 
@@ -432,7 +555,7 @@ class ClassicMember(MemberSession):
         self.protocol_name = response.protocol_name
         self.leader_id = response.leader
         self._transition(Trigger.JOIN_SUCCEEDED)
-        self._next_heartbeat_ms = self._now + self.config.heartbeat_interval_ms
+        self._session.start(self._now)
         name = response.protocol_name or ""
         assignor = self._by_name.get(name)
         if assignor is None:  # Kafka: "Coordinator selected invalid assignment protocol"
@@ -443,7 +566,7 @@ class ClassicMember(MemberSession):
         after = self._selector.on_assignor_selected(name)
         if before is RebalanceProtocol.COOPERATIVE and after is RebalanceProtocol.EAGER:
             # KIP-726: we kept our partitions, but an EAGER assignor may hand them out now.
-            self._commits_disabled = True
+            self._commits.disabled = True
             owned, self._owned = self._owned, frozenset()
             if owned:
                 self._callback("lost", owned)
@@ -456,7 +579,7 @@ class ClassicMember(MemberSession):
                         assignor, after, response.members, self._metadata
                     )
                 except Exception as error:  # raised from poll, as Kafka does
-                    self._remember(error)
+                    self._invoker.remember(error)
                     self._rebalance_failed(type(error).__name__, backoff=True)
                     return
                 self._assignment_snapshot = computed.topic_partition_counts
@@ -485,7 +608,7 @@ class ClassicMember(MemberSession):
         self._transition(Trigger.SYNC_SUCCEEDED)
         self._rejoin_needed = False
         self._rejoin_reason = ""
-        self._commits_disabled = False
+        self._commits.disabled = False
         self.metrics.rebalance_succeeded(self._now)
         self._on_join_complete(response.assignment)
         self._needs_join_prepare = True
@@ -500,7 +623,7 @@ class ClassicMember(MemberSession):
         try:
             assignment = decode_assignment(data)
         except ConsumerProtocolError as error:
-            self._remember(error)
+            self._invoker.remember(error)
             self._request_rejoin("received an assignment that cannot be read")
             return
         assigned = frozenset(assignment.partitions)
@@ -513,7 +636,7 @@ class ClassicMember(MemberSession):
             self._callback("revoked", plan.revoked)
             self._request_rejoin("need to revoke partitions and re-join")
         assignor = self._by_name.get(self.protocol_name or "")
-        if assignor is not None and _has_on_assignment(assignor):
+        if assignor is not None:
             metadata = ConsumerGroupMetadata(
                 self.group_id, self.generation_id, self.member_id, self.config.group_instance_id
             )
@@ -523,6 +646,253 @@ class ClassicMember(MemberSession):
                     metadata,
                 )
             except Exception as callback_error:  # KIP-429: remembered, raised from poll
-                self._remember(callback_error)
+                self._invoker.remember(callback_error)
         self._owned = plan.assigned
         self._callback("assigned", plan.added)
+
+    # -- errors --------------------------------------------------------------------------
+
+    def _on_rebalance_error(self, api: str, error: ErrorCode, member_id: str = "") -> None:
+        """A JoinGroup or SyncGroup error: every one is a failed rebalance (Kafka)."""
+        action = error_action(api, error)
+        if action is ErrorAction.ADOPT_MEMBER_ID:
+            self.member_id = member_id  # KIP-429 step 1.e
+            self._rebalance_failed(error.name, backoff=False)
+        elif action is ErrorAction.REJOIN_AT_ONCE:
+            if api == "SyncGroup":
+                self._request_rejoin("group is already rebalancing")
+            self._rebalance_failed(error.name, backoff=False)
+        elif action is ErrorAction.REJOIN_AFTER_BACKOFF:
+            self._rebalance_failed(error.name, backoff=True)
+        else:
+            self.metrics.rebalance_failed(self._now)
+            self._apply_session_error(api, error, action)
+
+    def _apply_session_error(self, api: str, error: ErrorCode, action: ErrorAction) -> None:
+        if action is ErrorAction.REQUEST_REJOIN:
+            if api == "OffsetCommit":
+                self._request_rejoin("offset commit failed since group is already rebalancing")
+            elif self._sm.state is MemberState.STABLE:
+                self._request_rejoin("group is already rebalancing")  # KIP-429 step 1.c
+        elif action is ErrorAction.RESET_GENERATION:
+            self._reset_generation(f"encountered {error.name} from {api} response", False)
+        elif action is ErrorAction.RESET_MEMBER:
+            self._reset_generation(f"encountered {error.name} from {api} response", True)
+        elif action is ErrorAction.RETRY_AFTER_BACKOFF:
+            self._session.back_off(self._now)
+        elif action is ErrorAction.FATAL:
+            self._fail(error, api)
+
+    # -- heartbeats, commits, leaving --------------------------------------------------
+
+    def _maybe_heartbeat(self) -> None:
+        if self._sm.state not in HEARTBEATING or not self._session.heartbeat_due(self._now):
+            return
+        request = heartbeat_request(
+            self.config, generation_id=self.generation_id, member_id=self.member_id
+        )
+        self._session.sent(request, self._now)
+        self._outbox.append(request)
+
+    def _on_heartbeat_response(
+        self, request: HeartbeatRequest, response: HeartbeatResponse
+    ) -> None:
+        self._session.answered(request)
+        current = (
+            request.generation_id == self.generation_id and request.member_id == self.member_id
+        )
+        if response.error_code is not ErrorCode.NONE and current:
+            action = error_action("Heartbeat", response.error_code)
+            self._apply_session_error("Heartbeat", response.error_code, action)
+
+    def _on_commit_response(
+        self, request: OffsetCommitRequest, response: OffsetCommitResponse
+    ) -> None:
+        error = self._commits.answered(request, response)
+        if error is not None and request.generation_id_or_member_epoch == self.generation_id:
+            self._apply_session_error("OffsetCommit", error, error_action("OffsetCommit", error))
+
+    def _check_poll_timer(self) -> None:
+        """Kafka's heartbeat thread: ``pollTimeoutExpired`` -> ``maybeLeaveGroup``."""
+        if self._sm.state not in HEARTBEATING or not self._session.poll_timer_expired(self._now):
+            return
+        self._session.poll_timeout_expired = True
+        owned, self._owned = self._owned, frozenset()
+        self._leave_group("consumer poll timeout has expired.")
+        if owned:
+            self._callback("lost", owned)
+
+    def _on_leave_prepare(self) -> None:
+        owned = self._owned
+        callback = leave_callback(
+            owned,
+            generation_reset=self.generation_id == NO_GENERATION,
+            rebalancing=self._sm.state in REBALANCING,
+        )
+        self._owned = frozenset()
+        if callback is not None:
+            self._callback(callback, owned)
+
+    def _leave_group(self, reason: str) -> None:
+        """Kafka ``maybeLeaveGroup``: only a dynamic member sends LeaveGroup."""
+        if (
+            self.config.group_instance_id is None
+            and self.member_id
+            and self._sm.state is not MemberState.UNJOINED
+        ):
+            self._outbox.append(leave_request(self.config, member_id=self.member_id, reason=reason))
+        self._clear_generation(reset_member_id=True)
+        if self._sm.can(Trigger.LEFT):
+            self._transition(Trigger.LEFT)
+        if self._subscription:
+            self._need_rejoin(reason)
+        else:
+            self._rejoin_needed = False
+            self._rejoin_reason = reason
+        self._needs_join_prepare = True
+
+    # -- metadata and subscription checks (Kafka ``rejoinNeededOrPending``) -------------
+
+    def _check_metadata(self) -> None:
+        previous = self._metadata_changed_from
+        if previous is not None:
+            self._metadata_changed_from = None
+            vanished = vanished_partitions(self._owned, previous, self._metadata)
+            if vanished:  # KIP-429 step 1.b
+                self._owned = self._owned - vanished
+                self._callback("lost", vanished)
+        # Kafka: the leader compares its assignment snapshot with the metadata on every poll
+        # once the rebalance completed (a change during the rebalance is caught here too).
+        snapshot = self._assignment_snapshot
+        if (
+            self.is_leader
+            and snapshot is not None
+            and self._sm.state is MemberState.STABLE
+            and not self._rejoin_needed
+        ):
+            current = partition_counts(self._metadata, frozenset(snapshot))
+            if current != snapshot:
+                self._request_rejoin(
+                    f"cached metadata has changed from {snapshot} at the beginning of the "
+                    f"rebalance to {current}"
+                )
+
+    def _check_subscription(self) -> None:
+        if (
+            self._sm.state is MemberState.STABLE
+            and self._joined_subscription is not None
+            and self._joined_subscription != self._subscription
+            and not self._rejoin_needed
+        ):
+            self._request_rejoin("subscription changed")
+
+    # -- bookkeeping -------------------------------------------------------------------
+
+    def _need_rejoin(self, reason: str) -> None:
+        """Kafka ``rejoinNeeded = true``: from now on the JoinGroup waits for an app poll."""
+        self._rejoin_needed = True
+        self._rejoin_reason = reason
+        self._app_polled_since_rejoin_needed = False
+
+    def _request_rejoin(self, reason: str) -> None:
+        self._need_rejoin(reason)
+        self._emit(
+            RebalanceRequested(
+                ts_ms=self._now,
+                group_id=self.group_id,
+                member_id=self.event_member_id,
+                reason=reason,
+            )
+        )
+
+    def _rebalance_failed(self, cause: str, *, backoff: bool) -> None:
+        """Kafka ``recordRebalanceFailure``: count it, drop to UNJOINED, join again."""
+        self.metrics.rebalance_failed(self._now)
+        self._join = self._sync = None
+        self._session.stop()
+        if self._sm.can(Trigger.REBALANCE_FAILED):
+            self._transition(Trigger.REBALANCE_FAILED)
+        # Kafka: the failed join future is retried by ``joinGroupIfNeeded``, app thread.
+        self._need_rejoin(f"rebalance failed due to {cause}")
+        self._join_retry_at = self._now + (self.config.retry_backoff_ms if backoff else 0)
+
+    def _clear_generation(self, *, reset_member_id: bool) -> None:
+        self.generation_id = NO_GENERATION
+        self.protocol_name = None
+        if reset_member_id:
+            self._former_member_id = self.member_id or self._former_member_id
+            self.member_id = ""
+        self._join = self._sync = None
+        self._session.stop()
+        self.is_leader = False
+        self._assignment_snapshot = None
+
+    def _reset_generation(self, reason: str, reset_member_id: bool) -> None:
+        """Kafka ``resetStateAndRejoin``: KIP-429 step 1.d (the loss runs before the join)."""
+        self._clear_generation(reset_member_id=reset_member_id)
+        self._transition(Trigger.GENERATION_RESET)
+        self._needs_join_prepare = True
+        self._join_retry_at = self._now
+        self._request_rejoin(reason)
+
+    def _fail(self, code: ErrorCode, context: str) -> None:
+        """A fatal error: the partitions are lost (another member may own them now)."""
+        self._fatal = MemberFatalError(code, context)
+        owned, self._owned = self._owned, frozenset()
+        self._join = self._sync = None
+        self._session.stop()
+        self._outbox.clear()  # a fatal member sends nothing more
+        self._commits.clear()
+        self._transition(Trigger.FATAL_ERROR)
+        if owned:
+            self._callback("lost", owned)
+
+    def _callback(self, name: str, partitions: frozenset[TopicPartition]) -> None:
+        """Run one listener callback, charge its time, remember its error, log the event."""
+        generation = self.generation_id
+        ordered = sorted_partitions(partitions)
+        outcome = self._invoker.invoke(name, ordered, self._now)
+        self._now += outcome.elapsed_ms
+        self._emit(
+            _EVENT_KINDS[name](
+                ts_ms=self._now,
+                group_id=self.group_id,
+                member_id=self.event_member_id,
+                partitions=tuple(ordered),
+                generation_or_epoch=generation,
+            )
+        )
+
+    def _raise_callback_error(self) -> None:
+        error = self._invoker.take_error()
+        if error is not None:
+            raise error
+
+    def _transition(self, trigger: Trigger) -> None:
+        old, new = self._sm.process(trigger)
+        if old is not new:
+            self._events.append(
+                MemberStateChanged(
+                    ts_ms=self._now,
+                    group_id=self.config.group_id,
+                    member_id=self.member_id or self._former_member_id,
+                    group_protocol=GROUP_PROTOCOL,
+                    old_state=old.value,  # str(state): its Kafka name
+                    new_state=new.value,
+                )
+            )
+
+    def _emit(self, event: Event) -> None:
+        self._events.append(event)
+
+    def _advance(self, now_ms: int) -> None:
+        if now_ms > self._now:
+            self._now = now_ms
+
+    def _drain(self) -> list[MemberRequest]:
+        out, self._outbox = self._outbox, []
+        return out
+
+    def _ensure_open(self) -> None:
+        if self._sm.state is MemberState.CLOSED:
+            raise IllegalMemberUse("This consumer has already been closed.")

@@ -10,6 +10,11 @@ bookkeeping of ``ConsumerCoordinator.onJoinComplete``. Like Kafka (which lets
 ``WakeupException`` / ``InterruptException`` through at once) only
 ``Exception`` is caught; ``KeyboardInterrupt`` and friends propagate.
 
+``ListenerInvoker`` is the part of ``ClassicMember`` that does this: it keeps
+the first exception until the member raises it, including one the member hands
+it from elsewhere under the same rule (the leader's assignor, an assignor's
+``on_assignment``, an assignment that cannot be read).
+
 Time: a sans-IO member does not read a clock, so a callback takes zero
 virtual time unless the driver says otherwise through a ``CallbackClock``:
 ``clock(callback, partitions) -> elapsed_ms``, called once per callback
@@ -49,14 +54,9 @@ class CallbackOutcome:
     error: Exception | None
 
 
-#: The usual outcome (no time charged, nothing raised); frozen, so one instance serves all.
-_NOTHING: Final = CallbackOutcome(0, None)
-
-
 class ListenerInvoker:
-    """Invokes one listener, charges callback time, records latency metrics."""
-
-    __slots__ = ("_clock", "_listener", "_metrics")
+    """Invokes one listener, charges callback time, records latency metrics, and keeps
+    the first exception until the member raises it."""
 
     def __init__(
         self,
@@ -67,11 +67,28 @@ class ListenerInvoker:
         self._listener = listener
         self._metrics = metrics
         self._clock = clock
+        self._first_error: Exception | None = None
+
+    @property
+    def error_pending(self) -> bool:
+        """An exception waits to be raised from the member's next ``poll``."""
+        return self._first_error is not None
+
+    def remember(self, error: Exception | None) -> None:
+        """Keep ``error`` unless an earlier one waits (the listener's, or an assignor's)."""
+        if error is not None and self._first_error is None:
+            self._first_error = error
+
+    def take_error(self) -> Exception | None:
+        """The first exception since the last ``take_error``, cleared."""
+        error, self._first_error = self._first_error, None
+        return error
 
     def invoke(
         self, callback: str, partitions: Sequence[TopicPartition], now_ms: int
     ) -> CallbackOutcome:
-        """Run ``on_partitions_<callback>(partitions)``; never raises an ``Exception``.
+        """Run ``on_partitions_<callback>(partitions)``; never raises an ``Exception``
+        (one it catches is remembered, and returned in the outcome).
 
         ``partitions`` come in Kafka's callback order (``sorted_partitions``: the
         member sorts them once, for this call and for its event); the listener gets
@@ -82,11 +99,12 @@ class ListenerInvoker:
         if self._clock is not None:
             elapsed = max(0, int(self._clock(callback, ordered)))
         if self._listener is None:
-            return _NOTHING if elapsed == 0 else CallbackOutcome(elapsed, None)
+            return CallbackOutcome(elapsed, None)
         method = getattr(self._listener, _METHODS[callback])
         try:
             method(ordered)
         except Exception as error:
+            self.remember(error)
             return CallbackOutcome(elapsed, error)
         self._metrics.callback_completed(callback, elapsed, now_ms + elapsed)
-        return _NOTHING if elapsed == 0 else CallbackOutcome(elapsed, None)
+        return CallbackOutcome(elapsed, None)

@@ -52,12 +52,6 @@ class JoinPreparation:
     partitions: Partitions
     kept: Partitions
 
-    def __init__(self, callback: str | None, partitions: Partitions, kept: Partitions) -> None:
-        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
-        object.__setattr__(self, "callback", callback)
-        object.__setattr__(self, "partitions", partitions)
-        object.__setattr__(self, "kept", kept)
-
 
 @dataclass(frozen=True, slots=True)
 class JoinCompletion:
@@ -66,12 +60,6 @@ class JoinCompletion:
     revoked: Partitions
     added: Partitions
     assigned: Partitions
-
-    def __init__(self, revoked: Partitions, added: Partitions, assigned: Partitions) -> None:
-        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
-        object.__setattr__(self, "revoked", revoked)
-        object.__setattr__(self, "added", added)
-        object.__setattr__(self, "assigned", assigned)
 
     @property
     def needs_follow_up(self) -> bool:

@@ -1,8 +1,5 @@
 """The KIP-848 member (client side), sans-IO: ``group.protocol=consumer``.
 
-Theory of operation
--------------------
-
 The member is Apache Kafka's ``AsyncKafkaConsumer`` membership logic
 (``ConsumerMembershipManager`` + ``ConsumerHeartbeatRequestManager``) without
 threads or sockets. A driver (the simulator, a test) owns the clock and the
@@ -14,12 +11,54 @@ network::
     deadline = member.next_deadline()        # call poll again by then
     events = member.take_events()
 
+Rules
+-----
+
+Rule 1: the member's state changes only in ``_transition``, checked against
+        ``member_state.ALLOWED_PREDECESSORS`` first (an illegal change raises
+        and changes nothing); every change is a ``MemberStateChanged`` event.
+Rule 2: what an error in a heartbeat response does is the table
+        ``member_heartbeat.HEARTBEAT_ERROR_ACTIONS``; the heartbeat part
+        reschedules, the member carries out the rest (fence, surface, FATAL).
+Rule 3: every listener callback goes through ``_callback``: KIP-429's error
+        rule (every callback runs, the first exception is raised from the next
+        ``poll``) and then its event.
+Rule 4: ``next_deadline`` names only instants at which ``poll`` acts (sends,
+        changes state, raises, or moves the deadline on).
+Rule 5: ``ConsumerMember`` is a façade over parts, each owning one concern and
+        its state. A part is told what it needs (the state, the time, the owned
+        partitions) and answers; it never calls back into the member:
+
+        * ``HeartbeatRequestManager`` (``member_heartbeat``): the request
+          builder (send only what changed), the schedule (interval, backoff),
+          the heartbeat in flight, the heartbeat-now flag, the poll timer;
+        * ``AssignmentTracker`` (``member_reconciler``): the owned partitions,
+          the current and target assignments with their local epochs, the
+          partitions being revoked and the reconciliation waiting for its commit;
+        * ``CommitTracker`` (``member_offsets``): the consumed positions, the
+          queued and in-flight OffsetCommits, their results, the auto-commit clock;
+        * ``ListenerInvoker`` (``member_reconciler``): the listener and
+          KIP-429's first exception;
+        * ``Leave`` (``member_leaving``): the leave epoch, the commit a leave
+          waits for, whether the poll timer caused it;
+        * ``ClientAssignmentProcess`` (``member_client_assignor``): KIP-848's
+          client-side assignment, Prepare -> assign -> Install.
+
+        The member itself holds the state, the member id and epoch, the
+        subscription, the metadata, the fatal error, its clock and its events.
+
+Theory of operation
+-------------------
+
 ``poll`` first raises what the application must see (KIP-429's first
 callback exception; the fatal error once), then starts a join, checks the
-poll timer, reconciles, and returns the requests due now; ``next_deadline``
-names only instants at which ``poll`` acts. State changes are checked
-against ``member_state.ALLOWED_PREDECESSORS``; an illegal one raises and
-changes nothing.
+poll timer, reconciles (KIP-848, "ConsumerGroupHeartbeat API", "Response
+Handling": commit, revoke, assign, acknowledge), auto-commits, and returns
+the requests due now: commits, a client-side assignment request, a heartbeat.
+A heartbeat response moves the member epoch and hands the target to the
+``AssignmentTracker`` (Kafka ``onHeartbeatSuccess``); a fencing error drops
+every partition (``onPartitionsLost``) and rejoins with epoch 0; a leave runs
+PREPARE_LEAVING -> LEAVING -> UNSUBSCRIBED (``member_leaving``).
 
 Kafka's choices this follows (KIP-848 is silent on them), from Kafka 4.0's
 clients ``consumer/internals``:
@@ -57,13 +96,48 @@ Where this member differs from Kafka (stated, on purpose):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Final
 
-from regroup.consumer.member_config import IllegalStateError
-from regroup.consumer.member_core import PositionsProvider
-from regroup.consumer.member_heartbeating import MemberHeartbeating
-from regroup.consumer.member_state import MemberState
-from regroup.model import TopicPartition
+from regroup.assignors.consumer.client_side import MemberAssignmentUpdate, PartitionAssignor
+from regroup.consumer.member_client_assignor import (
+    AssignmentOutcome,
+    ClientAssignmentProcess,
+    client_assignors_of,
+    is_compute_assignment,
+)
+from regroup.consumer.member_config import (
+    CommitResult,
+    ConsumerMemberConfig,
+    IllegalStateError,
+    MemberFatalError,
+    TopicAuthorizationError,
+)
+from regroup.consumer.member_heartbeat import (
+    HeartbeatErrorAction,
+    HeartbeatFields,
+    HeartbeatRequestManager,
+    heartbeat_error_action,
+)
+from regroup.consumer.member_leaving import Leave
+from regroup.consumer.member_offsets import CommitTracker, PositionsProvider
+from regroup.consumer.member_reconciler import (
+    AssignmentTracker,
+    ListenerInvoker,
+    Reconciliation,
+    ReconciliationPlan,
+)
+from regroup.consumer.member_state import MemberState, check_transition
+from regroup.events.schema import (
+    Event,
+    MemberStateChanged,
+    PartitionsAssigned,
+    PartitionsLost,
+    PartitionsRevoked,
+)
+from regroup.model import ErrorCode, TopicPartition, new_consumer_member_id
+from regroup.model.listener import ConsumerRebalanceListener
 from regroup.model.metadata import MetadataImage
 from regroup.model.requests.consumer import (
     ConsumerGroupHeartbeatRequest,
@@ -85,11 +159,100 @@ MemberRequest = (
 )
 
 
-class ConsumerMember(MemberHeartbeating):
-    """One KIP-848 consumer's group membership (see the module docstring).
+#: The event of each listener callback.
+_EVENT_KINDS: Final = {
+    "revoked": PartitionsRevoked,
+    "assigned": PartitionsAssigned,
+    "lost": PartitionsLost,
+}
 
-    The layers it is built from are described in ``regroup.consumer.member_core``.
-    """
+
+class ConsumerMember:
+    """One KIP-848 consumer's group membership (see the module docstring)."""
+
+    def __init__(
+        self,
+        config: ConsumerMemberConfig,
+        *,
+        rng: random.Random,
+        listener: ConsumerRebalanceListener | None = None,
+        client_assignors: Sequence[PartitionAssignor] = (),
+        positions: PositionsProvider | None = None,
+        metadata: MetadataImage | None = None,
+        member_id: str | None = None,
+    ) -> None:
+        if client_assignors and config.group_remote_assignor is not None:
+            raise ValueError("a member uses a server-side or client-side assignors, not both")
+        self.config = config
+        self._assignors = tuple(client_assignors)
+
+        # The parts (Rule 5).
+        self._heartbeats = HeartbeatRequestManager(
+            backoff_ms=config.retry_backoff_ms,
+            backoff_max_ms=config.retry_backoff_max_ms,
+            max_poll_interval_ms=config.max_poll_interval_ms,
+        )
+        self._assigned = AssignmentTracker()
+        self._commits = CommitTracker(
+            config.auto_commit_interval_ms,
+            positions=positions,
+            enable_auto_commit=config.enable_auto_commit,
+        )
+        self._listener = ListenerInvoker(listener)
+        self._leave = Leave(static=config.group_instance_id is not None)
+        self._process = ClientAssignmentProcess(self._assignors)
+
+        # The state machine and the member's identity in the group.
+        self._state = MemberState.UNSUBSCRIBED
+        #: KIP-848 / KIP-1082: generated by the client once, kept for its lifetime.
+        self.member_id: str = member_id or new_consumer_member_id(rng)
+        self.member_epoch = 0
+        self._fatal: MemberFatalError | None = None
+        self._fatal_raised = False
+
+        # What the member wants, and the metadata that names the topic ids it gets.
+        self._topics: tuple[str, ...] | None = None
+        self._regex: str | None = None
+        self._metadata = metadata or MetadataImage()
+
+        # The clock, and the events the member hands out.
+        self._now = 0
+        self._events: list[Event] = []
+
+    # -- what the application sees -------------------------------------------------------
+
+    @property
+    def state(self) -> MemberState:
+        return self._state
+
+    @property
+    def assignment(self) -> frozenset[TopicPartition]:
+        """The partitions the member owns now."""
+        return self._assigned.owned
+
+    @property
+    def pending_revocation(self) -> frozenset[TopicPartition]:
+        """Partitions being revoked (fetching stopped; waiting for the commit)."""
+        return self._assigned.pending_revocation
+
+    @property
+    def subscription(self) -> tuple[str, ...] | None:
+        return self._topics
+
+    @property
+    def fatal_error(self) -> MemberFatalError | None:
+        return self._fatal
+
+    def take_events(self) -> list[Event]:
+        events, self._events = self._events, []
+        return events
+
+    def take_commit_results(self) -> list[CommitResult]:
+        return self._commits.take_results()
+
+    def take_assignment_outcomes(self) -> list[AssignmentOutcome]:
+        """How client-side assignment runs this member made ended."""
+        return self._process.take_outcomes()
 
     # -- application calls -------------------------------------------------------------------
 
@@ -101,7 +264,7 @@ class ConsumerMember(MemberHeartbeating):
             self.unsubscribe(self._now)
             return
         self._topics, self._regex = wanted, None
-        self._start_poll_timer()
+        self._heartbeats.start_poll_timer(self._now)
         self._maybe_join()
 
     def subscribe_pattern(self, regex: str) -> None:
@@ -110,7 +273,7 @@ class ConsumerMember(MemberHeartbeating):
         if not regex:
             raise ValueError("the subscription pattern must not be empty")
         self._topics, self._regex = None, regex
-        self._start_poll_timer()
+        self._heartbeats.start_poll_timer(self._now)
         self._maybe_join()
 
     def unsubscribe(self, now_ms: int) -> None:
@@ -140,9 +303,9 @@ class ConsumerMember(MemberHeartbeating):
     def on_application_poll(self, now_ms: int) -> None:
         """The application polled: reset the poll timer; a STALE member rejoins."""
         self._now = max(self._now, now_ms)
-        self._last_app_poll_ms = now_ms
+        self._heartbeats.application_polled(now_ms)
         if self._state is MemberState.STALE:
-            self._poll_timer_expired = False
+            self._leave.due_to_poll_timer = False
             if self._subscribed:
                 self._transition_to_joining()
 
@@ -186,12 +349,12 @@ class ConsumerMember(MemberHeartbeating):
     def next_deadline(self) -> int | None:
         """When ``poll`` has something to do next (``None``: nothing until an input).
 
-        Rule: every deadline returned is one ``poll`` acts on (sends, changes state, raises,
-        or moves the deadline on), so after a ``poll(t)`` that returned normally and with no
-        new input, the next deadline is ``None`` or later than ``t``.
+        Rule 4: every deadline returned is one ``poll`` acts on, so after a ``poll(t)`` that
+        returned normally and with no new input, the next deadline is ``None`` or later
+        than ``t``.
         """
         if (
-            self._errors.pending
+            self._listener.pending
             or (self._fatal is not None and not self._fatal_raised)
             or self._commits.has_queued
             or self._process.has_request_ready
@@ -200,13 +363,12 @@ class ConsumerMember(MemberHeartbeating):
         ):
             return self._now
         deadlines: list[int] = []
-        if self._state.sends_heartbeats:
-            due = self._schedule.next_due_ms()
-            if due is not None:
-                urgent = self._heartbeat_now and self._state.heartbeats_now
-                deadlines.append(self._now if urgent else due)
-        if self._state.is_active and self._last_app_poll_ms is not None:
-            deadlines.append(self._last_app_poll_ms + self.config.max_poll_interval_ms + 1)
+        heartbeat_ms = self._heartbeats.next_deadline(self._state, self._now)
+        if heartbeat_ms is not None:
+            deadlines.append(heartbeat_ms)
+        poll_timer_ms = self._heartbeats.poll_timer_deadline()
+        if self._state.is_active and poll_timer_ms is not None:
+            deadlines.append(poll_timer_ms)
         auto_commit_ms = self._commits.next_auto_commit_ms
         if auto_commit_ms is not None and self._auto_commit_applies:
             # Only while ``_maybe_auto_commit`` would act on it: a deadline ``poll`` ignores
@@ -220,8 +382,7 @@ class ConsumerMember(MemberHeartbeating):
         if isinstance(request, ConsumerGroupHeartbeatRequest) and isinstance(
             response, ConsumerGroupHeartbeatResponse
         ):
-            if request is self._heartbeat_request:
-                self._heartbeat_request = None
+            if self._heartbeats.answered(request):
                 self._on_heartbeat_response(request, response)
         elif isinstance(request, OffsetCommitRequest) and isinstance(
             response, OffsetCommitResponse
@@ -242,11 +403,7 @@ class ConsumerMember(MemberHeartbeating):
         """No response will come (lost, timed out, disconnected)."""
         self._now = max(self._now, now_ms)
         if isinstance(request, ConsumerGroupHeartbeatRequest):
-            if request is self._heartbeat_request:
-                self._heartbeat_request = None
-                # Kafka: onFailure resets the sent fields and backs off.
-                self._builder.reset()
-                self._schedule.on_failure(self._now)
+            self._heartbeats.failed(request, self._now)
         elif isinstance(request, OffsetCommitRequest):
             self._on_commit_done(request, None)
         else:
@@ -258,7 +415,328 @@ class ConsumerMember(MemberHeartbeating):
         result = self._commits.on_done(request, response)
         if result is None:
             return
-        if result.purpose == "revocation" and self._reconciling is not None:
-            self._finish_reconciliation(self._reconciling)
-        elif result.purpose == "leave" and self._leave_commit_pending:
+        waiting = self._assigned.waiting
+        if result.purpose == "revocation" and waiting is not None:
+            self._finish_reconciliation(waiting)
+        elif result.purpose == "leave" and self._leave.commit_pending:
             self._finish_prepare_leaving()
+
+    # -- heartbeats ---------------------------------------------------------------------------
+
+    def _maybe_heartbeat(self) -> ConsumerGroupHeartbeatRequest | None:
+        state = self._state
+        if not self._heartbeats.can_send(state, self._now):
+            return None
+        request = self._heartbeats.send(
+            self._heartbeat_fields(), full=state is MemberState.JOINING, now_ms=self._now
+        )
+        self._on_heartbeat_generated()
+        return request
+
+    def _heartbeat_fields(self) -> HeartbeatFields:
+        return HeartbeatFields(
+            group_id=self.config.group_id,
+            member_id=self.member_id,
+            member_epoch=self.member_epoch,
+            instance_id=self.config.group_instance_id,
+            rack_id=self.config.client_rack,
+            rebalance_timeout_ms=self.config.max_poll_interval_ms,
+            subscribed_topic_names=self._topics if self._regex is None else None,
+            subscribed_topic_regex=self._regex,
+            server_assignor=self.config.group_remote_assignor,
+            client_assignors=client_assignors_of(self._assignors, frozenset(self._topics or ()))
+            if self._assignors
+            else None,
+            owned=self._assigned.current,
+            client_id=self.config.client_id,
+        )
+
+    def _on_heartbeat_generated(self) -> None:
+        """Kafka's ``onHeartbeatRequestGenerated``."""
+        if self._state is MemberState.ACKNOWLEDGING:
+            self._transition(
+                MemberState.STABLE if self._assigned.reconciled else MemberState.RECONCILING
+            )
+        elif self._state is MemberState.LEAVING:
+            self._end_leave()
+
+    def _on_heartbeat_response(
+        self, request: ConsumerGroupHeartbeatRequest, response: ConsumerGroupHeartbeatResponse
+    ) -> None:
+        code = response.error_code
+        if request.member_epoch < 0:
+            # The answer to a leave heartbeat: the member already moved on.
+            self._heartbeats.on_success(self._now, response.heartbeat_interval_ms)
+            return
+        if code is ErrorCode.NONE or is_compute_assignment(code):
+            self._heartbeats.on_success(self._now, response.heartbeat_interval_ms)
+            if is_compute_assignment(code) and self._state.is_active:
+                self._process.on_compute_assignment()
+            if code is ErrorCode.NONE or response.member_epoch >= 0:
+                self._on_heartbeat_success(response)
+            return
+        action = heartbeat_error_action(code)
+        self._heartbeats.on_error(action, self._now, response.heartbeat_interval_ms)
+        if action is HeartbeatErrorAction.FENCED:
+            self._transition_to_fenced()
+        elif action is HeartbeatErrorAction.SURFACE:
+            self._listener.record(TopicAuthorizationError(response.error_message or code.name))
+        elif action is HeartbeatErrorAction.FATAL:
+            self._transition_to_fatal(code, response.error_message)
+
+    def _on_heartbeat_success(self, response: ConsumerGroupHeartbeatResponse) -> None:
+        """Kafka's ``onHeartbeatSuccess``."""
+        if self._state is MemberState.LEAVING or not self._state.in_group:
+            return
+        self.member_epoch = response.member_epoch
+        if response.assignment is None or not self._state.can_handle_new_assignment:
+            return
+        self._assigned.receive(response.assignment.topic_partitions)
+        if not self._assigned.reconciled:
+            if self._state is not MemberState.RECONCILING:
+                self._transition(MemberState.RECONCILING)
+        elif self._state in (MemberState.JOINING, MemberState.RECONCILING):
+            self._transition(MemberState.STABLE)
+
+    # -- reconciliation -----------------------------------------------------------------------
+
+    def _next_plan(self) -> ReconciliationPlan | None:
+        """The reconciliation ``poll`` would start now (``None``: none)."""
+        if self._state is not MemberState.RECONCILING or self._assigned.waiting is not None:
+            return None
+        return self._assigned.plan(self._metadata)
+
+    def _reconcile_ready(self) -> bool:
+        return self._next_plan() is not None
+
+    def _maybe_reconcile(self) -> None:
+        """KIP-848, "Response Handling" steps 1-3 (Kafka's ``maybeReconcile``)."""
+        plan = self._next_plan()
+        if plan is None:
+            return
+        if plan.acknowledge_only:
+            # Only unresolved topics differ: acknowledge the resolved part at the new epoch.
+            self._assigned.apply(plan)
+            self._enter(MemberState.ACKNOWLEDGING)
+            return
+        reconciliation = Reconciliation(plan, self.member_epoch)
+        if plan.revoked:
+            self._assigned.pending_revocation = frozenset(plan.revoked)
+            offsets = self._consumed_positions()
+            if offsets:
+                self._assigned.wait_for_commit(reconciliation)
+                self._queue_commit(offsets, "revocation")
+                return
+        self._finish_reconciliation(reconciliation)
+
+    def _finish_reconciliation(self, reconciliation: Reconciliation) -> None:
+        """Revoke, onPartitionsRevoked, assign, onAssignment, onPartitionsAssigned, ack."""
+        self._assigned.stop_waiting()
+        if (
+            self._state is not MemberState.RECONCILING
+            or self.member_epoch < reconciliation.member_epoch
+        ):
+            return  # Kafka's maybeAbortReconciliation: left RECONCILING or rejoined meanwhile.
+        plan = reconciliation.plan
+        if plan.revoked:
+            self._callback("revoked", plan.revoked)
+        self._assigned.apply(plan)
+        if self._assignors:
+            update = MemberAssignmentUpdate(self._assigned.owned, self.member_epoch)
+            try:
+                self._assignors[0].on_assignment(update)
+            except Exception as error:
+                self._listener.record(error)
+        self._callback("assigned", plan.added)
+        self._enter(MemberState.ACKNOWLEDGING)
+
+    # -- leaving ------------------------------------------------------------------------------
+
+    def _transition_to_fenced(self) -> None:
+        """KIP-848: abandon all partitions (onPartitionsLost), rejoin with epoch 0, same id."""
+        state = self._state
+        if state is MemberState.PREPARE_LEAVING:
+            # Kafka: fenced while preparing to leave; finish the leave without a heartbeat.
+            self._leave.commit_pending = False
+            self._lose_all()
+            self._transition(MemberState.LEAVING)
+            self.member_epoch = self._leave.epoch
+            self._transition(MemberState.UNSUBSCRIBED)
+            return
+        if state is MemberState.LEAVING:
+            self._end_leave()
+            return
+        if not state.in_group:
+            return
+        self._abort_work("fenced")
+        self._transition(MemberState.FENCED)
+        self.member_epoch = 0
+        self._lose_all()
+        if self._subscribed:
+            self._transition_to_joining()
+        else:
+            self._transition(MemberState.UNSUBSCRIBED)
+
+    def _transition_to_fatal(self, code: ErrorCode, message: str | None) -> None:
+        if self._state is MemberState.FATAL:
+            return
+        previous = self._state
+        self._transition(MemberState.FATAL)
+        self._fatal = MemberFatalError(code, message)
+        self._abort_work(code.name)
+        self._leave.commit_pending = False
+        if previous is not MemberState.UNSUBSCRIBED:
+            self._lose_all()
+
+    def _leave_group(self) -> None:
+        """Kafka's ``leaveGroup``: PREPARE_LEAVING, release the partitions, then LEAVING."""
+        state = self._state
+        if state is MemberState.FENCED:
+            self._transition(MemberState.UNSUBSCRIBED)
+            return
+        if not state.is_active:
+            return  # already leaving, out of the group, or FATAL
+        self._abort_work("leaving")
+        self._transition(MemberState.PREPARE_LEAVING)
+        if self.member_epoch > 0:
+            offsets = self._consumed_positions()
+            if offsets:
+                self._leave.commit_pending = True
+                self._queue_commit(offsets, "leave")
+                return
+        self._finish_prepare_leaving()
+
+    def _finish_prepare_leaving(self) -> None:
+        self._leave.commit_pending = False
+        if self._state is not MemberState.PREPARE_LEAVING:
+            return
+        owned = tuple(sorted(self._assigned.owned))
+        if owned:
+            self._callback(self._leave.release_callback(self.member_epoch), owned)
+        self._assigned.clear()
+        self._transition_to_leaving()
+
+    def _transition_to_leaving(self) -> None:
+        self._transition(MemberState.LEAVING)
+        self.member_epoch = self._leave.epoch
+        self._heartbeats.request_now()
+
+    def _end_leave(self) -> None:
+        """The leave heartbeat went out, or a fencing ended the leave (Rule 4 of the leave)."""
+        if self._leave.due_to_poll_timer:
+            self._transition(MemberState.STALE)
+            self._lose_all()
+        else:
+            self._transition(MemberState.UNSUBSCRIBED)
+
+    def _check_poll_timer(self) -> None:
+        """``max.poll.interval.ms`` expired: leave without callbacks, then STALE (Kafka)."""
+        if not self._state.is_active or not self._heartbeats.poll_timer_expired(self._now):
+            return
+        self._abort_work("poll timer expired")
+        self._leave.due_to_poll_timer = True
+        self._transition(MemberState.PREPARE_LEAVING)
+        self._transition_to_leaving()
+
+    # -- joining, state changes, callbacks -------------------------------------------------------
+
+    @property
+    def _subscribed(self) -> bool:
+        return self._topics is not None or self._regex is not None
+
+    def _check_not_fatal(self) -> None:
+        if self._fatal is not None:
+            raise self._fatal
+
+    def _maybe_join(self) -> None:
+        if self._state is MemberState.UNSUBSCRIBED and self._subscribed:
+            self._transition_to_joining()
+
+    def _transition_to_joining(self) -> None:
+        self._transition(MemberState.JOINING)
+        self.member_epoch = 0
+        self._assigned.clear()
+        self._heartbeats.restart(self._now)
+
+    def _enter(self, state: MemberState) -> None:
+        self._transition(state)
+        if state.heartbeats_now:
+            self._heartbeats.request_now()
+
+    def _transition(self, new: MemberState) -> None:
+        """Rule 1/2 of ``member_state``: check first, then change and report."""
+        old = self._state
+        if old is new and new is not MemberState.RECONCILING:
+            return
+        check_transition(old, new)
+        self._state = new
+        self._events.append(
+            MemberStateChanged(
+                ts_ms=self._now,
+                group_id=self.config.group_id,
+                member_id=self.member_id,
+                group_protocol="consumer",
+                old_state=old.value,
+                new_state=new.value,
+            )
+        )
+
+    def _abort_work(self, reason: str) -> None:
+        self._assigned.stop_waiting()
+        self._process.abandon(reason)
+
+    def _lose_all(self) -> None:
+        owned = tuple(sorted(self._assigned.owned))
+        if owned:
+            self._callback("lost", owned)
+        self._assigned.clear()
+
+    def _callback(self, name: str, partitions: Sequence[TopicPartition]) -> None:
+        """Run one listener callback (KIP-429's error rule) and log its event."""
+        self._listener.invoke(name, partitions)
+        self._events.append(
+            _EVENT_KINDS[name](
+                ts_ms=self._now,
+                group_id=self.config.group_id,
+                member_id=self.member_id,
+                partitions=tuple(partitions),
+                generation_or_epoch=self.member_epoch,
+            )
+        )
+
+    def _raise_pending(self) -> None:
+        if self._fatal is not None and not self._fatal_raised:
+            self._fatal_raised = True
+            raise self._fatal
+        error = self._listener.take()
+        if error is not None:
+            raise error
+
+    # -- commits ------------------------------------------------------------------------------
+
+    def _consumed_positions(self) -> dict[TopicPartition, int]:
+        return self._commits.consumed_positions(self._assigned.owned)
+
+    @property
+    def _auto_commit_applies(self) -> bool:
+        """Auto-commit runs only for an active member with an epoch (Kafka commits with it)."""
+        return self._commits.auto_commits and self._state.is_active and self.member_epoch > 0
+
+    def _maybe_auto_commit(self) -> None:
+        """``enable.auto.commit``: commit moved positions every ``auto.commit.interval.ms``."""
+        if not self._auto_commit_applies:
+            return
+        offsets = self._commits.auto_commit_due(self._now, self._consumed_positions)
+        if offsets:
+            self._queue_commit(offsets, "auto")
+
+    def _queue_commit(self, offsets: Mapping[TopicPartition, int], purpose: str) -> None:
+        in_group = self.member_epoch > 0 and self._state.in_group
+        self._commits.queue(
+            offsets,
+            purpose,
+            group_id=self.config.group_id,
+            member_id=self.member_id if in_group else "",
+            member_epoch=self.member_epoch if in_group else -1,
+            instance_id=self.config.group_instance_id,
+        )

@@ -1,4 +1,5 @@
-"""Building the member's ConsumerGroupHeartbeat requests, and when to send them.
+"""The member's heartbeats: what a ConsumerGroupHeartbeat says, when one is sent, and the
+poll timer.
 
 KIP-848, "ConsumerGroupHeartbeat API", "Request Schema": the member sets every
 top-level field when it joins and after an error (a lost or failed request);
@@ -30,6 +31,25 @@ response (the interval comes from the coordinator, KIP-848 "Heartbeat &
 Session"), and an exponential backoff after failures (``retry.backoff.ms`` 100,
 ``retry.backoff.max.ms`` 1000; Kafka adds 20% random jitter, omitted here so
 the member needs no randomness for timing).
+
+``HeartbeatRequestManager`` is the part the member (``ConsumerMember``) holds,
+Kafka's ``ConsumerHeartbeatRequestManager``: a builder and a schedule, the
+request in flight, the "heartbeat now" flag, and the poll timer. *Whether* a
+state heartbeats, and whether without waiting, is the state table's
+(``member_state``, Rule 5); the member passes its state in.
+
+Rule 1: at most one heartbeat is in flight; only the response to that one is
+        handled (``answered``).
+Rule 2: one heartbeat "now" per request for it (``request_now``, on entering
+        JOINING, ACKNOWLEDGING or LEAVING); it is honoured only while the state
+        heartbeats now, and sending any heartbeat uses it up.
+Rule 3: an error response resets the sent fields (the next heartbeat is full)
+        and reschedules as its action says: at once (RETRY_NOW, FENCED), after
+        the backoff (RETRY_BACKOFF), else after the interval. A failed request
+        (no response) resets the sent fields and backs off.
+Rule 4: the poll timer starts with the first subscription and restarts at every
+        application poll; it has expired once more than ``max.poll.interval.ms``
+        passed since (Kafka's ``pollTimer``).
 """
 
 from __future__ import annotations
@@ -38,6 +58,7 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from regroup.consumer.member_state import MemberState
 from regroup.model import ErrorCode, Uuid
 from regroup.model.requests.consumer import (
     ClientAssignor,
@@ -50,6 +71,7 @@ __all__ = [
     "HeartbeatErrorAction",
     "HeartbeatFields",
     "HeartbeatRequestBuilder",
+    "HeartbeatRequestManager",
     "HeartbeatSchedule",
     "LocalAssignment",
     "heartbeat_error_action",
@@ -142,35 +164,6 @@ class HeartbeatFields:
     #: From the request header in Kafka (not a heartbeat field); the coordinator records it.
     client_id: str = ""
 
-    def __init__(
-        self,
-        group_id: str,
-        member_id: str,
-        member_epoch: int,
-        instance_id: str | None,
-        rack_id: str | None,
-        rebalance_timeout_ms: int,
-        subscribed_topic_names: tuple[str, ...] | None,
-        subscribed_topic_regex: str | None,
-        server_assignor: str | None,
-        client_assignors: tuple[ClientAssignor, ...] | None,
-        owned: LocalAssignment,
-        client_id: str = "",
-    ) -> None:
-        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
-        object.__setattr__(self, "group_id", group_id)
-        object.__setattr__(self, "member_id", member_id)
-        object.__setattr__(self, "member_epoch", member_epoch)
-        object.__setattr__(self, "instance_id", instance_id)
-        object.__setattr__(self, "rack_id", rack_id)
-        object.__setattr__(self, "rebalance_timeout_ms", rebalance_timeout_ms)
-        object.__setattr__(self, "subscribed_topic_names", subscribed_topic_names)
-        object.__setattr__(self, "subscribed_topic_regex", subscribed_topic_regex)
-        object.__setattr__(self, "server_assignor", server_assignor)
-        object.__setattr__(self, "client_assignors", client_assignors)
-        object.__setattr__(self, "owned", owned)
-        object.__setattr__(self, "client_id", client_id)
-
 
 @dataclass(slots=True)
 class _SentFields:
@@ -229,11 +222,9 @@ class HeartbeatRequestBuilder:
             if (full or fields.client_assignors != sent.client_assignors)
             else None
         )
-        # ``is`` first: an unchanged assignment is the same object, and the dataclass
-        # ``__eq__`` is interpreted (it compares the dicts keyed by topic id).
         owned = (
             topic_partitions_of(fields.owned.partitions)
-            if (full or (fields.owned is not sent.owned and fields.owned != sent.owned))
+            if (full or fields.owned != sent.owned)
             else None
         )
         request = ConsumerGroupHeartbeatRequest(
@@ -319,3 +310,101 @@ class HeartbeatSchedule:
     def reset_interval(self, now_ms: int) -> None:
         """Due now (a rejoin after fencing, a new subscription)."""
         self._next_due_ms = now_ms
+
+
+class HeartbeatRequestManager:
+    """The member's heartbeat part (see the module rules)."""
+
+    def __init__(self, *, backoff_ms: int, backoff_max_ms: int, max_poll_interval_ms: int) -> None:
+        self.schedule = HeartbeatSchedule(backoff_ms=backoff_ms, backoff_max_ms=backoff_max_ms)
+        self.builder = HeartbeatRequestBuilder()
+        self.max_poll_interval_ms = max_poll_interval_ms
+        #: Rule 1: the heartbeat sent and not answered yet.
+        self.in_flight: ConsumerGroupHeartbeatRequest | None = None
+        #: Rule 2: a heartbeat without waiting for the interval was asked for.
+        self.send_now = False
+        #: Rule 4: when the application last polled (``None``: the timer has not started).
+        self.last_app_poll_ms: int | None = None
+
+    # -- sending (Rules 1 and 2) ---------------------------------------------------------
+
+    def request_now(self) -> None:
+        self.send_now = True
+
+    def restart(self, now_ms: int) -> None:
+        """The member (re)joins: a full heartbeat, due now."""
+        self.builder.reset()
+        self.schedule.reset_interval(now_ms)
+        self.send_now = True
+
+    def can_send(self, state: MemberState, now_ms: int) -> bool:
+        if not state.sends_heartbeats:
+            return False
+        return self.schedule.can_send(now_ms, urgent=self.send_now and state.heartbeats_now)
+
+    def send(
+        self, fields: HeartbeatFields, *, full: bool, now_ms: int
+    ) -> ConsumerGroupHeartbeatRequest:
+        request = self.builder.build(fields, full=full)
+        self.schedule.on_sent(now_ms)
+        self.in_flight = request
+        self.send_now = False
+        return request
+
+    def next_deadline(self, state: MemberState, now_ms: int) -> int | None:
+        """When the next heartbeat may go out in ``state`` (``None``: not before an input)."""
+        if not state.sends_heartbeats:
+            return None
+        due = self.schedule.next_due_ms()
+        if due is None:
+            return None
+        return now_ms if self.send_now and state.heartbeats_now else due
+
+    # -- answers (Rules 1 and 3) ---------------------------------------------------------
+
+    def answered(self, request: ConsumerGroupHeartbeatRequest) -> bool:
+        """A response arrived; ``True`` when it answers the heartbeat in flight."""
+        if request is not self.in_flight:
+            return False
+        self.in_flight = None
+        return True
+
+    def on_success(self, now_ms: int, heartbeat_interval_ms: int) -> None:
+        self.schedule.on_response(now_ms, heartbeat_interval_ms)
+
+    def on_error(
+        self, action: HeartbeatErrorAction, now_ms: int, heartbeat_interval_ms: int
+    ) -> None:
+        """Rule 3, for an error response (Kafka ``onErrorResponse``)."""
+        self.builder.reset()
+        if action is HeartbeatErrorAction.RETRY_NOW or action is HeartbeatErrorAction.FENCED:
+            self.schedule.on_retry_now(now_ms)
+        elif action is HeartbeatErrorAction.RETRY_BACKOFF:
+            self.schedule.on_failure(now_ms)
+        else:
+            self.schedule.on_response(now_ms, heartbeat_interval_ms)
+
+    def failed(self, request: object, now_ms: int) -> None:
+        """Rule 3, for a request that got no response (Kafka ``onFailure``)."""
+        if request is self.in_flight:
+            self.in_flight = None
+            self.builder.reset()
+            self.schedule.on_failure(now_ms)
+
+    # -- the poll timer (Rule 4) ---------------------------------------------------------
+
+    def start_poll_timer(self, now_ms: int) -> None:
+        if self.last_app_poll_ms is None:
+            self.last_app_poll_ms = now_ms
+
+    def application_polled(self, now_ms: int) -> None:
+        self.last_app_poll_ms = now_ms
+
+    def poll_timer_expired(self, now_ms: int) -> bool:
+        last = self.last_app_poll_ms
+        return last is not None and now_ms - last > self.max_poll_interval_ms
+
+    def poll_timer_deadline(self) -> int | None:
+        """The first instant at which the poll timer has expired."""
+        last = self.last_app_poll_ms
+        return None if last is None else last + self.max_poll_interval_ms + 1

@@ -1,114 +1,54 @@
-"""The KIP-848 member leaving the group: fenced, fatal, leave, poll timer expired.
+"""The KIP-848 member's leave: what it depends on, and what the member remembers meanwhile.
 
-Kafka: ``ConsumerMembershipManager`` (``transitionToFenced``,
-``transitionToFatal``, ``leaveGroup``, ``maybeRejoinStaleMember``). The
-choices that differ from Kafka are listed in ``regroup.consumer.member``.
+KIP-848, "ConsumerGroupHeartbeat API": a member leaves by heartbeating with
+member epoch -1, a static member (KIP-345) with -2, which tells the
+coordinator to keep its assignment for the session timeout. Kafka:
+``AbstractMembershipManager.leaveGroup``, ``transitionToSendingLeaveGroup``
+and ``isPollTimerExpired``.
+
+The member (``ConsumerMember``) holds one ``Leave`` and moves its own state
+(``member_state``) through PREPARE_LEAVING -> LEAVING -> UNSUBSCRIBED (or
+STALE); this part answers what each step depends on.
+
+Rule 1: a member with an epoch that auto-commits commits its consumed
+        positions first, and releases its partitions only once that commit is
+        answered (``commit_pending``); a fencing or a fatal error ends the wait.
+Rule 2: the partitions are released with ``onPartitionsRevoked`` when the
+        member has an epoch, else with ``onPartitionsLost`` (they may be
+        another member's already).
+Rule 3: the leave heartbeat carries epoch -1, or -2 for a static member.
+Rule 4: a leave because the poll timer expired (``max.poll.interval.ms``) runs
+        no callback before the leave heartbeat and ends STALE, with
+        ``onPartitionsLost``, instead of UNSUBSCRIBED; the member rejoins at the
+        application's next poll (``due_to_poll_timer`` until then).
 """
 
 from __future__ import annotations
 
-from regroup.consumer.member_config import MemberFatalError
-from regroup.consumer.member_core import MemberCore
-from regroup.consumer.member_state import MemberState
-from regroup.events.schema import PartitionsLost, PartitionsRevoked
-from regroup.model import LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH, ErrorCode
+from dataclasses import dataclass
 
-__all__ = ["MemberLeaving"]
+from regroup.model import LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH
+
+__all__ = ["Leave"]
 
 
-class MemberLeaving(MemberCore):
-    """How a member leaves the group, by choice or not."""
+@dataclass(slots=True)
+class Leave:
+    """How the member's leave goes (see the module rules)."""
 
-    def _transition_to_fenced(self) -> None:
-        """KIP-848: abandon all partitions (onPartitionsLost), rejoin with epoch 0, same id."""
-        state = self._state
-        if state is MemberState.PREPARE_LEAVING:
-            # Kafka: fenced while preparing to leave; finish the leave without a heartbeat.
-            self._leave_commit_pending = False
-            self._lose_all()
-            self._transition(MemberState.LEAVING)
-            self.member_epoch = self._leave_epoch
-            self._transition(MemberState.UNSUBSCRIBED)
-            return
-        if state is MemberState.LEAVING:
-            if self._poll_timer_expired:
-                self._transition(MemberState.STALE)
-                self._lose_all()
-            else:
-                self._transition(MemberState.UNSUBSCRIBED)
-            return
-        if not state.in_group:
-            return
-        self._abort_work("fenced")
-        self._transition(MemberState.FENCED)
-        self.member_epoch = 0
-        self._lose_all()
-        if self._subscribed:
-            self._transition_to_joining()
-        else:
-            self._transition(MemberState.UNSUBSCRIBED)
-
-    def _transition_to_fatal(self, code: ErrorCode, message: str | None) -> None:
-        if self._state is MemberState.FATAL:
-            return
-        previous = self._state
-        self._transition(MemberState.FATAL)
-        self._fatal = MemberFatalError(code, message)
-        self._abort_work(code.name)
-        self._leave_commit_pending = False
-        if previous is not MemberState.UNSUBSCRIBED:
-            self._lose_all()
-
-    def _leave_group(self) -> None:
-        """Kafka's ``leaveGroup``: PREPARE_LEAVING, release the partitions, then LEAVING."""
-        state = self._state
-        if state is MemberState.FENCED:
-            self._transition(MemberState.UNSUBSCRIBED)
-            return
-        if not state.is_active:
-            return  # already leaving, out of the group, or FATAL
-        self._abort_work("leaving")
-        self._transition(MemberState.PREPARE_LEAVING)
-        if self.member_epoch > 0:
-            offsets = self._consumed_positions()
-            if offsets:
-                self._leave_commit_pending = True
-                self._queue_commit(offsets, "leave")
-                return
-        self._finish_prepare_leaving()
-
-    def _finish_prepare_leaving(self) -> None:
-        self._leave_commit_pending = False
-        if self._state is not MemberState.PREPARE_LEAVING:
-            return
-        owned = tuple(sorted(self._assigned.owned))
-        if owned and self.member_epoch > 0:
-            self._errors.call(self._listener.on_partitions_revoked, owned)
-            self._emit_partitions(PartitionsRevoked, owned)
-        elif owned:
-            self._errors.call(self._listener.on_partitions_lost, owned)
-            self._emit_partitions(PartitionsLost, owned)
-        self._assigned.clear()
-        self._transition_to_leaving()
-
-    def _transition_to_leaving(self) -> None:
-        self._transition(MemberState.LEAVING)
-        self.member_epoch = self._leave_epoch
-        self._heartbeat_now = True
+    #: The member has a ``group.instance.id`` (KIP-345).
+    static: bool
+    #: Rule 1: the leave waits for the commit of the consumed positions.
+    commit_pending: bool = False
+    #: Rule 4: the leave (or the STALE state after it) was caused by the poll timer.
+    due_to_poll_timer: bool = False
 
     @property
-    def _leave_epoch(self) -> int:
-        if self.config.group_instance_id is not None:
-            return LEAVE_GROUP_STATIC_MEMBER_EPOCH
-        return LEAVE_GROUP_MEMBER_EPOCH
+    def epoch(self) -> int:
+        """Rule 3: the member epoch of the leave heartbeat."""
+        return LEAVE_GROUP_STATIC_MEMBER_EPOCH if self.static else LEAVE_GROUP_MEMBER_EPOCH
 
-    def _check_poll_timer(self) -> None:
-        """``max.poll.interval.ms`` expired: leave without callbacks, then STALE (Kafka)."""
-        if self._last_app_poll_ms is None or not self._state.is_active:
-            return
-        if self._now - self._last_app_poll_ms <= self.config.max_poll_interval_ms:
-            return
-        self._abort_work("poll timer expired")
-        self._poll_timer_expired = True
-        self._transition(MemberState.PREPARE_LEAVING)
-        self._transition_to_leaving()
+    @staticmethod
+    def release_callback(member_epoch: int) -> str:
+        """Rule 2: the listener callback that releases the owned partitions."""
+        return "revoked" if member_epoch > 0 else "lost"

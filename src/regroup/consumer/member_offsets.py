@@ -9,7 +9,11 @@ member id ``""`` and epoch -1, as Kafka's ``CommitRequestManager`` does.
 ``enable.auto.commit`` (Kafka default true) commits the consumed positions
 every ``auto.commit.interval.ms`` (5 s) and only the positions that moved.
 The member does not own fetch positions: the driver reports them through the
-member's ``positions`` callable (Kafka's ``subscriptions.allConsumed()``).
+member's ``positions`` callable (Kafka's ``subscriptions.allConsumed()``), which
+the tracker holds, as Kafka's ``CommitRequestManager`` holds the subscriptions.
+Auto-commit, and the commits before a revocation and a leave, need both
+``enable.auto.commit`` and that callable; without them no positions are
+"consumed" and nothing is committed on the member's own initiative.
 """
 
 from __future__ import annotations
@@ -26,7 +30,10 @@ from regroup.model.requests.offsets import (
     OffsetCommitResponse,
 )
 
-__all__ = ["CommitTracker"]
+__all__ = ["CommitTracker", "PositionsProvider"]
+
+#: Returns the application's consumed positions (``allConsumed`` in Kafka).
+PositionsProvider = Callable[[], Mapping[TopicPartition, int]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,24 +44,32 @@ class _Commit:
 
 
 class CommitTracker:
-    """Queued and in-flight commits, their results, and the auto-commit clock."""
+    """Queued and in-flight commits, their results, the consumed positions and the
+    auto-commit clock."""
 
-    __slots__ = (
-        "_auto_interval_ms",
-        "_in_flight",
-        "_last_auto",
-        "_next_auto_ms",
-        "_queued",
-        "_results",
-    )
-
-    def __init__(self, auto_commit_interval_ms: int) -> None:
+    def __init__(
+        self,
+        auto_commit_interval_ms: int,
+        *,
+        positions: PositionsProvider | None = None,
+        enable_auto_commit: bool = True,
+    ) -> None:
         self._auto_interval_ms = auto_commit_interval_ms
+        self._positions = positions
+        #: ``enable.auto.commit`` with positions to commit (see the module docstring).
+        self.auto_commits = enable_auto_commit and positions is not None
         self._queued: list[_Commit] = []
         self._in_flight: dict[int, _Commit] = {}
         self._results: list[CommitResult] = []
         self._next_auto_ms: int | None = None
         self._last_auto: dict[TopicPartition, int] = {}
+
+    def consumed_positions(self, owned: frozenset[TopicPartition]) -> dict[TopicPartition, int]:
+        """The consumed positions of the ``owned`` partitions (empty without auto-commit)."""
+        if not self.auto_commits or self._positions is None:
+            return {}
+        positions = self._positions()
+        return {tp: offset for tp, offset in positions.items() if tp in owned}
 
     @property
     def has_queued(self) -> bool:

@@ -18,25 +18,34 @@ be revoked by name. Ids that resolve to nothing wait: the member reconciles
 the resolved part only and finishes when metadata for the rest arrives (Kafka:
 ``findResolvableAssignmentAndTriggerMetadataUpdate``).
 
-``ListenerErrors`` is KIP-429's error rule ("Rebalance Callback Error
-Handling"): every callback runs, the first exception is kept, and the member
-raises it from its next ``poll``.
+The member (``ConsumerMember``) holds two parts from here. ``AssignmentTracker``
+is the assignment's progress: what the member owns, its current and target
+assignments, the partitions being revoked and the reconciliation waiting for
+their commit; it plans and records, the member runs the steps (the commit, the
+callbacks, the state changes). ``ListenerInvoker`` calls the member's
+``ConsumerRebalanceListener`` under KIP-429's error rule ("Rebalance Callback
+Error Handling"): every callback runs, the first exception is kept, and the
+member raises it from its next ``poll`` (Kafka:
+``ConsumerRebalanceListenerInvoker``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Final
 
 from regroup.consumer.member_heartbeat import LocalAssignment
 from regroup.model import TopicPartition, Uuid, topic_partition
+from regroup.model.listener import ConsumerRebalanceListener, NoOpRebalanceListener
 from regroup.model.metadata import MetadataImage
 from regroup.model.requests.consumer import TopicPartitions
 
 __all__ = [
     "NO_ASSIGNMENT",
     "AssignmentTracker",
-    "ListenerErrors",
+    "ListenerInvoker",
+    "Reconciliation",
     "ReconciliationPlan",
     "ResolvedTarget",
     "plan_reconciliation",
@@ -110,6 +119,15 @@ def plan_reconciliation(
     )
 
 
+@dataclass(frozen=True, slots=True)
+class Reconciliation:
+    """A plan under way, and the member epoch it started at (Kafka: a reconciliation that
+    finds the member rejoined meanwhile is dropped, ``maybeAbortReconciliation``)."""
+
+    plan: ReconciliationPlan
+    member_epoch: int
+
+
 #: Kafka's ``LocalAssignment.NONE``: no assignment received since (re)joining.
 NO_ASSIGNMENT = LocalAssignment(-1, {})
 
@@ -123,9 +141,11 @@ class AssignmentTracker:
     response brings different partitions, and the member is reconciled when
     both are equal. ``owned`` is by name (what the listener sees); ``names``
     remembers the names of the owned topics (``assignedTopicNamesCache``).
-    """
 
-    __slots__ = ("current", "names", "owned", "pending_revocation", "target")
+    A reconciliation that revokes partitions may wait for the commit of their
+    offsets: ``pending_revocation`` are those partitions (no longer fetched),
+    ``waiting`` the reconciliation to finish when the commit is answered.
+    """
 
     def __init__(self) -> None:
         self.owned: frozenset[TopicPartition] = frozenset()
@@ -133,6 +153,7 @@ class AssignmentTracker:
         self.target = NO_ASSIGNMENT
         self.names: dict[Uuid, str] = {}
         self.pending_revocation: frozenset[TopicPartition] = frozenset()
+        self.waiting: Reconciliation | None = None
 
     def clear(self) -> None:
         """Kafka's ``clearAssignment``: after fencing, leaving or a fatal error."""
@@ -166,6 +187,15 @@ class AssignmentTracker:
             return ReconciliationPlan((), (), resolved, target.local_epoch, acknowledge_only=True)
         return plan_reconciliation(self.owned, resolved, target.local_epoch)
 
+    def wait_for_commit(self, reconciliation: Reconciliation) -> None:
+        """The revoked partitions' offsets are being committed; finish after the answer."""
+        self.waiting = reconciliation
+
+    def stop_waiting(self) -> None:
+        """No reconciliation waits any more (its commit was answered, or it was abandoned)."""
+        self.waiting = None
+        self.pending_revocation = frozenset()
+
     def apply(self, plan: ReconciliationPlan) -> None:
         """The plan is done: the member owns its target's resolved part."""
         self.pending_revocation = frozenset()
@@ -175,30 +205,36 @@ class AssignmentTracker:
             self.names = dict(plan.target.names)
 
 
-class ListenerErrors:
+#: The listener method of each callback.
+_METHODS: Final = {
+    "revoked": "on_partitions_revoked",
+    "assigned": "on_partitions_assigned",
+    "lost": "on_partitions_lost",
+}
+
+
+class ListenerInvoker:
     """KIP-429's rule: run every callback, keep the first exception, raise it from poll."""
 
-    __slots__ = ("_first",)
-
-    def __init__(self) -> None:
+    def __init__(self, listener: ConsumerRebalanceListener | None = None) -> None:
+        self._listener: ConsumerRebalanceListener = listener or NoOpRebalanceListener()
         self._first: Exception | None = None
 
-    def call(
-        self,
-        callback: Callable[[Sequence[TopicPartition]], None],
-        partitions: Sequence[TopicPartition],
-    ) -> bool:
-        """Run one callback; True when it returned normally. Only ``Exception`` is caught."""
+    def invoke(self, callback: str, partitions: Sequence[TopicPartition]) -> bool:
+        """Run ``on_partitions_<callback>(partitions)``; True when it returned normally.
+
+        Only ``Exception`` is caught (as Kafka lets ``WakeupException`` through).
+        """
+        method = getattr(self._listener, _METHODS[callback])
         try:
-            callback(partitions)
+            method(partitions)
         except Exception as error:
-            if self._first is None:
-                self._first = error
+            self.record(error)
             return False
         return True
 
     def record(self, error: Exception) -> None:
-        """Keep an error from another source (an assignor's ``on_assignment``)."""
+        """Keep an error unless an earlier one waits (also an assignor's ``on_assignment``)."""
         if self._first is None:
             self._first = error
 

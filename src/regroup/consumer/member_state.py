@@ -103,60 +103,41 @@ class MemberState(enum.Enum):
     STALE = "STALE"
     FATAL = "FATAL"
 
-    # The predicates below compare by identity: ``x in frozenset`` would hash the
-    # member through ``Enum.__hash__`` (Python code), and a KIP-848 member asks them
-    # several times per poll.
-
     @property
     def sends_heartbeats(self) -> bool:
-        """Rule 5: Kafka's ``shouldSkipHeartbeat`` is the negation of this (not ``_SILENT``)."""
-        return not (
-            self is MemberState.UNSUBSCRIBED
-            or self is MemberState.FENCED
-            or self is MemberState.STALE
-            or self is MemberState.FATAL
-        )
+        """Rule 5: Kafka's ``shouldSkipHeartbeat`` is the negation of this."""
+        return self not in _SILENT
 
     @property
     def heartbeats_now(self) -> bool:
         """Rule 5: Kafka's ``shouldHeartbeatNow``: send without waiting for the interval."""
-        return (
-            self is MemberState.JOINING
-            or self is MemberState.ACKNOWLEDGING
-            or self is MemberState.LEAVING
-        )
+        return self in _URGENT
 
     @property
     def can_handle_new_assignment(self) -> bool:
         """Kafka's ``MemberState.canHandleNewAssignment``: not while leaving or out of the group."""
-        return self.is_active
+        return self in _ACTIVE
 
     @property
     def is_active(self) -> bool:
         """A member in the group that is not leaving (the states a fencing can hit first)."""
-        return (
-            self is MemberState.STABLE
-            or self is MemberState.RECONCILING
-            or self is MemberState.JOINING
-            or (self is MemberState.ACKNOWLEDGING)
-        )
+        return self in _ACTIVE
 
     @property
     def in_group(self) -> bool:
         """Kafka's ``!isNotInGroup()``: the member holds (or is joining with) a member epoch."""
-        return not (
-            self is MemberState.UNSUBSCRIBED
-            or self is MemberState.FENCED
-            or self is MemberState.STALE
-            or self is MemberState.FATAL
-        )
+        return self not in _NOT_IN_GROUP
 
 
 S = MemberState
 
+#: Rule 5: the states that send no heartbeat (Kafka's ``shouldSkipHeartbeat``).
 _SILENT = frozenset({S.UNSUBSCRIBED, S.FENCED, S.STALE, S.FATAL})
+#: Rule 5: the states that heartbeat without waiting (Kafka's ``shouldHeartbeatNow``).
 _URGENT = frozenset({S.JOINING, S.ACKNOWLEDGING, S.LEAVING})
+#: In the group and not leaving (Kafka's ``canHandleNewAssignment``).
 _ACTIVE = frozenset({S.JOINING, S.RECONCILING, S.ACKNOWLEDGING, S.STABLE})
+#: Kafka's ``isNotInGroup``.
 _NOT_IN_GROUP = frozenset({S.UNSUBSCRIBED, S.FENCED, S.STALE, S.FATAL})
 
 #: Rule 1. For each state, the states a member may come from (Kafka 4.0's
