@@ -6,8 +6,6 @@
 * the group keeps partition -> owner and reads the partition epoch from the
   owner: the same epochs as Kafka's partition -> epoch map, through any
   sequence of record-8 replays;
-* ``MemberState``'s predicates compare by identity: the same answers as the
-  documented state sets.
 """
 
 from __future__ import annotations
@@ -18,7 +16,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regroup.consumer import member_state
 from regroup.consumer.group import ConsumerGroup, IllegalGroupStateError
 from regroup.consumer.group_member import ConsumerGroupMember, MemberState
 from regroup.consumer.reconciliation import _next_assignment, _Step, reconcile
@@ -166,15 +163,6 @@ def test_partition_epochs_follow_the_owners(
             pending=member.partitions_pending_revocation,
         )
     assert rebuilt == group
-
-
-@pytest.mark.parametrize("state", list(member_state.MemberState))
-def test_state_predicates_match_the_state_sets(state: member_state.MemberState) -> None:
-    assert state.sends_heartbeats is (state not in member_state._SILENT)
-    assert state.heartbeats_now is (state in member_state._URGENT)
-    assert state.is_active is (state in member_state._ACTIVE)
-    assert state.can_handle_new_assignment is (state in member_state._ACTIVE)
-    assert state.in_group is (state not in member_state._NOT_IN_GROUP)
 
 
 def test_auto_commit_asks_for_positions_only_when_due() -> None:
