@@ -39,18 +39,16 @@ from regroup.records.offsets import OffsetCommitKey
 
 
 def commit(h: MigrationHarness, offset: int, member_id: str = "", generation: int = -1) -> None:
-    reply = h.replies.pop(
-        h.submit(
-            OffsetCommitRequest(
-                "g",
-                generation,
-                member_id,
-                (OffsetCommitRequestTopic("foo", (OffsetCommitRequestPartition(0, offset),)),),
-                supports_member_epoch=False,
-            )
-        )
+    reply = h.call(
+        OffsetCommitRequest(
+            "g",
+            generation,
+            member_id,
+            (OffsetCommitRequestTopic("foo", (OffsetCommitRequestPartition(0, offset),)),),
+            supports_member_epoch=False,
+        ),
+        OffsetCommitResponse,
     )
-    assert isinstance(reply, OffsetCommitResponse)
     assert reply.topics[0].partitions[0].error_code == ErrorCode.NONE
 
 
@@ -190,8 +188,9 @@ def _step(h: MigrationHarness, op: str, arg: int, classic: dict[str, int], step:
             h.hb(member, h.group().members[member].member_epoch, h.parts(member))
     elif op == "classic_join":
         known = sorted(classic)
-        reply = h.replies.get(h.submit(h.join_request(known[arg] if arg < len(known) else "")))
-        if isinstance(reply, JoinGroupResponse) and reply.error_code == ErrorCode.NONE:
+        call = h.submit(h.join_request(known[arg] if arg < len(known) else ""), JoinGroupResponse)
+        reply = call.response if call.answered else None
+        if reply is not None and reply.error_code == ErrorCode.NONE:
             classic[reply.member_id] = reply.generation_id
     elif op == "classic_sync" and classic:
         member = sorted(classic)[arg % len(classic)]
