@@ -5,11 +5,10 @@ Admission, in Kafka's order:
 1. empty group id: INVALID_GROUP_ID; session timeout outside
    [``group.min.session.timeout.ms``, ``group.max.session.timeout.ms``]:
    INVALID_SESSION_TIMEOUT (Kafka checks both in ``GroupCoordinatorService``);
-2. the id names a non-empty KIP-848 group: the member joins it as a classic
-   member (online migration, ``consumer_classic_members``); an empty one is
-   deleted first (Kafka ``maybeDeleteEmptyConsumerGroup``) and a classic group
-   takes its place; an unknown group with a member id:
-   UNKNOWN_MEMBER_ID; an unknown group without one is created (and persisted);
+2. an unknown group with a member id: UNKNOWN_MEMBER_ID; an unknown group
+   without one is created (and persisted). (A JoinGroup whose id names a KIP-848
+   group is routed to ``consumer_classic_members`` by the service; when that
+   group is empty it is deleted and the JoinGroup comes back here.)
 3. ``group.max.size`` (Kafka ``acceptJoiningMember``): in PreparingRebalance a
    member is admitted if it is already awaiting join or fewer members are
    awaiting join than the limit; in CompletingRebalance / Stable if it is a
@@ -37,8 +36,7 @@ from typing import TYPE_CHECKING
 from regroup.classic.group import ClassicGroup
 from regroup.classic.group_member import ClassicGroupMember
 from regroup.classic.group_state import ClassicGroupState
-from regroup.consumer.group import ConsumerGroup
-from regroup.coordinator import consumer_classic_members
+from regroup.coordinator.config import GroupCoordinatorConfig
 from regroup.coordinator.result import CoordinatorResult
 from regroup.model.errors import ErrorCode, KafkaProtocolError
 from regroup.model.member import new_classic_member_id
@@ -49,7 +47,7 @@ from regroup.records.classic import GroupMetadataKey, GroupMetadataValue
 if TYPE_CHECKING:
     from regroup.coordinator.classic_manager import ClassicGroupManager
 
-__all__ = ["handle_join_group"]
+__all__ = ["check_join_request", "handle_join_group"]
 
 
 def handle_join_group(
@@ -62,24 +60,10 @@ def handle_join_group(
         return out
 
     config = mgr.config
-    if not request.group_id:
-        return fail(ErrorCode.INVALID_GROUP_ID)
-    if not (
-        config.group_min_session_timeout_ms
-        <= request.session_timeout_ms
-        <= config.group_max_session_timeout_ms
-    ):
-        return fail(ErrorCode.INVALID_SESSION_TIMEOUT)
+    invalid = check_join_request(config, request)
+    if invalid is not None:
+        return fail(invalid)
     other = mgr.coordinator.groups.get(request.group_id)
-    if isinstance(other, ConsumerGroup):
-        consumer = mgr.coordinator.consumer
-        if not other.is_empty():
-            return consumer_classic_members.handle_join(consumer, token, request, now_ms)
-        # Kafka ``maybeDeleteEmptyConsumerGroup``: the empty consumer group makes way.
-        txn = consumer.begin(request.group_id, now_ms)
-        consumer.delete_group(txn)
-        out.extend(txn.finish())
-        other = None
     if other is not None and not isinstance(other, ClassicGroup):
         return fail(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, "")
     group = mgr.classic_group(request.group_id)
@@ -117,6 +101,21 @@ def handle_join_group(
             )
         )
     return out
+
+
+def check_join_request(
+    config: GroupCoordinatorConfig, request: JoinGroupRequest
+) -> ErrorCode | None:
+    """Step 1: INVALID_GROUP_ID, INVALID_SESSION_TIMEOUT, or ``None`` (any group type)."""
+    if not request.group_id:
+        return ErrorCode.INVALID_GROUP_ID
+    if not (
+        config.group_min_session_timeout_ms
+        <= request.session_timeout_ms
+        <= config.group_max_session_timeout_ms
+    ):
+        return ErrorCode.INVALID_SESSION_TIMEOUT
+    return None
 
 
 def _accept_joining_member(group: ClassicGroup, member_id: str, max_size: int) -> bool:

@@ -9,8 +9,8 @@ PreparingRebalance: REBALANCE_IN_PROGRESS, and the session timer is still
 reset (the member is alive, it has just not rejoined yet); CompletingRebalance
 and Stable: NONE, timer reset.
 
-A group id held by a consumer group: the request is a classic member's inside
-it (online migration, ``consumer_classic_members``).
+A group id held by a consumer group: the service routes the request to
+``consumer_classic_members`` (a classic member inside it, online migration).
 
 LeaveGroup (v3+ batches members): each entry is answered on its own. An entry
 with an empty member id and a ``group.instance.id`` is the admin removal of
@@ -28,7 +28,6 @@ from collections.abc import Hashable
 from typing import TYPE_CHECKING
 
 from regroup.classic.group_state import ClassicGroupState
-from regroup.coordinator import consumer_classic_members
 from regroup.coordinator.result import CoordinatorResult
 from regroup.model.errors import ErrorCode, KafkaProtocolError
 from regroup.model.requests.classic import (
@@ -55,11 +54,6 @@ def handle_heartbeat(
         return out.reply(token, HeartbeatResponse(ErrorCode.INVALID_GROUP_ID))
     group = mgr.classic_group(request.group_id)
     if group is None:
-        if consumer_classic_members.held_by_consumer_group(mgr.coordinator, request.group_id):
-            # A classic member of a consumer group (online migration).
-            return consumer_classic_members.handle_heartbeat(
-                mgr.coordinator.consumer, token, request, now_ms
-            )
         return out.reply(token, HeartbeatResponse(ErrorCode.UNKNOWN_MEMBER_ID))
     if group.is_in(ClassicGroupState.DEAD):
         return out.reply(token, HeartbeatResponse(ErrorCode.COORDINATOR_NOT_AVAILABLE))
@@ -86,10 +80,6 @@ def handle_leave_group(
         return out.reply(token, LeaveGroupResponse(ErrorCode.INVALID_GROUP_ID))
     group = mgr.classic_group(request.group_id)
     if group is None:
-        if consumer_classic_members.held_by_consumer_group(mgr.coordinator, request.group_id):
-            return consumer_classic_members.handle_leave(
-                mgr.coordinator.consumer, token, request, now_ms
-            )
         return out.reply(token, LeaveGroupResponse(ErrorCode.UNKNOWN_MEMBER_ID))
     if group.is_in(ClassicGroupState.DEAD):
         return out.reply(token, LeaveGroupResponse(ErrorCode.COORDINATOR_NOT_AVAILABLE))

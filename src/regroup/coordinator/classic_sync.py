@@ -10,8 +10,8 @@ REBALANCE_IN_PROGRESS; CompletingRebalance: park; the leader's SyncGroup
 installs the assignment (members it left out get empty bytes), persists the
 group, answers every parked SyncGroup and moves the group to Stable; Stable:
 the member's stored assignment at once; Dead: COORDINATOR_NOT_AVAILABLE.
-A group id held by a consumer group: a classic member's SyncGroup inside it
-(online migration, ``consumer_classic_members``).
+A group id held by a consumer group: the service routes the SyncGroup to
+``consumer_classic_members`` (a classic member inside it, online migration).
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING
 from regroup.assignors.classic.api import Assignment
 from regroup.classic.group import ClassicGroup
 from regroup.classic.group_state import ClassicGroupState
-from regroup.coordinator import consumer_classic_members
 from regroup.coordinator.result import CoordinatorResult
 from regroup.events.schema import RebalanceCompleted
 from regroup.model import TopicPartition
@@ -44,11 +43,6 @@ def handle_sync_group(
         return out
     group = mgr.classic_group(request.group_id)
     if group is None:
-        if consumer_classic_members.held_by_consumer_group(mgr.coordinator, request.group_id):
-            # A classic member of a consumer group (online migration).
-            return consumer_classic_members.handle_sync(
-                mgr.coordinator.consumer, token, request, now_ms
-            )
         out.reply(token, SyncGroupResponse(ErrorCode.UNKNOWN_MEMBER_ID))
         return out
     error = _validate(group, request)

@@ -62,6 +62,7 @@ from regroup.consumer.group_member import (
     assignment_to_topic_partitions,
 )
 from regroup.consumer.reconciliation import reconcile
+from regroup.coordinator import classic_join
 from regroup.coordinator import consumer_records as rec
 from regroup.coordinator.consumer_heartbeat import new_target, replace_static_member
 from regroup.coordinator.consumer_migration import (
@@ -92,19 +93,13 @@ if TYPE_CHECKING:
 __all__ = [
     "handle_heartbeat",
     "handle_join",
+    "handle_join_group",
     "handle_leave",
     "handle_sync",
-    "held_by_consumer_group",
 ]
 
 #: ``group_protocol`` of the events about these members.
 GROUP_PROTOCOL = "classic"
-
-
-def held_by_consumer_group(coordinator: object, group_id: str) -> bool:
-    """Whether ``group_id`` is a consumer group's (classic requests are then routed here)."""
-    groups = getattr(coordinator, "groups", {})
-    return isinstance(groups.get(group_id), ConsumerGroup)
 
 
 def _error(code: ErrorCode, message: str) -> KafkaProtocolError:
@@ -112,6 +107,30 @@ def _error(code: ErrorCode, message: str) -> KafkaProtocolError:
 
 
 # -- JoinGroup -------------------------------------------------------------------------------
+
+
+def handle_join_group(
+    manager: ConsumerGroupManager, token: Hashable, req: JoinGroupRequest, now_ms: int
+) -> CoordinatorResult:
+    """A JoinGroup whose id names a consumer group (the service routes it here).
+
+    The request checks every JoinGroup gets come first; an empty consumer group
+    makes way for a classic one (Kafka ``maybeDeleteEmptyConsumerGroup``): it is
+    deleted, and the JoinGroup is the classic group's first.
+    """
+    invalid = classic_join.check_join_request(manager.coordinator.config, req)
+    if invalid is not None:
+        return CoordinatorResult().reply(
+            token, JoinGroupResponse(error_code=invalid, member_id=req.member_id)
+        )
+    group = manager.consumer_group(req.group_id)
+    if group is not None and group.is_empty():
+        txn = manager.begin(req.group_id, now_ms)
+        manager.delete_group(txn)
+        out = txn.finish()
+        classic = manager.coordinator.classic
+        return out.extend(classic_join.handle_join_group(classic, token, req, now_ms))
+    return handle_join(manager, token, req, now_ms)
 
 
 def handle_join(

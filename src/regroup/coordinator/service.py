@@ -18,7 +18,9 @@ Driving it (the simulator and the server do exactly this)::
     result = coordinator.on_timer(now_ms)                  # when it fires
 
 Requests are the version-neutral dataclasses of ``regroup.model.requests``;
-each manager registers the request types it serves. ``replay(record)`` applies
+each manager registers the request types it serves, and a request of the
+classic protocol whose group id names a consumer group goes to that group's
+classic members (``consumer_classic_members``, online migration) instead. ``replay(record)`` applies
 one record (used to rebuild state on start and to check that records describe
 the live state exactly).
 """
@@ -29,6 +31,8 @@ import random
 from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
+from regroup.consumer.group import ConsumerGroup
+from regroup.coordinator import consumer_classic_members
 from regroup.coordinator.classic_manager import ClassicGroupManager
 from regroup.coordinator.config import GroupCoordinatorConfig
 from regroup.coordinator.consumer_manager import ConsumerGroupManager
@@ -37,6 +41,12 @@ from regroup.coordinator.offsets import OffsetManager
 from regroup.coordinator.result import CoordinatorResult
 from regroup.coordinator.timer import Timer
 from regroup.model.metadata import MetadataImage
+from regroup.model.requests.classic import (
+    HeartbeatRequest,
+    JoinGroupRequest,
+    LeaveGroupRequest,
+    SyncGroupRequest,
+)
 from regroup.records import CoordinatorRecord
 
 __all__ = ["GroupCoordinator", "UnsupportedRequestError"]
@@ -78,6 +88,22 @@ class GroupCoordinator:
             if overlap:
                 raise RuntimeError(f"request types served twice: {overlap}")
             self._handlers.update(manager_handlers)
+        consumer = self.consumer
+        #: The classic protocol's requests when their group id names a consumer group.
+        self._to_consumer_group: dict[type, Handler] = {
+            JoinGroupRequest: lambda t, r, now: consumer_classic_members.handle_join_group(
+                consumer, t, r, now
+            ),
+            SyncGroupRequest: lambda t, r, now: consumer_classic_members.handle_sync(
+                consumer, t, r, now
+            ),
+            HeartbeatRequest: lambda t, r, now: consumer_classic_members.handle_heartbeat(
+                consumer, t, r, now
+            ),
+            LeaveGroupRequest: lambda t, r, now: consumer_classic_members.handle_leave(
+                consumer, t, r, now
+            ),
+        }
 
     # -- driving ---------------------------------------------------------------------
 
@@ -86,6 +112,11 @@ class GroupCoordinator:
         handler = self._handlers.get(type(request))
         if handler is None:
             raise UnsupportedRequestError(f"no handler for {type(request).__name__}")
+        to_consumer_group = self._to_consumer_group.get(type(request))
+        if to_consumer_group is not None and isinstance(
+            self.groups.get(getattr(request, "group_id", "")), ConsumerGroup
+        ):
+            handler = to_consumer_group
         return handler(token, request, now_ms)
 
     def next_deadline(self) -> int | None:
