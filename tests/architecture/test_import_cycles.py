@@ -28,17 +28,6 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 
 #: Circles that exist today, by the work that is removing them. Only ever shrink this.
 KNOWN_CIRCLES: dict[str, frozenset[str]] = {
-    "regroup.coordinator: the classic manager and its handler modules (issue 17, coordinator)": (
-        frozenset(
-            {
-                "regroup.coordinator.classic_admin",
-                "regroup.coordinator.classic_join",
-                "regroup.coordinator.classic_manager",
-                "regroup.coordinator.classic_membership",
-                "regroup.coordinator.classic_sync",
-            }
-        )
-    ),
     "regroup.coordinator: the KIP-848 manager and its modules (issue 17, coordinator)": (
         frozenset(
             {

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from regroup.classic.group_state import ClassicGroupState
-from regroup.coordinator.classic_records import group_from_value, group_metadata_value
+from regroup.coordinator.classic.rebalance import delete_group
+from regroup.coordinator.classic.records import group_from_value, group_metadata_value
 from regroup.model.errors import ErrorCode
 from regroup.model.requests.classic import MemberIdentity
 from regroup.records import RECORD_TYPES, CoordinatorRecord
@@ -100,7 +101,7 @@ def test_kafka_only_record_falls_back_to_selected_protocol() -> None:
 def test_tombstone_removes_group(classic_cc: Any) -> None:
     classic_cc.join_reply(classic_cc.join())
     classic_cc.leave_group("g", MemberIdentity(classic_cc.group().pending_members.copy().pop()))
-    result = classic_cc.absorb(classic_cc.coordinator.classic.delete_group("g", classic_cc.now_ms))
+    result = classic_cc.absorb(delete_group(classic_cc.coordinator.state, "g", classic_cc.now_ms))
     assert result.records[-1].is_tombstone
     assert "g" not in classic_cc.groups
     assert [e.new_state for e in classic_cc.events_of("group_state_changed")] == ["Dead"]
@@ -114,7 +115,7 @@ def test_delete_non_empty_group_refused(classic_cc: Any) -> None:
 
     classic_cc.stable_group(1)
     with pytest.raises(KafkaProtocolError) as info:
-        classic_cc.coordinator.classic.delete_group("g", 0)
+        delete_group(classic_cc.coordinator.state, "g", 0)
     assert info.value.code == ErrorCode.NON_EMPTY_GROUP
 
 

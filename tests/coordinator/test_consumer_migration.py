@@ -17,7 +17,7 @@ from regroup.classic import protocol
 from regroup.classic.group import ClassicGroup
 from regroup.consumer.group import ConsumerGroup
 from regroup.consumer.group_member import MemberState
-from regroup.coordinator.classic_records import group_metadata_value
+from regroup.coordinator.classic.records import group_metadata_value
 from regroup.model.errors import ErrorCode
 from regroup.model.requests.classic import (
     JoinGroupResponse,

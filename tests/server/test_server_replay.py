@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from regroup.classic.group import ClassicGroup
-from regroup.coordinator.classic_records import group_metadata_record
+from regroup.coordinator.classic.records import group_metadata_record
 from regroup.coordinator.consumer_records import epoch_record
 from regroup.records import CoordinatorRecord
 from regroup.records.offsets import OffsetCommitKey, OffsetCommitValue

@@ -1,7 +1,7 @@
 """One classic group on the broker: its state, members and rules (Kafka: ``ClassicGroup``).
 
 Pure state and rules; no timers, records or responses (those belong to the
-coordinator layer, ``regroup.coordinator.classic_*``). The rules, as Kafka's
+coordinator layer, ``regroup.coordinator.classic``). The rules, as Kafka's
 ``ClassicGroup`` applies them:
 
 Rule 1 (protocol compatibility): an Empty group accepts any member with a

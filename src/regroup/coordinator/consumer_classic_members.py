@@ -62,8 +62,8 @@ from regroup.consumer.group_member import (
     assignment_to_topic_partitions,
 )
 from regroup.consumer.reconciliation import reconcile
-from regroup.coordinator import classic_join
 from regroup.coordinator import consumer_records as rec
+from regroup.coordinator.classic import join as classic_join
 from regroup.coordinator.consumer_heartbeat import new_target, replace_static_member
 from regroup.coordinator.consumer_migration import (
     CONSUMER_PROTOCOL_TYPE,
@@ -118,7 +118,7 @@ def handle_join_group(
     makes way for a classic one (Kafka ``maybeDeleteEmptyConsumerGroup``): it is
     deleted, and the JoinGroup is the classic group's first.
     """
-    invalid = classic_join.check_join_request(manager.coordinator.config, req)
+    invalid = classic_join.check_join_request(manager.state.config, req)
     if invalid is not None:
         return CoordinatorResult().reply(
             token, JoinGroupResponse(error_code=invalid, member_id=req.member_id)
@@ -128,8 +128,7 @@ def handle_join_group(
         txn = manager.begin(req.group_id, now_ms)
         manager.delete_group(txn)
         out = txn.finish()
-        classic = manager.coordinator.classic
-        return out.extend(classic_join.handle_join_group(classic, token, req, now_ms))
+        return out.extend(classic_join.handle_join_group(manager.state, token, req, now_ms))
     return handle_join(manager, token, req, now_ms)
 
 
@@ -194,9 +193,9 @@ def _join(
 ) -> JoinGroupResponse:
     group = txn.group
     assert group is not None
-    coordinator = manager.coordinator
-    member_id = req.member_id or new_consumer_member_id(coordinator.rng)
-    max_size = int(coordinator.config.group_consumer_max_size)
+    state = manager.state
+    member_id = req.member_id or new_consumer_member_id(state.rng)
+    max_size = state.config.group_consumer_max_size
     if len(group.members) >= max_size and member_id not in group.members:
         raise _error(
             ErrorCode.GROUP_MAX_SIZE_REACHED,
@@ -307,7 +306,7 @@ def _reconcile(
     if member.is_reconciled_to(epoch):
         return member
     owned = assignment_to_topic_partitions(
-        partitions_to_assignment(owned_partitions, manager.coordinator.metadata)
+        partitions_to_assignment(owned_partitions, manager.state.metadata)
     )
     # Kafka moves a member waiting on others' partitions to the target epoch.
     current = reconcile(
@@ -376,7 +375,7 @@ def _schedule_join_timeout_if_absent(
 ) -> None:
     """Kafka ``scheduleConsumerGroupJoinTimeoutIfAbsent``."""
     key = manager.classic_join_key(group_id, member.member_id)
-    if not manager.coordinator.timer.is_scheduled(key):
+    if not manager.state.timer.is_scheduled(key):
         manager.schedule_classic_timeout(
             key, group_id, member.member_id, member.rebalance_timeout_ms, now_ms, "join_timeout"
         )
@@ -432,7 +431,7 @@ def _sync(manager: ConsumerGroupManager, req: SyncGroupRequest, now_ms: int) -> 
             f"A new rebalance is triggered in group {req.group_id} and member "
             f"{member.member_id} should rejoin to catch up.",
         )
-    manager.coordinator.timer.cancel(manager.classic_sync_key(req.group_id, member.member_id))
+    manager.state.timer.cancel(manager.classic_sync_key(req.group_id, member.member_id))
     _session(manager, req.group_id, member, now_ms)
     return SyncGroupResponse(
         ErrorCode.NONE,

@@ -90,7 +90,7 @@ def notify_selected(
     in_flight.notified = True
     in_flight.deadline_ms = now_ms + max(member.rebalance_timeout_ms, 0)
     member_id = member.member_id
-    manager.coordinator.timer.schedule(
+    manager.state.timer.schedule(
         manager.client_assign_key(group_id),
         in_flight.deadline_ms,
         lambda now: _on_timeout(manager, group_id, member_id, now),

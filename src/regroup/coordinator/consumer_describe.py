@@ -99,7 +99,7 @@ def _assignor_name(manager: ConsumerGroupManager, group: ConsumerGroup) -> str:
 
 
 def _described(manager: ConsumerGroupManager, assignment: Assignment) -> DescribedAssignment:
-    image = manager.coordinator.metadata
+    image = manager.state.metadata
     topics = []
     for topic_id in sorted(assignment):
         topic = image.topic_by_id(topic_id)
@@ -116,7 +116,7 @@ def _described(manager: ConsumerGroupManager, assignment: Assignment) -> Describ
 
 def _bounds(manager: ConsumerGroupManager) -> dict[str, tuple[int, int, int]]:
     """Config name -> (min, max, broker default)."""
-    config = manager.coordinator.config
+    config = manager.state.config
     return {
         "consumer.session.timeout.ms": (
             config.group_consumer_min_session_timeout_ms,

@@ -70,7 +70,7 @@ from regroup.consumer.reconciliation import reconcile
 from regroup.consumer.subscription import InvalidRegexError, compile_regex
 from regroup.coordinator import consumer_migration as migration
 from regroup.coordinator import consumer_records as rec
-from regroup.coordinator.classic_records import group_tombstone
+from regroup.coordinator.classic.records import group_tombstone
 from regroup.coordinator.consumer_txn import ConsumerTxn
 from regroup.coordinator.result import CoordinatorResult
 from regroup.events.schema import MemberJoined, MemberLeft
@@ -200,12 +200,12 @@ def _group_or_error(
     non-empty one is converted when ``validate_online_upgrade`` allows it
     (``consumer_migration``); any other classic group is GROUP_ID_NOT_FOUND.
     """
-    existing = manager.coordinator.groups.get(group_id)
+    existing = manager.state.groups.get(group_id)
     if isinstance(existing, ClassicGroup) and create and txn is not None:
         if not existing.members and not existing.pending_members:
             if existing.protocol_type:  # a simple group has no record to delete
                 txn.result.records.append(group_tombstone(group_id))
-            del manager.coordinator.groups[group_id]
+            del manager.state.groups[group_id]
             manager.pending_upgrades[group_id] = migration.PendingUpgrade(existing)
             return None
         if existing.members and migration.validate_online_upgrade(manager, existing):
@@ -223,7 +223,7 @@ def _group_or_error(
 def _heartbeat(
     manager: ConsumerGroupManager, txn: ConsumerTxn, req: ConsumerGroupHeartbeatRequest
 ) -> ConsumerGroupHeartbeatResponse:
-    existing = manager.coordinator.groups.get(req.group_id)
+    existing = manager.state.groups.get(req.group_id)
     known = existing.member(req.member_id) if isinstance(existing, ConsumerGroup) else None
     validate_request(
         req,
@@ -235,16 +235,16 @@ def _heartbeat(
         return _leave(manager, txn, req)
 
     group = _group_or_error(manager, req.group_id, create=req.member_epoch == 0, txn=txn)
-    member_id = req.member_id or new_consumer_member_id(manager.coordinator.rng)
+    member_id = req.member_id or new_consumer_member_id(manager.state.rng)
     if (
         group is not None
-        and len(group.members) >= manager.coordinator.config.group_consumer_max_size
+        and len(group.members) >= manager.state.config.group_consumer_max_size
         and member_id not in group.members
     ):
         raise KafkaProtocolError(
             ErrorCode.GROUP_MAX_SIZE_REACHED,
             f"The consumer group has reached its maximum capacity of "
-            f"{manager.coordinator.config.group_consumer_max_size} members.",
+            f"{manager.state.config.group_consumer_max_size} members.",
         )
     member, replaced = _find_member(group, member_id, req)
     updated = _apply_request(member, req)
@@ -290,7 +290,7 @@ def _heartbeat(
             if current.state is MemberState.UNREVOKED_PARTITIONS:
                 manager.schedule_rebalance(req.group_id, current, txn.now_ms)
             else:
-                manager.coordinator.timer.cancel(manager.rebalance_key(req.group_id, member_id))
+                manager.state.timer.cancel(manager.rebalance_key(req.group_id, member_id))
     manager.schedule_session(req.group_id, member_id, txn.now_ms)
 
     error = ErrorCode.NONE
@@ -574,7 +574,7 @@ def _leave(
         away = replace(member, member_epoch=STATIC_LEAVE, partitions_pending_revocation={})
         txn.write(rec.current_assignment_record(req.group_id, away))
         manager.emit_assignment_changed(txn, away)
-        manager.coordinator.timer.cancel(manager.rebalance_key(req.group_id, member.member_id))
+        manager.state.timer.cancel(manager.rebalance_key(req.group_id, member.member_id))
         in_flight = manager.in_flight.get(req.group_id)
         if in_flight is not None and in_flight.member_id == member.member_id:
             manager.drop_in_flight(req.group_id)

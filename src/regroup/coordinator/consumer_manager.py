@@ -68,6 +68,7 @@ from regroup.coordinator.consumer_migration import PendingUpgrade, maybe_downgra
 from regroup.coordinator.consumer_timers import ConsumerGroupTimers
 from regroup.coordinator.consumer_txn import ConsumerTxn
 from regroup.coordinator.result import CoordinatorResult
+from regroup.coordinator.state import GroupCoordinatorState
 from regroup.events.schema import (
     GroupEpochBumped,
     MemberAssignmentChanged,
@@ -175,8 +176,8 @@ def _default_assignor_resolver(name: str) -> ConsumerGroupPartitionAssignor:
 class ConsumerGroupManager(ConsumerGroupTimers):
     """The KIP-848 part of the coordinator (``coordinator.consumer``)."""
 
-    def __init__(self, coordinator: Any) -> None:
-        self.coordinator = coordinator
+    def __init__(self, state: GroupCoordinatorState) -> None:
+        self.state = state
         #: name -> server-side assignor (tests and scripts may replace it).
         self.assignor_resolver: Callable[[str], ConsumerGroupPartitionAssignor] = (
             _default_assignor_resolver
@@ -232,13 +233,13 @@ class ConsumerGroupManager(ConsumerGroupTimers):
         }
 
     def replay(self, record: CoordinatorRecord) -> bool:
-        return rec.replay_consumer_record(self.coordinator.groups, self.group_configs, record)
+        return rec.replay_consumer_record(self.state.groups, self.group_configs, record)
 
     def begin(self, group_id: str, now_ms: int) -> ConsumerTxn:
         return ConsumerTxn(self, group_id, now_ms)
 
     def consumer_group(self, group_id: str) -> ConsumerGroup | None:
-        group = self.coordinator.groups.get(group_id)
+        group = self.state.groups.get(group_id)
         return group if isinstance(group, ConsumerGroup) else None
 
     # -- configs -----------------------------------------------------------------------------
@@ -247,22 +248,22 @@ class ConsumerGroupManager(ConsumerGroupTimers):
         override = self.group_configs.get(group_id, {}).get(SESSION_TIMEOUT_CONFIG)
         if override is not None:
             return int(override)
-        return int(self.coordinator.config.group_consumer_session_timeout_ms)
+        return int(self.state.config.group_consumer_session_timeout_ms)
 
     def heartbeat_interval_ms(self, group_id: str) -> int:
         override = self.group_configs.get(group_id, {}).get(HEARTBEAT_INTERVAL_CONFIG)
         if override is not None:
             return int(override)
-        return int(self.coordinator.config.group_consumer_heartbeat_interval_ms)
+        return int(self.state.config.group_consumer_heartbeat_interval_ms)
 
     def configured_assignors(self) -> tuple[str, ...]:
-        return tuple(self.coordinator.config.group_consumer_assignors)
+        return tuple(self.state.config.group_consumer_assignors)
 
     # -- shared steps ----------------------------------------------------------------------------
 
     def subscription_metadata(self, group: ConsumerGroup) -> dict[str, TopicMetadata]:
         """The subscribed topics that exist, from the current metadata image."""
-        image: MetadataImage = self.coordinator.metadata
+        image: MetadataImage = self.state.metadata
         topics: dict[str, TopicMetadata] = {}
         for name in sorted(group.subscribed_topic_names()):
             topic = image.topic(name)
@@ -281,7 +282,7 @@ class ConsumerGroupManager(ConsumerGroupTimers):
         return key(a) == key(b)
 
     def resolve(self, regex: str, now_ms: int) -> ResolvedRegex:
-        image: MetadataImage = self.coordinator.metadata
+        image: MetadataImage = self.state.metadata
         try:
             topics = resolve_regex(regex, image.topics_by_name)
         except InvalidRegexError:
@@ -338,7 +339,7 @@ class ConsumerGroupManager(ConsumerGroupTimers):
 
     def drop_in_flight(self, group_id: str) -> None:
         self.in_flight.pop(group_id, None)
-        self.coordinator.timer.cancel(self.client_assign_key(group_id))
+        self.state.timer.cancel(self.client_assign_key(group_id))
 
     def delete_group(self, txn: ConsumerTxn) -> None:
         """Kafka ``createGroupTombstoneRecords`` for an empty group; the group becomes DEAD."""
@@ -420,7 +421,7 @@ class ConsumerGroupManager(ConsumerGroupTimers):
         """
         targets = group.target_assignment
         metadata = group.subscription_metadata
-        image = self.coordinator.metadata
+        image = self.state.metadata
         cache = self._target_names.get(group.group_id)
         if cache is None or cache.metadata is not metadata or cache.image is not image:
             cache = _NamedTargets(metadata, image)
@@ -448,7 +449,7 @@ class ConsumerGroupManager(ConsumerGroupTimers):
         if not assignment:
             return ()
         metadata = group.subscription_metadata
-        image: MetadataImage = self.coordinator.metadata
+        image: MetadataImage = self.state.metadata
         known = self._names
         if known.metadata is not metadata or known.image is not image:
             # Both are replaced, never changed in place: identity is enough.
@@ -516,7 +517,7 @@ class ConsumerGroupManager(ConsumerGroupTimers):
         """
         from regroup.consumer.group_member import MemberState
 
-        for group_id in sorted(self.coordinator.groups):
+        for group_id in sorted(self.state.groups):
             group = self.consumer_group(group_id)
             if group is None:
                 continue
@@ -546,7 +547,7 @@ class ConsumerGroupManager(ConsumerGroupTimers):
         """
         self.metadata_version += 1
         results = []
-        for group_id in sorted(self.coordinator.groups):
+        for group_id in sorted(self.state.groups):
             group = self.consumer_group(group_id)
             if group is None or group.dead:
                 continue

@@ -75,7 +75,14 @@ from regroup.consumer.group_member import (
     MemberState,
 )
 from regroup.coordinator import consumer_records as rec
-from regroup.coordinator.classic_records import group_metadata_record, group_tombstone
+from regroup.coordinator.classic.rebalance import (
+    heartbeat_key,
+    join_key,
+    prepare_rebalance,
+    schedule_heartbeat,
+    sync_key,
+)
+from regroup.coordinator.classic.records import group_metadata_record, group_tombstone
 from regroup.coordinator.consumer_txn import ConsumerTxn
 from regroup.coordinator.result import CoordinatorResult
 from regroup.model.errors import ErrorCode, KafkaProtocolError
@@ -116,7 +123,7 @@ def downgrade_enabled(policy: str) -> bool:
 
 def validate_online_upgrade(manager: ConsumerGroupManager, group: ClassicGroup) -> bool:
     """Kafka ``validateOnlineUpgrade`` (the reasons are Kafka's log lines)."""
-    config = manager.coordinator.config
+    config = manager.state.config
     if not upgrade_enabled(config.group_consumer_migration_policy):
         return False
     if group.protocol_type != CONSUMER_PROTOCOL_TYPE:
@@ -191,7 +198,7 @@ def convert_to_consumer_group(
     requests of the classic group are answered by ``finish_upgrade``, once the
     operation has succeeded.
     """
-    image: MetadataImage = manager.coordinator.metadata
+    image: MetadataImage = manager.state.metadata
     gid = classic.group_id
     generation = classic.generation_id
     members: list[ConsumerGroupMember] = []
@@ -218,7 +225,7 @@ def convert_to_consumer_group(
             )
         )
     txn.result.records.append(group_tombstone(gid))
-    del manager.coordinator.groups[gid]
+    del manager.state.groups[gid]
     manager.pending_upgrades[gid] = PendingUpgrade(classic)
     for member in members:
         txn.write(rec.member_metadata_record(gid, member))
@@ -249,12 +256,10 @@ def finish_upgrade(
     if pending is None:
         return
     classic = pending.classic
-    coordinator = manager.coordinator
+    state = manager.state
     if not succeeded:
-        coordinator.groups[group_id] = classic
+        state.groups[group_id] = classic
         return
-    from regroup.coordinator.classic_manager import heartbeat_key, join_key, sync_key
-
     for member in classic.members.values():
         if member.awaiting_join is not None:
             out.reply(member.awaiting_join, JoinGroupResponse(ErrorCode.REBALANCE_IN_PROGRESS))
@@ -262,11 +267,11 @@ def finish_upgrade(
         if member.awaiting_sync is not None:
             out.reply(member.awaiting_sync, SyncGroupResponse(ErrorCode.REBALANCE_IN_PROGRESS))
             member.awaiting_sync = None
-        coordinator.timer.cancel(heartbeat_key(group_id, member.member_id))
+        state.timer.cancel(heartbeat_key(group_id, member.member_id))
     for pending_id in classic.pending_members:
-        coordinator.timer.cancel(heartbeat_key(group_id, pending_id))
-    coordinator.timer.cancel(join_key(group_id))
-    coordinator.timer.cancel(sync_key(group_id))
+        state.timer.cancel(heartbeat_key(group_id, pending_id))
+    state.timer.cancel(join_key(group_id))
+    state.timer.cancel(sync_key(group_id))
     group = manager.consumer_group(group_id)
     if group is None:
         return
@@ -295,7 +300,7 @@ def validate_online_downgrade(
         return False
     if len(group.members) <= 1:
         return False  # Kafka: "Skip downgrading ... because it's empty."
-    config = manager.coordinator.config
+    config = manager.state.config
     if not downgrade_enabled(config.group_consumer_migration_policy):
         return False
     return len(group.members) - 1 <= int(config.group_max_size)
@@ -335,7 +340,7 @@ def maybe_downgrade_on_replacement(
     # every member now; the count is the same as before it.
     if not all(m.use_classic_protocol for m in group.members.values()):
         return False
-    config = manager.coordinator.config
+    config = manager.state.config
     if not downgrade_enabled(config.group_consumer_migration_policy):
         return False
     if len(group.members) > int(config.group_max_size):
@@ -381,7 +386,7 @@ def convert_to_classic_group(
     group then prepares."""
     from regroup.events.schema import GroupStateChanged, MemberLeft
 
-    coordinator = manager.coordinator
+    state = manager.state
     gid = group.group_id
     now = txn.now_ms
     classic = ClassicGroup(gid, now)
@@ -440,17 +445,15 @@ def convert_to_classic_group(
     # Kafka: the classic group is put in place directly, not by replay, because the
     # rebalance below needs the object; its record is written for a restart.
     txn.result.records.append(group_metadata_record(classic))
-    coordinator.groups[gid] = classic
-    classic_manager = coordinator.classic
+    state.groups[gid] = classic
     out = CoordinatorResult()
     for classic_member in classic.members.values():
-        classic_manager.schedule_heartbeat(classic, classic_member, now)
-    classic_manager.emit(
-        out,
+        schedule_heartbeat(state, classic, classic_member, now)
+    out.events.append(
         GroupStateChanged(
             ts_ms=now, group_id=gid, group_protocol="classic", old_state="Empty", new_state="Stable"
         ),
     )
     if rebalance is not None:
-        classic_manager.prepare_rebalance(classic, rebalance, now, out)
+        prepare_rebalance(state, classic, rebalance, now, out)
     txn.result.extend(out)

@@ -21,6 +21,7 @@ from regroup.consumer.group_member import (
     assignment_from_topic_partitions,
     assignment_to_topic_partitions,
 )
+from regroup.coordinator.group import Group
 from regroup.model.requests.classic import JoinGroupRequestProtocol
 from regroup.records import CoordinatorRecord
 from regroup.records.consumer import ClassicMemberMetadata as RecordClassicMemberMetadata
@@ -198,7 +199,7 @@ def config_record(group_id: str, configs: Mapping[str, str]) -> CoordinatorRecor
 
 
 def replay_consumer_record(
-    groups: MutableMapping[str, object],
+    groups: MutableMapping[str, Group],
     configs: MutableMapping[str, dict[str, str]],
     record: CoordinatorRecord,
 ) -> bool:
@@ -303,7 +304,7 @@ _CONSUMER_KEYS = (
 
 
 def _group(
-    groups: MutableMapping[str, object], group_id: str, *, create: bool
+    groups: MutableMapping[str, Group], group_id: str, *, create: bool
 ) -> ConsumerGroup | None:
     """The consumer group a record applies to (Kafka ``getOrMaybeCreatePersistedConsumerGroup``).
 

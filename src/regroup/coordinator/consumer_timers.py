@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from regroup.consumer.group import ConsumerGroup
     from regroup.consumer.group_member import ConsumerGroupMember
     from regroup.coordinator.consumer_txn import ConsumerTxn
+    from regroup.coordinator.state import GroupCoordinatorState
 
 __all__ = ["ConsumerGroupTimers"]
 
@@ -35,7 +36,7 @@ class ConsumerGroupTimers:
     """Timer keys and callbacks of the KIP-848 groups (see the module docstring)."""
 
     if TYPE_CHECKING:  # provided by ConsumerGroupManager
-        coordinator: Any
+        state: GroupCoordinatorState
         in_flight: dict[str, ClientAssignmentInFlight]
         _target_names: dict[str, Any]
         _spec_cache: dict[str, Any]
@@ -77,7 +78,7 @@ class ConsumerGroupTimers:
     ) -> None:
         """(Re)arm the session timer; ``timeout_ms``: a classic member's own timeout."""
         timeout = self.session_timeout_ms(group_id) if timeout_ms is None else timeout_ms
-        self.coordinator.timer.schedule(
+        self.state.timer.schedule(
             self.session_key(group_id, member_id),
             now_ms + timeout,
             lambda now: self._on_session_timeout(group_id, member_id, now),
@@ -87,15 +88,15 @@ class ConsumerGroupTimers:
         self, key: str, group_id: str, member_id: str, timeout_ms: int, now_ms: int, reason: str
     ) -> None:
         """Kafka ``scheduleConsumerGroupJoinTimeout`` / ``scheduleConsumerGroupSyncTimeout``."""
-        self.coordinator.timer.schedule(
+        self.state.timer.schedule(
             key,
             now_ms + max(timeout_ms, 0),
             lambda now: self._on_classic_timeout(group_id, member_id, reason, now),
         )
 
     def cancel_classic_timers(self, group_id: str, member_id: str) -> None:
-        self.coordinator.timer.cancel(self.classic_join_key(group_id, member_id))
-        self.coordinator.timer.cancel(self.classic_sync_key(group_id, member_id))
+        self.state.timer.cancel(self.classic_join_key(group_id, member_id))
+        self.state.timer.cancel(self.classic_sync_key(group_id, member_id))
 
     def _on_classic_timeout(
         self, group_id: str, member_id: str, reason: str, now_ms: int
@@ -111,15 +112,15 @@ class ConsumerGroupTimers:
     def schedule_rebalance(self, group_id: str, member: ConsumerGroupMember, now_ms: int) -> None:
         epoch = member.member_epoch
         member_id = member.member_id
-        self.coordinator.timer.schedule(
+        self.state.timer.schedule(
             self.rebalance_key(group_id, member_id),
             now_ms + max(member.rebalance_timeout_ms, 0),
             lambda now: self._on_rebalance_timeout(group_id, member_id, epoch, now),
         )
 
     def cancel_member_timers(self, group_id: str, member_id: str) -> None:
-        self.coordinator.timer.cancel(self.session_key(group_id, member_id))
-        self.coordinator.timer.cancel(self.rebalance_key(group_id, member_id))
+        self.state.timer.cancel(self.session_key(group_id, member_id))
+        self.state.timer.cancel(self.rebalance_key(group_id, member_id))
         self.cancel_classic_timers(group_id, member_id)
 
     def _on_session_timeout(self, group_id: str, member_id: str, now_ms: int) -> CoordinatorResult:
@@ -159,15 +160,15 @@ class ConsumerGroupTimers:
         """Arm or disarm the expiration of an EMPTY group (called at each operation's end)."""
         key = self.expire_key(group_id)
         if state_name == "Empty":
-            if not self.coordinator.timer.is_scheduled(key):
-                retention = int(self.coordinator.config.offsets_retention_minutes) * 60_000
-                self.coordinator.timer.schedule(
+            if not self.state.timer.is_scheduled(key):
+                retention = int(self.state.config.offsets_retention_minutes) * 60_000
+                self.state.timer.schedule(
                     key, now_ms + retention, lambda now: self._on_expire(group_id, now)
                 )
         else:
-            self.coordinator.timer.cancel(key)
+            self.state.timer.cancel(key)
         if state_name in (None, "Dead"):
             self._target_names.pop(group_id, None)
             self._spec_cache.pop(group_id, None)
             self.in_flight.pop(group_id, None)
-            self.coordinator.timer.cancel(self.client_assign_key(group_id))
+            self.state.timer.cancel(self.client_assign_key(group_id))

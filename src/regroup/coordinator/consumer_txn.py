@@ -34,7 +34,7 @@ class ConsumerTxn:
         self.group_id = group_id
         self.now_ms = now_ms
         self.result = CoordinatorResult()
-        existing = manager.coordinator.groups.get(group_id)
+        existing = manager.state.groups.get(group_id)
         self._original = existing if isinstance(existing, ConsumerGroup) else None
         if self._original is not None:
             self._original.start_journal()
@@ -45,7 +45,7 @@ class ConsumerTxn:
 
     @property
     def group(self) -> ConsumerGroup | None:
-        group = self.manager.coordinator.groups.get(self.group_id)
+        group = self.manager.state.groups.get(self.group_id)
         return group if isinstance(group, ConsumerGroup) else None
 
     def write(self, *records: CoordinatorRecord) -> None:
@@ -57,7 +57,7 @@ class ConsumerTxn:
         self.result.events.append(event)
 
     def rollback(self) -> None:
-        groups = self.manager.coordinator.groups
+        groups = self.manager.state.groups
         if self._original is not None:
             self._original.undo_journal()
             groups[self.group_id] = self._original

@@ -1,16 +1,25 @@
 """What the coordinator asks of a group of either type (Kafka: the ``Group`` interface).
 
 Both ``regroup.classic``'s group and ``regroup.consumer``'s group satisfy this
-protocol structurally (they cannot import this layer). The offset manager uses
-it to fence commits and fetches without knowing the group's protocol, as
-Kafka's ``OffsetMetadataManager`` calls ``Group.validateOffsetCommit``.
+protocol structurally (they cannot import this layer). The offsets and ListGroups
+use it to serve a group without knowing its protocol, as Kafka's
+``OffsetMetadataManager`` calls ``Group.validateOffsetCommit``. ``GroupType`` is
+Kafka's ``Group.GroupType``: the service routes a request by it.
 """
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import Protocol
 
-__all__ = ["Group"]
+__all__ = ["Group", "GroupType"]
+
+
+class GroupType(Enum):
+    """The type of a group (Kafka ``Group.GroupType``); the value is Kafka's name."""
+
+    CLASSIC = "classic"
+    CONSUMER = "consumer"
 
 
 class Group(Protocol):

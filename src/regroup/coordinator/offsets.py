@@ -38,6 +38,7 @@ from typing import Any
 
 from regroup.classic.group import ClassicGroup
 from regroup.coordinator.result import CoordinatorResult
+from regroup.coordinator.state import GroupCoordinatorState
 from regroup.events.schema import OffsetCommitRejected, OffsetsCommitted
 from regroup.model import TopicPartition, topic_partition
 from regroup.model.errors import ErrorCode, KafkaProtocolError
@@ -90,8 +91,8 @@ class CommittedOffset:
 class OffsetManager:
     """The committed offsets of every group of one coordinator."""
 
-    def __init__(self, coordinator: Any) -> None:
-        self.coordinator = coordinator
+    def __init__(self, state: GroupCoordinatorState) -> None:
+        self.state = state
         #: group id -> partition -> committed offset.
         self.offsets: dict[str, dict[TopicPartition, CommittedOffset]] = {}
         #: The OffsetFetch answer "no committed offset" by partition index (immutable, shared).
@@ -183,11 +184,11 @@ class OffsetManager:
     def _validate_commit(self, request: OffsetCommitRequest, now_ms: int) -> None:
         if not request.group_id:
             raise KafkaProtocolError(ErrorCode.INVALID_GROUP_ID)
-        group = self.coordinator.groups.get(request.group_id)
+        group = self.state.groups.get(request.group_id)
         if group is None:
             if request.generation_id_or_member_epoch < 0:
                 # Kafka: a "simple" classic group, created by a commit from outside any group.
-                self.coordinator.groups[request.group_id] = ClassicGroup(request.group_id, now_ms)
+                self.state.groups[request.group_id] = ClassicGroup(request.group_id, now_ms)
                 return
             if request.supports_member_epoch:
                 raise KafkaProtocolError(ErrorCode.GROUP_ID_NOT_FOUND)
@@ -204,7 +205,7 @@ class OffsetManager:
     def fetch(self, token: Hashable, request: OffsetFetchRequest, now_ms: int) -> CoordinatorResult:
         del now_ms
         out = CoordinatorResult()
-        group = self.coordinator.groups.get(request.group_id)
+        group = self.state.groups.get(request.group_id)
         try:
             if group is None:
                 if request.member_id and request.member_epoch >= 0:
@@ -277,8 +278,8 @@ class OffsetManager:
         key = record.key
         value = record.value
         assert value is None or isinstance(value, OffsetCommitValue)
-        if value is not None and key.group not in self.coordinator.groups:
-            self.coordinator.groups[key.group] = ClassicGroup(key.group, value.commit_timestamp)
+        if value is not None and key.group not in self.state.groups:
+            self.state.groups[key.group] = ClassicGroup(key.group, value.commit_timestamp)
         self._apply(key.group, topic_partition(key.topic, key.partition), value)
         return True
 

@@ -18,9 +18,9 @@ Driving it (the simulator and the server do exactly this)::
     result = coordinator.on_timer(now_ms)                  # when it fires
 
 Requests are the version-neutral dataclasses of ``regroup.model.requests``;
-each manager registers the request types it serves, and a request of the
-classic protocol whose group id names a consumer group goes to that group's
-classic members (``consumer_classic_members``, online migration) instead. ``replay(record)`` applies
+a request goes to the handler of its type and of the type of the group its id
+names: a classic request on a consumer group to that group's classic members
+(``consumer_classic_members``, online migration). ``replay(record)`` applies
 one record (used to rebuild state on start and to check that records describe
 the live state exactly).
 """
@@ -31,16 +31,17 @@ import random
 from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
-from regroup.consumer.group import ConsumerGroup
-from regroup.coordinator import consumer_classic_members
-from regroup.coordinator.classic_manager import ClassicGroupManager
+from regroup.coordinator import consumer_classic_members, list_groups
+from regroup.coordinator.classic import describe, join, membership, rebalance, records, sync
 from regroup.coordinator.config import GroupCoordinatorConfig
 from regroup.coordinator.consumer_manager import ConsumerGroupManager
-from regroup.coordinator.group import Group
+from regroup.coordinator.group import Group, GroupType
 from regroup.coordinator.offsets import OffsetManager
 from regroup.coordinator.result import CoordinatorResult
+from regroup.coordinator.state import GroupCoordinatorState
 from regroup.coordinator.timer import Timer
 from regroup.model.metadata import MetadataImage
+from regroup.model.requests.admin import DescribeGroupsRequest, ListGroupsRequest
 from regroup.model.requests.classic import (
     HeartbeatRequest,
     JoinGroupRequest,
@@ -48,6 +49,7 @@ from regroup.model.requests.classic import (
     SyncGroupRequest,
 )
 from regroup.records import CoordinatorRecord
+from regroup.records.classic import GroupMetadataKey
 
 __all__ = ["GroupCoordinator", "UnsupportedRequestError"]
 
@@ -68,68 +70,114 @@ class GroupCoordinator:
         metadata: MetadataImage | None = None,
         rng: random.Random | None = None,
     ) -> None:
-        self.config = config or GroupCoordinatorConfig()
-        self.metadata = metadata or MetadataImage()
-        #: Injected randomness (member ids); seeded for determinism by default.
-        self.rng = rng or random.Random(0)
-        self.timer: Timer[CoordinatorResult] = Timer()
-        #: Every group by id, classic or consumer.
-        self.groups: dict[str, Group] = {}
-        self.classic = ClassicGroupManager(self)
-        self.consumer = ConsumerGroupManager(self)
-        self.offsets = OffsetManager(self)
-        self._handlers: dict[type, Handler] = {}
-        for manager_handlers in (
-            self.classic.handlers(),
-            self.consumer.handlers(),
-            self.offsets.handlers(),
-        ):
-            overlap = self._handlers.keys() & manager_handlers.keys()
-            if overlap:
-                raise RuntimeError(f"request types served twice: {overlap}")
-            self._handlers.update(manager_handlers)
+        #: Everything the coordinator holds; every handler receives it.
+        self.state = GroupCoordinatorState(
+            config or GroupCoordinatorConfig(),
+            metadata or MetadataImage(),
+            # Injected randomness (member ids); seeded for determinism by default.
+            rng or random.Random(0),
+        )
+        self.consumer = ConsumerGroupManager(self.state)
+        self.offsets = OffsetManager(self.state)
+        state = self.state
+        #: (request type, type of the group its id names; ``None``: no group) -> handler.
+        self._routes: dict[tuple[type, GroupType | None], Handler] = {}
+
+        def classic(request_type: type, handler: Handler, to_consumer_group: Handler) -> None:
+            self._route(request_type, handler, None, GroupType.CLASSIC)
+            self._route(request_type, to_consumer_group, GroupType.CONSUMER)
+
         consumer = self.consumer
-        #: The classic protocol's requests when their group id names a consumer group.
-        self._to_consumer_group: dict[type, Handler] = {
-            JoinGroupRequest: lambda t, r, now: consumer_classic_members.handle_join_group(
-                consumer, t, r, now
-            ),
-            SyncGroupRequest: lambda t, r, now: consumer_classic_members.handle_sync(
-                consumer, t, r, now
-            ),
-            HeartbeatRequest: lambda t, r, now: consumer_classic_members.handle_heartbeat(
-                consumer, t, r, now
-            ),
-            LeaveGroupRequest: lambda t, r, now: consumer_classic_members.handle_leave(
-                consumer, t, r, now
-            ),
-        }
+        classic(
+            JoinGroupRequest,
+            lambda t, r, now: join.handle_join_group(state, t, r, now),
+            lambda t, r, now: consumer_classic_members.handle_join_group(consumer, t, r, now),
+        )
+        classic(
+            SyncGroupRequest,
+            lambda t, r, now: sync.handle_sync_group(state, t, r, now),
+            lambda t, r, now: consumer_classic_members.handle_sync(consumer, t, r, now),
+        )
+        classic(
+            HeartbeatRequest,
+            lambda t, r, now: membership.handle_heartbeat(state, t, r, now),
+            lambda t, r, now: consumer_classic_members.handle_heartbeat(consumer, t, r, now),
+        )
+        classic(
+            LeaveGroupRequest,
+            lambda t, r, now: membership.handle_leave_group(state, t, r, now),
+            lambda t, r, now: consumer_classic_members.handle_leave(consumer, t, r, now),
+        )
+        every = (None, GroupType.CLASSIC, GroupType.CONSUMER)
+        self._route(
+            DescribeGroupsRequest,
+            lambda t, r, now: describe.handle_describe_groups(state, t, r, now),
+            *every,
+        )
+        self._route(
+            ListGroupsRequest,
+            lambda t, r, now: list_groups.handle_list_groups(state, t, r, now),
+            *every,
+        )
+        for manager_handlers in (self.consumer.handlers(), self.offsets.handlers()):
+            for request_type, handler in manager_handlers.items():
+                self._route(request_type, handler, *every)
+
+    def _route(self, request_type: type, handler: Handler, *group_types: GroupType | None) -> None:
+        for group_type in group_types:
+            key = (request_type, group_type)
+            if key in self._routes:
+                raise RuntimeError(f"request type served twice: {key}")
+            self._routes[key] = handler
+
+    # -- the state, for drivers and tests ----------------------------------------------
+
+    @property
+    def config(self) -> GroupCoordinatorConfig:
+        return self.state.config
+
+    @config.setter
+    def config(self, config: GroupCoordinatorConfig) -> None:
+        self.state.config = config
+
+    @property
+    def metadata(self) -> MetadataImage:
+        return self.state.metadata
+
+    @property
+    def rng(self) -> random.Random:
+        return self.state.rng
+
+    @property
+    def timer(self) -> Timer[CoordinatorResult]:
+        return self.state.timer
+
+    @property
+    def groups(self) -> dict[str, Group]:
+        return self.state.groups
 
     # -- driving ---------------------------------------------------------------------
 
     def handle(self, token: Hashable, request: object, now_ms: int) -> CoordinatorResult:
         """Serve one request; the reply to ``token`` may come now or in a later result."""
-        handler = self._handlers.get(type(request))
+        group_id = getattr(request, "group_id", None)
+        group_type = self.state.group_type(group_id) if isinstance(group_id, str) else None
+        handler = self._routes.get((type(request), group_type))
         if handler is None:
             raise UnsupportedRequestError(f"no handler for {type(request).__name__}")
-        to_consumer_group = self._to_consumer_group.get(type(request))
-        if to_consumer_group is not None and isinstance(
-            self.groups.get(getattr(request, "group_id", "")), ConsumerGroup
-        ):
-            handler = to_consumer_group
         return handler(token, request, now_ms)
 
     def next_deadline(self) -> int | None:
         """The earliest timer deadline (ms), or ``None`` when no timer is armed."""
-        return self.timer.next_deadline()
+        return self.state.timer.next_deadline()
 
     def on_timer(self, now_ms: int) -> CoordinatorResult:
         """Fire every timer due at ``now_ms``."""
-        return CoordinatorResult.merge(self.timer.expire(now_ms))
+        return CoordinatorResult.merge(self.state.timer.expire(now_ms))
 
     def update_metadata(self, image: MetadataImage, now_ms: int) -> CoordinatorResult:
         """A new topic metadata image (topics created, deleted, partitions added)."""
-        previous, self.metadata = self.metadata, image
+        previous, self.state.metadata = self.state.metadata, image
         return self.consumer.on_metadata_update(previous, image, now_ms)
 
     def on_loaded(self, now_ms: int) -> CoordinatorResult:
@@ -140,13 +188,16 @@ class GroupCoordinator:
         KIP-848 member still revoking its rebalance timeout, an empty KIP-848
         group its expiration.
         """
-        result = self.classic.on_loaded(now_ms)
+        result = rebalance.on_loaded(self.state, now_ms)
         self.consumer.on_loaded(now_ms)
         return result
 
     def replay(self, record: CoordinatorRecord) -> None:
         """Apply one record to the state (loading, and checking records against state)."""
-        for manager in (self.classic, self.consumer, self.offsets):
+        if isinstance(record.key, GroupMetadataKey):
+            records.replay(self.state, record)
+            return
+        for manager in (self.consumer, self.offsets):
             if manager.replay(record):
                 return
         raise ValueError(f"no manager replays record type {record.key.record_name}")
@@ -154,7 +205,7 @@ class GroupCoordinator:
     # -- shared lookups ---------------------------------------------------------------
 
     def group(self, group_id: str) -> Group | None:
-        return self.groups.get(group_id)
+        return self.state.groups.get(group_id)
 
     def supported_request_types(self) -> Mapping[type, Handler]:
-        return dict(self._handlers)
+        return {request_type: handler for (request_type, _), handler in self._routes.items()}

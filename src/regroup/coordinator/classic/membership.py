@@ -1,4 +1,4 @@
-"""Heartbeat and LeaveGroup (Kafka ``classicGroupHeartbeat``, ``classicGroupLeave``).
+"""Heartbeat and LeaveGroup on a classic group (Kafka ``classicGroupHeartbeat``, ``...Leave``).
 
 Heartbeat: empty group id: INVALID_GROUP_ID (Kafka checks it in
 ``GroupCoordinatorService``, as for every group RPC); unknown group:
@@ -25,10 +25,19 @@ join phase. The top-level error is NONE unless the group is unknown
 from __future__ import annotations
 
 from collections.abc import Hashable
-from typing import TYPE_CHECKING
 
 from regroup.classic.group_state import ClassicGroupState
+from regroup.coordinator.classic.rebalance import (
+    answer_join,
+    answer_sync,
+    cancel_heartbeat,
+    maybe_complete_join_phase,
+    maybe_prepare_rebalance_or_complete_join,
+    member_left,
+    schedule_heartbeat,
+)
 from regroup.coordinator.result import CoordinatorResult
+from regroup.coordinator.state import GroupCoordinatorState
 from regroup.model.errors import ErrorCode, KafkaProtocolError
 from regroup.model.requests.classic import (
     HeartbeatRequest,
@@ -40,19 +49,16 @@ from regroup.model.requests.classic import (
     SyncGroupResponse,
 )
 
-if TYPE_CHECKING:
-    from regroup.coordinator.classic_manager import ClassicGroupManager
-
 __all__ = ["handle_heartbeat", "handle_leave_group"]
 
 
 def handle_heartbeat(
-    mgr: ClassicGroupManager, token: Hashable, request: HeartbeatRequest, now_ms: int
+    state: GroupCoordinatorState, token: Hashable, request: HeartbeatRequest, now_ms: int
 ) -> CoordinatorResult:
     out = CoordinatorResult()
     if not request.group_id:
         return out.reply(token, HeartbeatResponse(ErrorCode.INVALID_GROUP_ID))
-    group = mgr.classic_group(request.group_id)
+    group = state.classic_group(request.group_id)
     if group is None:
         return out.reply(token, HeartbeatResponse(ErrorCode.UNKNOWN_MEMBER_ID))
     if group.is_in(ClassicGroupState.DEAD):
@@ -66,19 +72,19 @@ def handle_heartbeat(
     if group.is_in(ClassicGroupState.EMPTY):
         return out.reply(token, HeartbeatResponse(ErrorCode.UNKNOWN_MEMBER_ID))
     member = group.member(request.member_id)
-    mgr.schedule_heartbeat(group, member, now_ms)
+    schedule_heartbeat(state, group, member, now_ms)
     if group.is_in(ClassicGroupState.PREPARING_REBALANCE):
         return out.reply(token, HeartbeatResponse(ErrorCode.REBALANCE_IN_PROGRESS))
     return out.reply(token, HeartbeatResponse(ErrorCode.NONE))
 
 
 def handle_leave_group(
-    mgr: ClassicGroupManager, token: Hashable, request: LeaveGroupRequest, now_ms: int
+    state: GroupCoordinatorState, token: Hashable, request: LeaveGroupRequest, now_ms: int
 ) -> CoordinatorResult:
     out = CoordinatorResult()
     if not request.group_id:
         return out.reply(token, LeaveGroupResponse(ErrorCode.INVALID_GROUP_ID))
-    group = mgr.classic_group(request.group_id)
+    group = state.classic_group(request.group_id)
     if group is None:
         return out.reply(token, LeaveGroupResponse(ErrorCode.UNKNOWN_MEMBER_ID))
     if group.is_in(ClassicGroupState.DEAD):
@@ -94,12 +100,12 @@ def handle_leave_group(
                 code = ErrorCode.UNKNOWN_MEMBER_ID
             else:
                 _remove_current_member(
-                    mgr, group_id=request.group_id, member_id=static_id, now_ms=now_ms, out=out
+                    state, group_id=request.group_id, member_id=static_id, now_ms=now_ms, out=out
                 )
                 left.append(static_id)
         elif group.is_pending_member(member_id):
             group.remove(member_id)
-            mgr.cancel_heartbeat(group, member_id)
+            cancel_heartbeat(state, group, member_id)
             left.append(member_id)
         else:
             try:
@@ -108,28 +114,33 @@ def handle_leave_group(
                 code = exc.code
             else:
                 _remove_current_member(
-                    mgr, group_id=request.group_id, member_id=member_id, now_ms=now_ms, out=out
+                    state, group_id=request.group_id, member_id=member_id, now_ms=now_ms, out=out
                 )
                 left.append(member_id)
         answers.append(LeaveGroupResponseMember(member_id, identity.group_instance_id, code))
     if left:
         reason = f"explicit LeaveGroup request for ({', '.join(left)}) members"
         if group.is_in(ClassicGroupState.STABLE, ClassicGroupState.COMPLETING_REBALANCE):
-            mgr.maybe_prepare_rebalance_or_complete_join(group, reason, now_ms, out)
+            maybe_prepare_rebalance_or_complete_join(state, group, reason, now_ms, out)
         elif group.is_in(ClassicGroupState.PREPARING_REBALANCE):
-            mgr.maybe_complete_join_phase(group, now_ms, out)
+            maybe_complete_join_phase(state, group, now_ms, out)
     return out.reply(token, LeaveGroupResponse(ErrorCode.NONE, tuple(answers)))
 
 
 def _remove_current_member(
-    mgr: ClassicGroupManager, *, group_id: str, member_id: str, now_ms: int, out: CoordinatorResult
+    state: GroupCoordinatorState,
+    *,
+    group_id: str,
+    member_id: str,
+    now_ms: int,
+    out: CoordinatorResult,
 ) -> None:
     """Kafka ``removeCurrentMemberFromClassicGroup``: answer its parked requests, drop it."""
-    group = mgr.classic_group(group_id)
+    group = state.classic_group(group_id)
     assert group is not None
     member = group.member(member_id)
-    mgr.cancel_heartbeat(group, member_id)
-    mgr.answer_join(member, JoinGroupResponse(ErrorCode.UNKNOWN_MEMBER_ID), out)
-    mgr.answer_sync(member, SyncGroupResponse(ErrorCode.UNKNOWN_MEMBER_ID), out)
+    cancel_heartbeat(state, group, member_id)
+    answer_join(member, JoinGroupResponse(ErrorCode.UNKNOWN_MEMBER_ID), out)
+    answer_sync(member, SyncGroupResponse(ErrorCode.UNKNOWN_MEMBER_ID), out)
     group.remove(member_id)
-    mgr.member_left(group, member, "leave", now_ms, out)
+    member_left(group, member, "leave", now_ms, out)

@@ -1,4 +1,7 @@
-"""A classic group to and from its GroupMetadata record (Kafka: ``GroupCoordinatorRecordHelpers``).
+"""A classic group to and from its GroupMetadata record, and replaying one.
+
+Kafka: ``GroupCoordinatorRecordHelpers`` (builders) and
+``GroupMetadataManager.replay`` (the GroupMetadata case).
 
 ``group_metadata_record`` writes what Kafka's ``newGroupMetadataRecord``
 writes (plus our optional ``supported_protocols``, see
@@ -6,6 +9,10 @@ writes (plus our optional ``supported_protocols``, see
 ``ClassicGroup.fromRecord``: the loaded group is Stable when it has members and
 Empty otherwise, with the stored generation, protocol, leader, state timestamp,
 members and assignments.
+
+Classic groups change by their handlers, not by replay (in regroup as in Kafka):
+the records are written where Kafka writes them (``rebalance``) and replayed only
+to rebuild the groups after a restart.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ from collections.abc import Mapping
 from regroup.classic.group import ClassicGroup
 from regroup.classic.group_member import ClassicGroupMember
 from regroup.classic.group_state import ClassicGroupState
+from regroup.coordinator.state import GroupCoordinatorState
 from regroup.model.requests.classic import JoinGroupRequestProtocol
 from regroup.records import CoordinatorRecord
 from regroup.records.classic import (
@@ -24,7 +32,14 @@ from regroup.records.classic import (
     GroupMetadataValueProtocol,
 )
 
-__all__ = ["group_from_value", "group_metadata_record", "group_metadata_value", "group_tombstone"]
+__all__ = [
+    "group_from_value",
+    "group_metadata_record",
+    "group_metadata_value",
+    "group_tombstone",
+    "new_group_record",
+    "replay",
+]
 
 
 def group_metadata_value(
@@ -75,6 +90,34 @@ def group_metadata_record(
 
 def group_tombstone(group_id: str) -> CoordinatorRecord:
     return CoordinatorRecord(GroupMetadataKey(group_id), None)
+
+
+def new_group_record(group: ClassicGroup, now_ms: int) -> CoordinatorRecord:
+    """The empty GroupMetadata record Kafka commits for a group a JoinGroup creates."""
+    return CoordinatorRecord(
+        GroupMetadataKey(group.group_id),
+        GroupMetadataValue(
+            protocol_type=group.protocol_type,
+            generation=0,
+            protocol=None,
+            leader=None,
+            current_state_timestamp=now_ms,
+        ),
+    )
+
+
+def replay(state: GroupCoordinatorState, record: CoordinatorRecord) -> None:
+    """Apply a GroupMetadata record: the group as stored, or (a tombstone) no group."""
+    assert isinstance(record.key, GroupMetadataKey)
+    group_id = record.key.group
+    if record.value is None:
+        existing = state.classic_group(group_id)
+        if existing is not None:
+            existing.state = ClassicGroupState.DEAD
+            del state.groups[group_id]
+        return
+    assert isinstance(record.value, GroupMetadataValue)
+    state.groups[group_id] = group_from_value(group_id, record.value)
 
 
 def group_from_value(group_id: str, value: GroupMetadataValue) -> ClassicGroup:

@@ -1,4 +1,4 @@
-"""JoinGroup on a classic group (Kafka: ``GroupMetadataManager.classicGroupJoin*``).
+"""JoinGroup on a classic group or on no group yet (Kafka ``classicGroupJoin*``).
 
 Admission, in Kafka's order:
 
@@ -31,27 +31,37 @@ Admission, in Kafka's order:
 from __future__ import annotations
 
 from collections.abc import Hashable
-from typing import TYPE_CHECKING
 
 from regroup.classic.group import ClassicGroup
 from regroup.classic.group_member import ClassicGroupMember
 from regroup.classic.group_state import ClassicGroupState
+from regroup.coordinator.classic.rebalance import (
+    answer_join,
+    answer_sync,
+    cancel_heartbeat,
+    create_group,
+    maybe_complete_join_phase,
+    maybe_prepare_rebalance_or_complete_join,
+    member_joined,
+    member_left,
+    prepare_rebalance,
+    schedule_heartbeat,
+    schedule_pending_member_heartbeat,
+)
+from regroup.coordinator.classic.records import group_metadata_record, new_group_record
 from regroup.coordinator.config import GroupCoordinatorConfig
 from regroup.coordinator.result import CoordinatorResult
+from regroup.coordinator.state import GroupCoordinatorState
 from regroup.model.errors import ErrorCode, KafkaProtocolError
 from regroup.model.member import new_classic_member_id
 from regroup.model.requests.classic import JoinGroupRequest, JoinGroupResponse, SyncGroupResponse
-from regroup.records import CoordinatorRecord
-from regroup.records.classic import GroupMetadataKey, GroupMetadataValue
-
-if TYPE_CHECKING:
-    from regroup.coordinator.classic_manager import ClassicGroupManager
+from regroup.records.classic import GroupMetadataKey
 
 __all__ = ["check_join_request", "handle_join_group"]
 
 
 def handle_join_group(
-    mgr: ClassicGroupManager, token: Hashable, request: JoinGroupRequest, now_ms: int
+    state: GroupCoordinatorState, token: Hashable, request: JoinGroupRequest, now_ms: int
 ) -> CoordinatorResult:
     out = CoordinatorResult()
 
@@ -59,47 +69,36 @@ def handle_join_group(
         out.reply(token, JoinGroupResponse(error_code=code, member_id=member_id))
         return out
 
-    config = mgr.config
+    config = state.config
     invalid = check_join_request(config, request)
     if invalid is not None:
         return fail(invalid)
-    other = mgr.coordinator.groups.get(request.group_id)
+    other = state.groups.get(request.group_id)
     if other is not None and not isinstance(other, ClassicGroup):
         return fail(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, "")
-    group = mgr.classic_group(request.group_id)
+    group = state.classic_group(request.group_id)
     is_new_group = group is None
     if group is None:
         if request.member_id:
             return fail(ErrorCode.UNKNOWN_MEMBER_ID)
-        group = mgr.create_group(request.group_id, now_ms)
+        group = create_group(state, request.group_id, now_ms)
 
     if not _accept_joining_member(group, request.member_id, config.group_max_size):
         refused = group.members.get(request.member_id)
         group.remove(request.member_id)
-        mgr.cancel_heartbeat(group, request.member_id)
+        cancel_heartbeat(state, group, request.member_id)
         if refused is not None:
-            mgr.answer_join(refused, JoinGroupResponse(ErrorCode.GROUP_MAX_SIZE_REACHED), out)
-            mgr.member_left(group, refused, "group_max_size", now_ms, out)
+            answer_join(refused, JoinGroupResponse(ErrorCode.GROUP_MAX_SIZE_REACHED), out)
+            member_left(group, refused, "group_max_size", now_ms, out)
         fail(ErrorCode.GROUP_MAX_SIZE_REACHED, "")
     elif not request.member_id:
-        _join_new_member(mgr, group, token, request, now_ms, out)
+        _join_new_member(state, group, token, request, now_ms, out)
     else:
-        _join_existing_member(mgr, group, token, request, now_ms, out)
+        _join_existing_member(state, group, token, request, now_ms, out)
 
     if is_new_group and not any(isinstance(r.key, GroupMetadataKey) for r in out.records):
         # Kafka: a new group is committed with an empty GroupMetadata record.
-        out.records.append(
-            CoordinatorRecord(
-                GroupMetadataKey(group.group_id),
-                GroupMetadataValue(
-                    protocol_type=group.protocol_type,
-                    generation=0,
-                    protocol=None,
-                    leader=None,
-                    current_state_timestamp=now_ms,
-                ),
-            )
-        )
+        out.records.append(new_group_record(group, now_ms))
     return out
 
 
@@ -131,7 +130,7 @@ def _accept_joining_member(group: ClassicGroup, member_id: str, max_size: int) -
 
 
 def _join_new_member(
-    mgr: ClassicGroupManager,
+    state: GroupCoordinatorState,
     group: ClassicGroup,
     token: Hashable,
     request: JoinGroupRequest,
@@ -149,32 +148,32 @@ def _join_new_member(
     prefix = (
         request.group_instance_id if request.group_instance_id is not None else request.client_id
     )
-    new_member_id = new_classic_member_id(prefix, mgr.coordinator.rng)
+    new_member_id = new_classic_member_id(prefix, state.rng)
     if request.group_instance_id is not None:
         old_member_id = group.static_member_id(request.group_instance_id)
         if old_member_id is None:
             _add_member_then_rebalance_or_complete_join(
-                mgr, group, token, request, new_member_id, now_ms, out
+                state, group, token, request, new_member_id, now_ms, out
             )
         else:
             _replace_static_member(
-                mgr, group, token, request, old_member_id, new_member_id, now_ms, out
+                state, group, token, request, old_member_id, new_member_id, now_ms, out
             )
     elif request.require_known_member_id:
         # KIP-394: hand out the id, keep it pending for one session timeout.
         group.pending_members.add(new_member_id)
-        mgr.schedule_pending_member_heartbeat(
-            group, new_member_id, request.session_timeout_ms, now_ms
+        schedule_pending_member_heartbeat(
+            state, group, new_member_id, request.session_timeout_ms, now_ms
         )
         out.reply(token, JoinGroupResponse(ErrorCode.MEMBER_ID_REQUIRED, member_id=new_member_id))
     else:
         _add_member_then_rebalance_or_complete_join(
-            mgr, group, token, request, new_member_id, now_ms, out
+            state, group, token, request, new_member_id, now_ms, out
         )
 
 
 def _join_existing_member(
-    mgr: ClassicGroupManager,
+    state: GroupCoordinatorState,
     group: ClassicGroup,
     token: Hashable,
     request: JoinGroupRequest,
@@ -197,7 +196,7 @@ def _join_existing_member(
             # Kafka treats this as impossible (a static member is never pending).
             return fail(ErrorCode.UNKNOWN_MEMBER_ID)
         _add_member_then_rebalance_or_complete_join(
-            mgr, group, token, request, member_id, now_ms, out
+            state, group, token, request, member_id, now_ms, out
         )
         return None
     try:
@@ -208,7 +207,7 @@ def _join_existing_member(
     reason = request.reason or "not provided"
     if group.is_in(ClassicGroupState.PREPARING_REBALANCE):
         _update_member_then_rebalance_or_complete_join(
-            mgr,
+            state,
             group,
             member,
             token,
@@ -222,7 +221,7 @@ def _join_existing_member(
             _reply_current_generation(group, member, token, out)
         else:
             _update_member_then_rebalance_or_complete_join(
-                mgr,
+                state,
                 group,
                 member,
                 token,
@@ -234,7 +233,7 @@ def _join_existing_member(
     elif group.is_in(ClassicGroupState.STABLE):
         if group.is_leader(member_id):
             _update_member_then_rebalance_or_complete_join(
-                mgr,
+                state,
                 group,
                 member,
                 token,
@@ -245,7 +244,7 @@ def _join_existing_member(
             )
         elif not member.matches(request.protocols):
             _update_member_then_rebalance_or_complete_join(
-                mgr,
+                state,
                 group,
                 member,
                 token,
@@ -279,7 +278,7 @@ def _reply_current_generation(
 
 
 def _add_member_then_rebalance_or_complete_join(
-    mgr: ClassicGroupManager,
+    state: GroupCoordinatorState,
     group: ClassicGroup,
     token: Hashable,
     request: JoinGroupRequest,
@@ -305,11 +304,12 @@ def _add_member_then_rebalance_or_complete_join(
     ):
         group.new_member_added = True
     group.add(member, token)
-    mgr.member_joined(group, member, now_ms, out)
-    mgr.schedule_heartbeat(
-        group, member, now_ms, mgr.config.classic_group_new_member_join_timeout_ms
+    member_joined(group, member, now_ms, out)
+    schedule_heartbeat(
+        state, group, member, now_ms, state.config.classic_group_new_member_join_timeout_ms
     )
-    mgr.maybe_prepare_rebalance_or_complete_join(
+    maybe_prepare_rebalance_or_complete_join(
+        state,
         group,
         f"adding new member {member_id} with group instance id {request.group_instance_id}; "
         f"client reason: {request.reason or 'not provided'}",
@@ -319,7 +319,7 @@ def _add_member_then_rebalance_or_complete_join(
 
 
 def _update_member_then_rebalance_or_complete_join(
-    mgr: ClassicGroupManager,
+    state: GroupCoordinatorState,
     group: ClassicGroup,
     member: ClassicGroupMember,
     token: Hashable,
@@ -335,7 +335,7 @@ def _update_member_then_rebalance_or_complete_join(
     REBALANCE_IN_PROGRESS so that no driver waits for it forever.
     """
     if member.awaiting_join is not None and member.awaiting_join != token:
-        mgr.answer_join(
+        answer_join(
             member,
             JoinGroupResponse(ErrorCode.REBALANCE_IN_PROGRESS, member_id=member.member_id),
             out,
@@ -347,11 +347,11 @@ def _update_member_then_rebalance_or_complete_join(
         request.session_timeout_ms,
         token,
     )
-    mgr.maybe_prepare_rebalance_or_complete_join(group, reason, now_ms, out)
+    maybe_prepare_rebalance_or_complete_join(state, group, reason, now_ms, out)
 
 
 def _replace_static_member(
-    mgr: ClassicGroupManager,
+    state: GroupCoordinatorState,
     group: ClassicGroup,
     token: Hashable,
     request: JoinGroupRequest,
@@ -373,14 +373,12 @@ def _replace_static_member(
     assert request.group_instance_id is not None
     current_leader = group.leader_id
     old, new = group.replace_static_member(request.group_instance_id, old_member_id, new_member_id)
-    mgr.answer_join(
-        old, JoinGroupResponse(ErrorCode.FENCED_INSTANCE_ID, member_id=old_member_id), out
-    )
-    mgr.answer_sync(old, SyncGroupResponse(ErrorCode.FENCED_INSTANCE_ID), out)
-    mgr.cancel_heartbeat(group, old_member_id)
-    mgr.member_left(group, old, "replaced", now_ms, out)
-    mgr.member_joined(group, new, now_ms, out)
-    mgr.schedule_heartbeat(group, new, now_ms)
+    answer_join(old, JoinGroupResponse(ErrorCode.FENCED_INSTANCE_ID, member_id=old_member_id), out)
+    answer_sync(old, SyncGroupResponse(ErrorCode.FENCED_INSTANCE_ID), out)
+    cancel_heartbeat(state, group, old_member_id)
+    member_left(group, old, "replaced", now_ms, out)
+    member_joined(group, new, now_ms, out)
+    schedule_heartbeat(state, group, new, now_ms)
     group.update_member(
         new,
         tuple(request.protocols),
@@ -394,7 +392,7 @@ def _replace_static_member(
     if group.is_in(ClassicGroupState.STABLE):
         if group.select_protocol() == group.protocol_name:
             new.awaiting_join = None
-            mgr.persist(group, out)
+            out.records.append(group_metadata_record(group))
             if group.is_leader(new_member_id) and request.supports_skip_assignment:
                 response = JoinGroupResponse(
                     error_code=ErrorCode.NONE,
@@ -417,10 +415,10 @@ def _replace_static_member(
                 )
             out.reply(token, response)
         else:
-            mgr.maybe_prepare_rebalance_or_complete_join(
-                group, reason + "; the selected protocol changes", now_ms, out
+            maybe_prepare_rebalance_or_complete_join(
+                state, group, reason + "; the selected protocol changes", now_ms, out
             )
     elif group.is_in(ClassicGroupState.COMPLETING_REBALANCE):
-        mgr.prepare_rebalance(group, reason + " during CompletingRebalance", now_ms, out)
+        prepare_rebalance(state, group, reason + " during CompletingRebalance", now_ms, out)
     else:
-        mgr.maybe_complete_join_phase(group, now_ms, out)
+        maybe_complete_join_phase(state, group, now_ms, out)

@@ -1,4 +1,4 @@
-"""SyncGroup on a classic group (Kafka: ``GroupMetadataManager.classicGroupSync``).
+"""SyncGroup on a classic group or on no group (Kafka ``classicGroupSync``).
 
 Validation first (Kafka ``validateSyncGroup``): empty group id:
 INVALID_GROUP_ID; unknown group or member:
@@ -17,31 +17,37 @@ A group id held by a consumer group: the service routes the SyncGroup to
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
-from typing import TYPE_CHECKING
 
 from regroup.assignors.classic.api import Assignment
+from regroup.classic import protocol
 from regroup.classic.group import ClassicGroup
 from regroup.classic.group_state import ClassicGroupState
+from regroup.coordinator.classic.rebalance import (
+    answer_sync,
+    propagate_assignment,
+    remove_pending_sync_member,
+    schedule_heartbeat,
+    transition,
+)
+from regroup.coordinator.classic.records import group_metadata_record
 from regroup.coordinator.result import CoordinatorResult
+from regroup.coordinator.state import GroupCoordinatorState
 from regroup.events.schema import RebalanceCompleted
 from regroup.model import TopicPartition
 from regroup.model.errors import ErrorCode, KafkaProtocolError
 from regroup.model.requests.classic import SyncGroupRequest, SyncGroupResponse
 
-if TYPE_CHECKING:
-    from regroup.coordinator.classic_manager import ClassicGroupManager
-
 __all__ = ["decoded_assignment", "handle_sync_group"]
 
 
 def handle_sync_group(
-    mgr: ClassicGroupManager, token: Hashable, request: SyncGroupRequest, now_ms: int
+    state: GroupCoordinatorState, token: Hashable, request: SyncGroupRequest, now_ms: int
 ) -> CoordinatorResult:
     out = CoordinatorResult()
     if not request.group_id:
         out.reply(token, SyncGroupResponse(ErrorCode.INVALID_GROUP_ID))
         return out
-    group = mgr.classic_group(request.group_id)
+    group = state.classic_group(request.group_id)
     if group is None:
         out.reply(token, SyncGroupResponse(ErrorCode.UNKNOWN_MEMBER_ID))
         return out
@@ -57,18 +63,17 @@ def handle_sync_group(
     elif group.is_in(ClassicGroupState.COMPLETING_REBALANCE):
         member = group.member(member_id)
         if member.awaiting_sync is not None and member.awaiting_sync != token:
-            mgr.answer_sync(member, SyncGroupResponse(ErrorCode.REBALANCE_IN_PROGRESS), out)
+            answer_sync(member, SyncGroupResponse(ErrorCode.REBALANCE_IN_PROGRESS), out)
         member.awaiting_sync = token
-        mgr.remove_pending_sync_member(group, member_id)
+        remove_pending_sync_member(state, group, member_id)
         if group.is_leader(member_id):
             assignment = {a.member_id: a.assignment for a in request.assignments}
             for m in group:
                 m.assignment = assignment.get(m.member_id, b"")
-            mgr.transition(group, ClassicGroupState.STABLE, now_ms, out)
-            mgr.persist(group, out)
-            mgr.propagate_assignment(group, ErrorCode.NONE, now_ms, out)
-            mgr.emit(
-                out,
+            transition(group, ClassicGroupState.STABLE, now_ms, out)
+            out.records.append(group_metadata_record(group))
+            propagate_assignment(state, group, ErrorCode.NONE, now_ms, out)
+            out.events.append(
                 RebalanceCompleted(
                     ts_ms=now_ms,
                     group_id=group.group_id,
@@ -77,9 +82,9 @@ def handle_sync_group(
                 ),
             )
     elif group.is_in(ClassicGroupState.STABLE):
-        mgr.remove_pending_sync_member(group, member_id)
+        remove_pending_sync_member(state, group, member_id)
         member = group.member(member_id)
-        mgr.schedule_heartbeat(group, member, now_ms)
+        schedule_heartbeat(state, group, member, now_ms)
         out.reply(
             token,
             SyncGroupResponse(
@@ -124,10 +129,6 @@ def decoded_assignment(
     (the event then carries no assignment; the broker never needs to read it).
     """
     if protocol_type != "consumer":
-        return {}
-    try:
-        from regroup.classic import protocol
-    except ImportError:  # pragma: no cover - the decoder is another engineer's module
         return {}
     decoded: dict[str, tuple[TopicPartition, ...]] = {}
     for member_id, data in assignment.items():
