@@ -1,8 +1,8 @@
 """Online migration between classic and KIP-848 groups (group.consumer.migration.policy).
 
-Scenario tests of ``consumer_migration`` and ``consumer_classic_members``: the
-upgrade's conversion (members, records, replay), its refusals, classic members
-served by the consumer group, and the downgrade.
+Scenario tests of ``coordinator.consumer``'s ``upgrade``, ``downgrade`` and
+``classic_members``: the upgrade's conversion (members, records, replay), its
+refusals, classic members served by the consumer group, and the downgrade.
 """
 
 from __future__ import annotations

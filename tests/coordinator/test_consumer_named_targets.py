@@ -1,11 +1,11 @@
-"""``target_assignment_computed`` keeps its member ids sorted between epochs (``_NamedTargets``)."""
+"""``target_assignment_computed`` keeps its member ids sorted between epochs (``NamedTargets``)."""
 
 from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regroup.coordinator.consumer_manager import _NamedTargets
+from regroup.coordinator.partition_names import NamedTargets
 
 _ids = st.sets(st.sampled_from([f"m{i:02d}" for i in range(40)]), max_size=40)
 
@@ -13,7 +13,7 @@ _ids = st.sets(st.sampled_from([f"m{i:02d}" for i in range(40)]), max_size=40)
 @settings(max_examples=200, deadline=None)
 @given(st.lists(_ids, min_size=1, max_size=12))
 def test_sync_ids_keeps_the_sorted_member_ids(rounds: list[set[str]]) -> None:
-    cache = _NamedTargets(None, None)
+    cache = NamedTargets(None, None)
     for ids in rounds:
         targets = {member_id: {} for member_id in sorted(ids, reverse=True)}
         cache.sync_ids(targets)

@@ -18,7 +18,7 @@ import pytest
 
 from regroup.classic.group import ClassicGroup
 from regroup.coordinator.classic.records import group_metadata_record
-from regroup.coordinator.consumer_records import epoch_record
+from regroup.coordinator.consumer.records import epoch_record
 from regroup.records import CoordinatorRecord
 from regroup.records.offsets import OffsetCommitKey, OffsetCommitValue
 from regroup.server.app import RegroupServer, ServerOptions

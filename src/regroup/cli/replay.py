@@ -55,8 +55,8 @@ from typing import Any, TextIO
 from regroup.assignors.consumer.api import GroupAssignment, MemberAssignment
 from regroup.cli.errors import UsageError
 from regroup.coordinator.config import GroupCoordinatorConfig, InvalidConfigError
-from regroup.coordinator.consumer_describe import describe_group
-from regroup.coordinator.consumer_manager import ScriptedAssignor
+from regroup.coordinator.consumer.describe import describe_group
+from regroup.coordinator.consumer.rebalance import ScriptedAssignor
 from regroup.coordinator.result import CoordinatorResult
 from regroup.coordinator.service import GroupCoordinator
 from regroup.model.codec import CodecError, from_jsonable, to_jsonable
@@ -227,9 +227,9 @@ def replay_script(script: Any) -> list[dict[str, Any]]:
                 "response": None if response is None else to_jsonable(response),
                 "records": [record.to_dict() for record in result.records],
                 "groups": {
-                    group_id: to_jsonable(describe_group(coordinator.consumer, group_id))
+                    group_id: to_jsonable(describe_group(coordinator.state, group_id))
                     for group_id in sorted(coordinator.groups)
-                    if coordinator.consumer.consumer_group(group_id) is not None
+                    if coordinator.state.consumer_group(group_id) is not None
                 },
             }
         )

@@ -20,7 +20,7 @@ Driving it (the simulator and the server do exactly this)::
 Requests are the version-neutral dataclasses of ``regroup.model.requests``;
 a request goes to the handler of its type and of the type of the group its id
 names: a classic request on a consumer group to that group's classic members
-(``consumer_classic_members``, online migration). ``replay(record)`` applies
+(``consumer.classic_members``, online migration). ``replay(record)`` applies
 one record (used to rebuild state on start and to check that records describe
 the live state exactly).
 """
@@ -31,14 +31,23 @@ import random
 from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
-from regroup.coordinator import consumer_classic_members, list_groups
+from regroup.coordinator import list_groups
 from regroup.coordinator.classic import describe, join, membership, rebalance, records, sync
 from regroup.coordinator.config import GroupCoordinatorConfig
-from regroup.coordinator.consumer_manager import ConsumerGroupManager
+from regroup.coordinator.consumer import (
+    classic_members,
+    client_assignors,
+    fencing,
+    group_configs,
+    heartbeat,
+)
+from regroup.coordinator.consumer import describe as consumer_describe
+from regroup.coordinator.consumer import rebalance as consumer_rebalance
+from regroup.coordinator.consumer import records as consumer_records
 from regroup.coordinator.group import Group, GroupType
 from regroup.coordinator.offsets import OffsetManager
 from regroup.coordinator.result import CoordinatorResult
-from regroup.coordinator.state import GroupCoordinatorState
+from regroup.coordinator.state import ConsumerProtocolState, GroupCoordinatorState
 from regroup.coordinator.timer import Timer
 from regroup.model.metadata import MetadataImage
 from regroup.model.requests.admin import DescribeGroupsRequest, ListGroupsRequest
@@ -47,6 +56,14 @@ from regroup.model.requests.classic import (
     JoinGroupRequest,
     LeaveGroupRequest,
     SyncGroupRequest,
+)
+from regroup.model.requests.consumer import (
+    ConsumerGroupDescribeRequest,
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupInstallAssignmentRequest,
+    ConsumerGroupPrepareAssignmentRequest,
+    DescribeGroupConfigsRequest,
+    IncrementalAlterGroupConfigsRequest,
 )
 from regroup.records import CoordinatorRecord
 from regroup.records.classic import GroupMetadataKey
@@ -57,7 +74,7 @@ Handler = Callable[[Hashable, Any, int], CoordinatorResult]
 
 
 class UnsupportedRequestError(TypeError):
-    """A request type no manager serves (a driver bug, not a client mistake)."""
+    """A request type no handler serves (a driver bug, not a client mistake)."""
 
 
 class GroupCoordinator:
@@ -77,9 +94,9 @@ class GroupCoordinator:
             # Injected randomness (member ids); seeded for determinism by default.
             rng or random.Random(0),
         )
-        self.consumer = ConsumerGroupManager(self.state)
         self.offsets = OffsetManager(self.state)
         state = self.state
+        every = (None, GroupType.CLASSIC, GroupType.CONSUMER)
         #: (request type, type of the group its id names; ``None``: no group) -> handler.
         self._routes: dict[tuple[type, GroupType | None], Handler] = {}
 
@@ -87,28 +104,56 @@ class GroupCoordinator:
             self._route(request_type, handler, None, GroupType.CLASSIC)
             self._route(request_type, to_consumer_group, GroupType.CONSUMER)
 
-        consumer = self.consumer
         classic(
             JoinGroupRequest,
             lambda t, r, now: join.handle_join_group(state, t, r, now),
-            lambda t, r, now: consumer_classic_members.handle_join_group(consumer, t, r, now),
+            lambda t, r, now: classic_members.handle_join_group(state, t, r, now),
         )
         classic(
             SyncGroupRequest,
             lambda t, r, now: sync.handle_sync_group(state, t, r, now),
-            lambda t, r, now: consumer_classic_members.handle_sync(consumer, t, r, now),
+            lambda t, r, now: classic_members.handle_sync(state, t, r, now),
         )
         classic(
             HeartbeatRequest,
             lambda t, r, now: membership.handle_heartbeat(state, t, r, now),
-            lambda t, r, now: consumer_classic_members.handle_heartbeat(consumer, t, r, now),
+            lambda t, r, now: classic_members.handle_heartbeat(state, t, r, now),
         )
         classic(
             LeaveGroupRequest,
             lambda t, r, now: membership.handle_leave_group(state, t, r, now),
-            lambda t, r, now: consumer_classic_members.handle_leave(consumer, t, r, now),
+            lambda t, r, now: classic_members.handle_leave(state, t, r, now),
         )
-        every = (None, GroupType.CLASSIC, GroupType.CONSUMER)
+        self._route(
+            ConsumerGroupHeartbeatRequest,
+            lambda t, r, now: heartbeat.handle(state, t, r, now),
+            *every,
+        )
+        self._route(
+            ConsumerGroupPrepareAssignmentRequest,
+            lambda t, r, now: client_assignors.handle_prepare(state, t, r, now),
+            *every,
+        )
+        self._route(
+            ConsumerGroupInstallAssignmentRequest,
+            lambda t, r, now: client_assignors.handle_install(state, t, r, now),
+            *every,
+        )
+        self._route(
+            ConsumerGroupDescribeRequest,
+            lambda t, r, now: consumer_describe.handle_describe(state, t, r, now),
+            *every,
+        )
+        self._route(
+            IncrementalAlterGroupConfigsRequest,
+            lambda t, r, now: group_configs.handle_alter_configs(state, t, r, now),
+            *every,
+        )
+        self._route(
+            DescribeGroupConfigsRequest,
+            lambda t, r, now: group_configs.handle_describe_configs(state, t, r, now),
+            *every,
+        )
         self._route(
             DescribeGroupsRequest,
             lambda t, r, now: describe.handle_describe_groups(state, t, r, now),
@@ -119,9 +164,8 @@ class GroupCoordinator:
             lambda t, r, now: list_groups.handle_list_groups(state, t, r, now),
             *every,
         )
-        for manager_handlers in (self.consumer.handlers(), self.offsets.handlers()):
-            for request_type, handler in manager_handlers.items():
-                self._route(request_type, handler, *every)
+        for request_type, handler in self.offsets.handlers().items():
+            self._route(request_type, handler, *every)
 
     def _route(self, request_type: type, handler: Handler, *group_types: GroupType | None) -> None:
         for group_type in group_types:
@@ -156,6 +200,11 @@ class GroupCoordinator:
     def groups(self) -> dict[str, Group]:
         return self.state.groups
 
+    @property
+    def consumer(self) -> ConsumerProtocolState:
+        """What KIP-848 groups keep beside their groups (assignors, configs, in-flight work)."""
+        return self.state.consumer
+
     # -- driving ---------------------------------------------------------------------
 
     def handle(self, token: Hashable, request: object, now_ms: int) -> CoordinatorResult:
@@ -177,8 +226,8 @@ class GroupCoordinator:
 
     def update_metadata(self, image: MetadataImage, now_ms: int) -> CoordinatorResult:
         """A new topic metadata image (topics created, deleted, partitions added)."""
-        previous, self.state.metadata = self.state.metadata, image
-        return self.consumer.on_metadata_update(previous, image, now_ms)
+        self.state.metadata = image
+        return consumer_rebalance.on_metadata_update(self.state, now_ms)
 
     def on_loaded(self, now_ms: int) -> CoordinatorResult:
         """After replaying a log: arm the timers of every rebuilt group (Kafka ``onLoaded``).
@@ -189,7 +238,7 @@ class GroupCoordinator:
         group its expiration.
         """
         result = rebalance.on_loaded(self.state, now_ms)
-        self.consumer.on_loaded(now_ms)
+        fencing.on_loaded(self.state, now_ms)
         return result
 
     def replay(self, record: CoordinatorRecord) -> None:
@@ -197,10 +246,12 @@ class GroupCoordinator:
         if isinstance(record.key, GroupMetadataKey):
             records.replay(self.state, record)
             return
-        for manager in (self.consumer, self.offsets):
-            if manager.replay(record):
-                return
-        raise ValueError(f"no manager replays record type {record.key.record_name}")
+        if isinstance(record.key, consumer_records.RECORD_KEYS):
+            consumer_records.replay(self.state, record)
+            return
+        if self.offsets.replay(record):
+            return
+        raise ValueError(f"no handler replays record type {record.key.record_name}")
 
     # -- shared lookups ---------------------------------------------------------------
 

@@ -2,8 +2,9 @@
 
 Kafka: the fields of ``GroupCoordinatorShard`` and of the managers it drives,
 ``GroupMetadataManager`` (groups of both types by id, the metadata image, the
-timer) and ``OffsetMetadataManager`` (committed offsets), without the runtime
-around them.
+timer, the server-side assignors, group configs) and ``OffsetMetadataManager``
+(committed offsets), without the runtime around them. What only KIP-848 groups
+need beside their groups is ``ConsumerProtocolState`` (``state.consumer``).
 
 Rules:
 
@@ -25,17 +26,52 @@ Rules:
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from regroup.assignors.consumer.api import ConsumerGroupPartitionAssignor
 from regroup.classic.group import ClassicGroup
+from regroup.consumer.client_assignors import ClientAssignmentInFlight
 from regroup.consumer.group import ConsumerGroup
+from regroup.consumer.target_assignment import SpecCache
 from regroup.coordinator.config import GroupCoordinatorConfig
 from regroup.coordinator.group import Group, GroupType
+from regroup.coordinator.partition_names import PartitionNames
 from regroup.coordinator.result import CoordinatorResult
 from regroup.coordinator.timer import Timer
 from regroup.model.metadata import MetadataImage
 
-__all__ = ["GroupCoordinatorState"]
+__all__ = ["ConsumerProtocolState", "GroupCoordinatorState"]
+
+
+def server_assignor(name: str) -> ConsumerGroupPartitionAssignor:
+    """The server-side assignor of that name (``group.consumer.assignors``)."""
+    # Imported here, not at the top: the registry imports every assignor implementation.
+    from regroup.assignors.consumer.registry import create_server_assignor
+
+    return create_server_assignor(name)
+
+
+@dataclass(slots=True, eq=False)
+class ConsumerProtocolState:
+    """What the KIP-848 side keeps beside its groups."""
+
+    #: Group config overrides by group id (the ConsumerGroupConfig record).
+    group_configs: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: name -> server-side assignor (tests and scripts may replace it).
+    assignor_resolver: Callable[[str], ConsumerGroupPartitionAssignor] = server_assignor
+    #: Scripted assignor results, used (once each) by the next target computations.
+    scripted: dict[str, list[ConsumerGroupPartitionAssignor]] = field(default_factory=dict)
+    #: The client-side assignment each group waits for (transient, KIP-848 Rule 5).
+    in_flight: dict[str, ClientAssignmentInFlight] = field(default_factory=dict)
+    #: How many metadata images were seen (the "version" of resolved regexes).
+    metadata_version: int = 0
+    #: The classic group that a conversion under way replaced, by id (``consumer.upgrade``).
+    pending_upgrades: dict[str, ClassicGroup] = field(default_factory=dict)
+    #: Assignments named for events and classic members' bytes (memoised).
+    names: PartitionNames = field(default_factory=PartitionNames)
+    #: Per group, the assignor's member specs (``build_target_assignment``).
+    spec_cache: dict[str, SpecCache] = field(default_factory=dict)
 
 
 @dataclass(slots=True, eq=False)
@@ -51,6 +87,8 @@ class GroupCoordinatorState:
     timer: Timer[CoordinatorResult] = field(default_factory=Timer)
     #: Every group by id, classic or consumer.
     groups: dict[str, Group] = field(default_factory=dict)
+    #: What only KIP-848 groups need beside their groups.
+    consumer: ConsumerProtocolState = field(default_factory=ConsumerProtocolState)
 
     def group_type(self, group_id: str) -> GroupType | None:
         """The type of the group ``group_id`` names, or ``None`` when there is none."""

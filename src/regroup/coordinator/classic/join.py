@@ -7,7 +7,7 @@ Admission, in Kafka's order:
    INVALID_SESSION_TIMEOUT (Kafka checks both in ``GroupCoordinatorService``);
 2. an unknown group with a member id: UNKNOWN_MEMBER_ID; an unknown group
    without one is created (and persisted). (A JoinGroup whose id names a KIP-848
-   group is routed to ``consumer_classic_members`` by the service; when that
+   group is routed to ``consumer.classic_members`` by the service; when that
    group is empty it is deleted and the JoinGroup comes back here.)
 3. ``group.max.size`` (Kafka ``acceptJoiningMember``): in PreparingRebalance a
    member is admitted if it is already awaiting join or fewer members are

@@ -10,7 +10,7 @@ reset (the member is alive, it has just not rejoined yet); CompletingRebalance
 and Stable: NONE, timer reset.
 
 A group id held by a consumer group: the service routes the request to
-``consumer_classic_members`` (a classic member inside it, online migration).
+``consumer.classic_members`` (a classic member inside it, online migration).
 
 LeaveGroup (v3+ batches members): each entry is answered on its own. An entry
 with an empty member id and a ``group.instance.id`` is the admin removal of

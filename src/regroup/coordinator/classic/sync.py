@@ -11,7 +11,7 @@ installs the assignment (members it left out get empty bytes), persists the
 group, answers every parked SyncGroup and moves the group to Stable; Stable:
 the member's stored assignment at once; Dead: COORDINATOR_NOT_AVAILABLE.
 A group id held by a consumer group: the service routes the SyncGroup to
-``consumer_classic_members`` (a classic member inside it, online migration).
+``consumer.classic_members`` (a classic member inside it, online migration).
 """
 
 from __future__ import annotations

@@ -16,12 +16,15 @@ group epoch other than the prepared one), INVALID_ASSIGNMENT (Install only).
 
 The chosen member has its rebalance timeout, from the moment it is told, to
 install; then another member is chosen (timer ``consumer-client-assign-<group>``).
+
+``new_target`` is where a heartbeat that finds the group epoch ahead of the
+assignment epoch asks for a new target: from a member, in client-side mode,
+else from the server-side assignor (``rebalance.compute_target``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable
-from typing import TYPE_CHECKING
 
 from regroup.consumer import client_assignors as ca
 from regroup.consumer.group import ConsumerGroup
@@ -31,8 +34,12 @@ from regroup.consumer.group_member import (
     assignment_from_topic_partitions,
     assignment_to_topic_partitions,
 )
-from regroup.coordinator import consumer_records as rec
+from regroup.coordinator.consumer import records
+from regroup.coordinator.consumer.rebalance import compute_target, drop_in_flight, install_target
+from regroup.coordinator.consumer.timers import client_assign_key
+from regroup.coordinator.consumer.txn import ConsumerTxn
 from regroup.coordinator.result import CoordinatorResult
+from regroup.coordinator.state import GroupCoordinatorState
 from regroup.model.errors import ErrorCode, KafkaProtocolError
 from regroup.model.requests.consumer import (
     ConsumerGroupInstallAssignmentRequest,
@@ -43,29 +50,35 @@ from regroup.model.requests.consumer import (
     PartitionMetadata,
 )
 
-if TYPE_CHECKING:
-    from regroup.coordinator.consumer_manager import ConsumerGroupManager
-
-__all__ = ["ensure_selected", "handle_install", "handle_prepare", "notify_selected"]
+__all__ = ["handle_install", "handle_prepare", "new_target", "notify_selected"]
 
 
-def ensure_selected(manager: ConsumerGroupManager, group: ConsumerGroup, now_ms: int) -> bool:
+def new_target(txn: ConsumerTxn) -> None:
+    """The group epoch is ahead of the assignment epoch: have a new target computed."""
+    group = txn.group
+    assert group is not None
+    if ca.is_client_side_mode(group.members.values()) and _ensure_selected(txn.state, group):
+        return
+    compute_target(txn)
+
+
+def _ensure_selected(state: GroupCoordinatorState, group: ConsumerGroup) -> bool:
     """Choose the member to compute the next target, unless one is at work.
 
     ``False`` when no member can (no assignor common to all): the caller then uses
     the default server-side assignor.
     """
     gid = group.group_id
-    in_flight = manager.in_flight.get(gid)
+    in_flight = state.consumer.in_flight.get(gid)
     if in_flight is not None:
         chosen = group.members.get(in_flight.member_id)
         if chosen is not None and chosen.member_epoch >= 0:
             return True
-        manager.drop_in_flight(gid)
-    return _select(manager, group, set() if in_flight is None else in_flight.timed_out)
+        drop_in_flight(state, gid)
+    return _select(state, group, set() if in_flight is None else in_flight.timed_out)
 
 
-def _select(manager: ConsumerGroupManager, group: ConsumerGroup, timed_out: set[str]) -> bool:
+def _select(state: GroupCoordinatorState, group: ConsumerGroup, timed_out: set[str]) -> bool:
     active = [m for m in group.members.values() if m.member_epoch >= 0]
     assignor = ca.select_client_assignor(active)
     if assignor is None:
@@ -76,45 +89,49 @@ def _select(manager: ConsumerGroupManager, group: ConsumerGroup, timed_out: set[
         member_id = ca.select_member(active, assignor)
     if member_id is None:
         return False
-    manager.in_flight[group.group_id] = ca.ClientAssignmentInFlight(
+    state.consumer.in_flight[group.group_id] = ca.ClientAssignmentInFlight(
         member_id, assignor, timed_out=set(timed_out)
     )
     return True
 
 
 def notify_selected(
-    manager: ConsumerGroupManager, group_id: str, member: ConsumerGroupMember, now_ms: int
-) -> None:
-    """The chosen member is told now; its rebalance timeout starts (KIP: "when notified")."""
-    in_flight = manager.in_flight[group_id]
+    state: GroupCoordinatorState, group_id: str, member: ConsumerGroupMember, now_ms: int
+) -> bool:
+    """If ``member`` is the chosen one and not told yet, it is told now (COMPUTE_ASSIGNMENT in
+    its heartbeat response): its rebalance timeout starts (KIP: "when notified")."""
+    in_flight = state.consumer.in_flight.get(group_id)
+    if in_flight is None or in_flight.member_id != member.member_id or in_flight.notified:
+        return False
     in_flight.notified = True
     in_flight.deadline_ms = now_ms + max(member.rebalance_timeout_ms, 0)
     member_id = member.member_id
-    manager.state.timer.schedule(
-        manager.client_assign_key(group_id),
+    state.timer.schedule(
+        client_assign_key(group_id),
         in_flight.deadline_ms,
-        lambda now: _on_timeout(manager, group_id, member_id, now),
+        lambda now: _timed_out(state, group_id, member_id, now),
     )
+    return True
 
 
-def _on_timeout(
-    manager: ConsumerGroupManager, group_id: str, member_id: str, now_ms: int
+def _timed_out(
+    state: GroupCoordinatorState, group_id: str, member_id: str, now_ms: int
 ) -> CoordinatorResult:
-    in_flight = manager.in_flight.get(group_id)
-    group = manager.consumer_group(group_id)
+    in_flight = state.consumer.in_flight.get(group_id)
+    group = state.consumer_group(group_id)
     if in_flight is None or in_flight.member_id != member_id:
         return CoordinatorResult()
-    manager.drop_in_flight(group_id)
+    drop_in_flight(state, group_id)
     if group is None or group.group_epoch <= group.assignment_epoch:
         return CoordinatorResult()
-    _select(manager, group, in_flight.timed_out | {member_id})
+    _select(state, group, in_flight.timed_out | {member_id})
     return CoordinatorResult()
 
 
 def _checked(
-    manager: ConsumerGroupManager, group_id: str, member_id: str, member_epoch: int
+    state: GroupCoordinatorState, group_id: str, member_id: str, member_epoch: int
 ) -> tuple[ConsumerGroup, ConsumerGroupMember, ca.ClientAssignmentInFlight]:
-    group = manager.consumer_group(group_id)
+    group = state.consumer_group(group_id)
     if group is None:
         raise KafkaProtocolError(
             ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group."
@@ -129,7 +146,7 @@ def _checked(
             ErrorCode.FENCED_MEMBER_EPOCH,
             f"The member epoch {member_epoch} is not the current one ({member.member_epoch}).",
         )
-    in_flight = manager.in_flight.get(group_id)
+    in_flight = state.consumer.in_flight.get(group_id)
     if in_flight is None or in_flight.member_id != member_id or not in_flight.notified:
         raise KafkaProtocolError(
             ErrorCode.INVALID_REQUEST,
@@ -139,13 +156,13 @@ def _checked(
 
 
 def handle_prepare(
-    manager: ConsumerGroupManager,
+    state: GroupCoordinatorState,
     token: Hashable,
     req: ConsumerGroupPrepareAssignmentRequest,
     now_ms: int,
 ) -> CoordinatorResult:
     try:
-        group, _, in_flight = _checked(manager, req.group_id, req.member_id, req.member_epoch)
+        group, _, in_flight = _checked(state, req.group_id, req.member_id, req.member_epoch)
     except KafkaProtocolError as exc:
         return CoordinatorResult().reply(
             token,
@@ -191,14 +208,14 @@ def handle_prepare(
 
 
 def handle_install(
-    manager: ConsumerGroupManager,
+    state: GroupCoordinatorState,
     token: Hashable,
     req: ConsumerGroupInstallAssignmentRequest,
     now_ms: int,
 ) -> CoordinatorResult:
-    txn = manager.begin(req.group_id, now_ms)
+    txn = ConsumerTxn(state, req.group_id, now_ms)
     try:
-        group, _, in_flight = _checked(manager, req.group_id, req.member_id, req.member_epoch)
+        group, _, in_flight = _checked(state, req.group_id, req.member_id, req.member_epoch)
         snapshot = in_flight.snapshot
         if snapshot is None:
             raise KafkaProtocolError(
@@ -215,7 +232,7 @@ def handle_install(
             )
         if req.error_code != 0:
             # Rule 7: the assignor failed; the current target stays.
-            txn.write(rec.target_metadata_record(req.group_id, snapshot.group_epoch))
+            txn.write(records.target_metadata_record(req.group_id, snapshot.group_epoch))
         else:
             assignment: dict[str, Assignment] = {}
             for entry in req.members:
@@ -233,8 +250,8 @@ def handle_install(
                 assignment[entry.member_id] = parts
             ca.validate_installed_assignment(assignment, snapshot)
             targets = {mid: assignment.get(mid, {}) for mid in group.members}
-            manager.install_target(txn, targets, snapshot.group_epoch, in_flight.assignor)
-        manager.drop_in_flight(req.group_id)
+            install_target(txn, targets, snapshot.group_epoch, in_flight.assignor)
+        drop_in_flight(state, req.group_id)
     except KafkaProtocolError as exc:
         txn.rollback()
         return txn.finish().reply(

@@ -2,13 +2,14 @@
 
 Kafka: ``GroupCoordinatorRecordHelpers`` (builders) and
 ``GroupMetadataManager.replay`` (replay). Replay is the only path by which a
-consumer group changes: handlers build records, the manager replays them, and
-loading a group from its log replays the same records, so the two are equal.
+consumer group changes: handlers build records, their operation (``txn``)
+replays them as it writes them, and loading a group from its log replays the
+same records, so the two are equal.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Mapping
 
 from regroup.assignors.consumer.api import TopicMetadata
 from regroup.classic.group import ClassicGroup
@@ -21,7 +22,7 @@ from regroup.consumer.group_member import (
     assignment_from_topic_partitions,
     assignment_to_topic_partitions,
 )
-from regroup.coordinator.group import Group
+from regroup.coordinator.state import GroupCoordinatorState
 from regroup.model.requests.classic import JoinGroupRequestProtocol
 from regroup.records import CoordinatorRecord
 from regroup.records.consumer import ClassicMemberMetadata as RecordClassicMemberMetadata
@@ -48,6 +49,7 @@ from regroup.records.consumer import (
 )
 
 __all__ = [
+    "RECORD_KEYS",
     "config_record",
     "current_assignment_record",
     "current_assignment_tombstone",
@@ -59,7 +61,7 @@ __all__ = [
     "partition_metadata_tombstone",
     "regex_record",
     "regex_tombstone",
-    "replay_consumer_record",
+    "replay",
     "target_member_record",
     "target_member_tombstone",
     "target_metadata_record",
@@ -198,38 +200,34 @@ def config_record(group_id: str, configs: Mapping[str, str]) -> CoordinatorRecor
 # -- replay ----------------------------------------------------------------------------------
 
 
-def replay_consumer_record(
-    groups: MutableMapping[str, Group],
-    configs: MutableMapping[str, dict[str, str]],
-    record: CoordinatorRecord,
-) -> bool:
-    """Apply one KIP-848 record; ``False`` when the record is not a consumer group record."""
+def replay(state: GroupCoordinatorState, record: CoordinatorRecord) -> None:
+    """Apply one KIP-848 record: its key is one of ``RECORD_KEYS``."""
     key = record.key
     value = record.value
-    if type(key) is ConsumerGroupCurrentMemberAssignmentKey and type(key.group_id) is str:
+    if type(key) is ConsumerGroupCurrentMemberAssignmentKey:
         # The record of every heartbeat that moves a member: straight to its branch below.
-        current = _group(groups, key.group_id, create=value is not None)
+        current = _group(state, key.group_id, create=value is not None)
         if current is not None:
             _replay_current(current, key, value)
-        return True
+        return
     if isinstance(key, ConsumerGroupConfigKey):
+        configs = state.consumer.group_configs
         if value is None:
             configs.pop(key.group_id, None)
         else:
             assert isinstance(value, ConsumerGroupConfigValue)
             configs[key.group_id] = {entry.name: entry.value for entry in value.configs}
-        return True
-    group_id = getattr(key, "group_id", None)
-    if not isinstance(key, _CONSUMER_KEYS) or not isinstance(group_id, str):
-        return False
+        return
+    assert isinstance(key, _GROUP_KEYS)
+    group_id = key.group_id
     if isinstance(key, ConsumerGroupMetadataKey) and value is None:
-        existing = groups.pop(group_id, None)
+        existing = state.groups.pop(group_id, None)
         if isinstance(existing, ConsumerGroup):
             existing.mark_dead()
-        return True
-    group = _group(groups, group_id, create=value is not None)
+        return
+    group = _group(state, group_id, create=value is not None)
     if group is None:
-        return True
+        return
     if isinstance(key, ConsumerGroupMetadataKey):
         assert isinstance(value, ConsumerGroupMetadataValue)
         group.set_group_epoch(value.epoch)
@@ -289,10 +287,10 @@ def replay_consumer_record(
                 key.regular_expression,
                 ResolvedRegex(frozenset(value.topics), value.version, value.timestamp),
             )
-    return True
 
 
-_CONSUMER_KEYS = (
+#: The keys of the records of a consumer group's own state.
+_GROUP_KEYS = (
     ConsumerGroupMetadataKey,
     ConsumerGroupPartitionMetadataKey,
     ConsumerGroupMemberMetadataKey,
@@ -301,11 +299,11 @@ _CONSUMER_KEYS = (
     ConsumerGroupCurrentMemberAssignmentKey,
     ConsumerGroupRegularExpressionKey,
 )
+#: Every key ``replay`` applies: a group's records, and its config overrides.
+RECORD_KEYS = (*_GROUP_KEYS, ConsumerGroupConfigKey)
 
 
-def _group(
-    groups: MutableMapping[str, Group], group_id: str, *, create: bool
-) -> ConsumerGroup | None:
+def _group(state: GroupCoordinatorState, group_id: str, *, create: bool) -> ConsumerGroup | None:
     """The consumer group a record applies to (Kafka ``getOrMaybeCreatePersistedConsumerGroup``).
 
     A simple classic group (created by replaying an offset commit from outside
@@ -318,19 +316,19 @@ def _group(
     offsets belong to). Any other group of another type is a contradiction
     (Kafka: ``IllegalStateException``): ``IllegalGroupStateError``.
     """
-    existing = groups.get(group_id)
+    existing = state.groups.get(group_id)
     if existing is None:
         if not create:
             return None
         group = ConsumerGroup(group_id)
-        groups[group_id] = group
+        state.groups[group_id] = group
         return group
     if not isinstance(existing, ConsumerGroup):
         if isinstance(existing, ClassicGroup) and existing.is_simple_group():
             if not create:
                 return None
-            del groups[group_id]
-            return _group(groups, group_id, create=True)
+            del state.groups[group_id]
+            return _group(state, group_id, create=True)
         raise IllegalGroupStateError(f"group {group_id} is not a consumer group")
     return existing
 

@@ -20,7 +20,7 @@ protocol, and no leader and no members: every classic member is a follower
 whose assignment comes from the coordinator. Its session timer (its own
 session timeout) and a sync timer (its rebalance timeout) are armed, unless the
 member is static and replaced the group's last KIP-848 member: then the group is
-downgraded to a classic group on the spot (``consumer_migration``).
+downgraded to a classic group on the spot (``downgrade``).
 
 SyncGroup: UNKNOWN_MEMBER_ID / FENCED_INSTANCE_ID, UNKNOWN_MEMBER_ID for a
 member that does not use the classic protocol, ILLEGAL_GENERATION unless the
@@ -47,13 +47,11 @@ whose generation must catch up with the group epoch, rejoin in a loop.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
-from regroup.assignors.classic.api import Assignment as ClassicAssignment
 from regroup.assignors.errors import PartitionAssignorError
-from regroup.classic import protocol as consumer_protocol
+from regroup.classic import protocol
 from regroup.consumer.group import ConsumerGroup
 from regroup.consumer.group_member import (
     ClassicMemberMetadata,
@@ -62,17 +60,31 @@ from regroup.consumer.group_member import (
     assignment_to_topic_partitions,
 )
 from regroup.consumer.reconciliation import reconcile
-from regroup.coordinator import consumer_records as rec
 from regroup.coordinator.classic import join as classic_join
-from regroup.coordinator.consumer_heartbeat import new_target, replace_static_member
-from regroup.coordinator.consumer_migration import (
+from regroup.coordinator.consumer import records
+from regroup.coordinator.consumer.client_assignors import new_target
+from regroup.coordinator.consumer.downgrade import maybe_downgrade_on_replacement
+from regroup.coordinator.consumer.embedded import (
     CONSUMER_PROTOCOL_TYPE,
-    maybe_downgrade_on_replacement,
+    assignment_bytes,
     partitions_to_assignment,
 )
-from regroup.coordinator.consumer_txn import ConsumerTxn
+from regroup.coordinator.consumer.fencing import (
+    remove_member,
+    replace_static_member,
+    schedule_classic_timeout,
+    schedule_session,
+)
+from regroup.coordinator.consumer.rebalance import bump_epoch, emit_assignment_changed
+from regroup.coordinator.consumer.timers import (
+    cancel_classic_timers,
+    classic_join_key,
+    classic_sync_key,
+)
+from regroup.coordinator.consumer.txn import ConsumerTxn, delete_group
 from regroup.coordinator.result import CoordinatorResult
-from regroup.events.schema import MemberJoined, MemberLeft
+from regroup.coordinator.state import GroupCoordinatorState
+from regroup.events.schema import MemberJoined
 from regroup.model.errors import ErrorCode, KafkaProtocolError
 from regroup.model.member import new_consumer_member_id
 from regroup.model.requests.classic import (
@@ -86,17 +98,9 @@ from regroup.model.requests.classic import (
     SyncGroupRequest,
     SyncGroupResponse,
 )
+from regroup.model.topic_partition import TopicPartition
 
-if TYPE_CHECKING:
-    from regroup.coordinator.consumer_manager import ConsumerGroupManager
-
-__all__ = [
-    "handle_heartbeat",
-    "handle_join",
-    "handle_join_group",
-    "handle_leave",
-    "handle_sync",
-]
+__all__ = ["handle_heartbeat", "handle_join_group", "handle_leave", "handle_sync"]
 
 #: ``group_protocol`` of the events about these members.
 GROUP_PROTOCOL = "classic"
@@ -110,7 +114,7 @@ def _error(code: ErrorCode, message: str) -> KafkaProtocolError:
 
 
 def handle_join_group(
-    manager: ConsumerGroupManager, token: Hashable, req: JoinGroupRequest, now_ms: int
+    state: GroupCoordinatorState, token: Hashable, req: JoinGroupRequest, now_ms: int
 ) -> CoordinatorResult:
     """A JoinGroup whose id names a consumer group (the service routes it here).
 
@@ -118,26 +122,20 @@ def handle_join_group(
     makes way for a classic one (Kafka ``maybeDeleteEmptyConsumerGroup``): it is
     deleted, and the JoinGroup is the classic group's first.
     """
-    invalid = classic_join.check_join_request(manager.state.config, req)
+    invalid = classic_join.check_join_request(state.config, req)
     if invalid is not None:
         return CoordinatorResult().reply(
             token, JoinGroupResponse(error_code=invalid, member_id=req.member_id)
         )
-    group = manager.consumer_group(req.group_id)
-    if group is not None and group.is_empty():
-        txn = manager.begin(req.group_id, now_ms)
-        manager.delete_group(txn)
+    txn = ConsumerTxn(state, req.group_id, now_ms)
+    group = txn.group
+    assert group is not None
+    if group.is_empty():
+        delete_group(txn)
         out = txn.finish()
-        return out.extend(classic_join.handle_join_group(manager.state, token, req, now_ms))
-    return handle_join(manager, token, req, now_ms)
-
-
-def handle_join(
-    manager: ConsumerGroupManager, token: Hashable, req: JoinGroupRequest, now_ms: int
-) -> CoordinatorResult:
-    txn = manager.begin(req.group_id, now_ms)
+        return out.extend(classic_join.handle_join_group(state, token, req, now_ms))
     try:
-        response = _join(manager, txn, req)
+        response = _join(txn, req)
     except KafkaProtocolError as exc:
         txn.rollback()
         return txn.finish().reply(token, JoinGroupResponse(exc.code, member_id=req.member_id))
@@ -188,12 +186,10 @@ def _find_member(
     return (existing if existing is not None else ConsumerGroupMember(member_id)), None
 
 
-def _join(
-    manager: ConsumerGroupManager, txn: ConsumerTxn, req: JoinGroupRequest
-) -> JoinGroupResponse:
+def _join(txn: ConsumerTxn, req: JoinGroupRequest) -> JoinGroupResponse:
     group = txn.group
     assert group is not None
-    state = manager.state
+    state = txn.state
     member_id = req.member_id or new_consumer_member_id(state.rng)
     max_size = state.config.group_consumer_max_size
     if len(group.members) >= max_size and member_id not in group.members:
@@ -205,7 +201,7 @@ def _join(
     if not req.member_id and req.group_instance_id is None and req.require_known_member_id:
         return JoinGroupResponse(ErrorCode.MEMBER_ID_REQUIRED, member_id=member_id)
     try:
-        subscription = consumer_protocol.decode_subscription(req.protocols[0].metadata)
+        subscription = protocol.decode_subscription(req.protocols[0].metadata)
     except Exception:
         raise _error(
             ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
@@ -228,13 +224,13 @@ def _join(
         changes["client_host"] = req.client_host
     updated = replace(member, **changes)  # type: ignore[arg-type]
     is_new = member_id not in group.members
-    reason = _write_member(manager, txn, member, updated, replaced, is_new)
+    reason = _write_member(txn, member, updated, replaced, is_new)
     if reason is not None:
-        manager.bump_epoch(txn, reason)
+        bump_epoch(txn, reason)
     if group.group_epoch > group.assignment_epoch:
-        new_target(manager, txn)
-    current = _reconcile(manager, txn, group.members[member_id], subscription.owned_partitions)
-    manager.cancel_classic_timers(txn.group_id, member_id)
+        new_target(txn)
+    current = _reconcile(txn, group.members[member_id], subscription.owned_partitions)
+    cancel_classic_timers(state, txn.group_id, member_id)
     response = JoinGroupResponse(
         ErrorCode.NONE,
         generation_id=current.member_epoch,
@@ -244,12 +240,13 @@ def _join(
         member_id=member_id,
     )
     if replaced is not None and maybe_downgrade_on_replacement(
-        manager, txn, replaced, subscription_changed=reason == "subscription_changed"
+        txn, replaced, subscription_changed=reason == "subscription_changed"
     ):
-        return response  # a classic group now: its own timers run (consumer_migration)
-    manager.schedule_session(txn.group_id, member_id, txn.now_ms, req.session_timeout_ms)
-    manager.schedule_classic_timeout(
-        manager.classic_sync_key(txn.group_id, member_id),
+        return response  # a classic group now: its own timers run (``downgrade``)
+    schedule_session(state, txn.group_id, member_id, txn.now_ms, req.session_timeout_ms)
+    schedule_classic_timeout(
+        state,
+        classic_sync_key(txn.group_id, member_id),
         txn.group_id,
         member_id,
         req.rebalance_timeout_ms,
@@ -260,7 +257,6 @@ def _join(
 
 
 def _write_member(
-    manager: ConsumerGroupManager,
     txn: ConsumerTxn,
     member: ConsumerGroupMember,
     updated: ConsumerGroupMember,
@@ -270,9 +266,9 @@ def _write_member(
     """The member's records and events; the reason to bump the group epoch, or ``None``."""
     gid = txn.group_id
     if replaced is not None:
-        replace_static_member(manager, txn, replaced, updated, GROUP_PROTOCOL)
+        replace_static_member(txn, replaced, updated, GROUP_PROTOCOL)
     elif is_new or not updated.metadata_equals(member):
-        txn.write(rec.member_metadata_record(gid, updated))
+        txn.write(records.member_metadata_record(gid, updated))
     if is_new:
         txn.emit(
             MemberJoined(
@@ -292,10 +288,7 @@ def _write_member(
 
 
 def _reconcile(
-    manager: ConsumerGroupManager,
-    txn: ConsumerTxn,
-    member: ConsumerGroupMember,
-    owned_partitions: object,
+    txn: ConsumerTxn, member: ConsumerGroupMember, owned_partitions: Iterable[TopicPartition]
 ) -> ConsumerGroupMember:
     """One reconciliation step with the partitions the Subscription reports (Kafka
     ``maybeReconcile``; no rebalance timer for a classic member, its join and sync
@@ -306,7 +299,7 @@ def _reconcile(
     if member.is_reconciled_to(epoch):
         return member
     owned = assignment_to_topic_partitions(
-        partitions_to_assignment(owned_partitions, manager.state.metadata)
+        partitions_to_assignment(owned_partitions, txn.state.metadata)
     )
     # Kafka moves a member waiting on others' partitions to the target epoch.
     current = reconcile(
@@ -318,8 +311,8 @@ def _reconcile(
         blocked_takes_target_epoch=True,
     )
     if not current.assignment_equals(member):
-        txn.write(rec.current_assignment_record(txn.group_id, current))
-        manager.emit_assignment_changed(txn, current)
+        txn.write(records.current_assignment_record(txn.group_id, current))
+        emit_assignment_changed(txn, current)
     return current
 
 
@@ -327,10 +320,10 @@ def _reconcile(
 
 
 def _member(
-    manager: ConsumerGroupManager, group_id: str, member_id: str, instance_id: str | None
+    state: GroupCoordinatorState, group_id: str, member_id: str, instance_id: str | None
 ) -> tuple[ConsumerGroup, ConsumerGroupMember]:
     """Kafka ``validateConsumerGroupMember`` + ``throwIfMemberDoesNotUseClassicProtocol``."""
-    group = manager.consumer_group(group_id)
+    group = state.consumer_group(group_id)
     if group is None:
         raise _error(ErrorCode.UNKNOWN_MEMBER_ID, f"Group {group_id} not found.")
     if instance_id is None:
@@ -371,40 +364,47 @@ def _check_generation(member: ConsumerGroupMember, generation_id: int) -> None:
 
 
 def _schedule_join_timeout_if_absent(
-    manager: ConsumerGroupManager, group_id: str, member: ConsumerGroupMember, now_ms: int
+    state: GroupCoordinatorState, group_id: str, member: ConsumerGroupMember, now_ms: int
 ) -> None:
     """Kafka ``scheduleConsumerGroupJoinTimeoutIfAbsent``."""
-    key = manager.classic_join_key(group_id, member.member_id)
-    if not manager.state.timer.is_scheduled(key):
-        manager.schedule_classic_timeout(
-            key, group_id, member.member_id, member.rebalance_timeout_ms, now_ms, "join_timeout"
+    key = classic_join_key(group_id, member.member_id)
+    if not state.timer.is_scheduled(key):
+        schedule_classic_timeout(
+            state,
+            key,
+            group_id,
+            member.member_id,
+            member.rebalance_timeout_ms,
+            now_ms,
+            "join_timeout",
         )
 
 
 def _session(
-    manager: ConsumerGroupManager, group_id: str, m: ConsumerGroupMember, now: int
+    state: GroupCoordinatorState, group_id: str, member: ConsumerGroupMember, now_ms: int
 ) -> None:
-    meta = m.classic_member_metadata
+    """Re-arm the session timer of a classic member: its own session timeout."""
+    meta = member.classic_member_metadata
     assert meta is not None
-    manager.schedule_session(group_id, m.member_id, now, meta.session_timeout_ms)
+    schedule_session(state, group_id, member.member_id, now_ms, meta.session_timeout_ms)
 
 
 # -- SyncGroup ------------------------------------------------------------------------------
 
 
 def handle_sync(
-    manager: ConsumerGroupManager, token: Hashable, req: SyncGroupRequest, now_ms: int
+    state: GroupCoordinatorState, token: Hashable, req: SyncGroupRequest, now_ms: int
 ) -> CoordinatorResult:
     out = CoordinatorResult()
     try:
-        response = _sync(manager, req, now_ms)
+        response = _sync(state, req, now_ms)
     except KafkaProtocolError as exc:
         return out.reply(token, SyncGroupResponse(exc.code))
     return out.reply(token, response)
 
 
-def _sync(manager: ConsumerGroupManager, req: SyncGroupRequest, now_ms: int) -> SyncGroupResponse:
-    group, member = _member(manager, req.group_id, req.member_id, req.group_instance_id)
+def _sync(state: GroupCoordinatorState, req: SyncGroupRequest, now_ms: int) -> SyncGroupResponse:
+    group, member = _member(state, req.group_id, req.member_id, req.group_instance_id)
     _check_generation(member, req.generation_id)
     meta = member.classic_member_metadata
     assert meta is not None
@@ -425,32 +425,24 @@ def _sync(manager: ConsumerGroupManager, req: SyncGroupRequest, now_ms: int) -> 
         group.group_epoch > member.member_epoch
         and member.state is not MemberState.UNREVOKED_PARTITIONS
     ):
-        _schedule_join_timeout_if_absent(manager, req.group_id, member, now_ms)
+        _schedule_join_timeout_if_absent(state, req.group_id, member, now_ms)
         raise _error(
             ErrorCode.REBALANCE_IN_PROGRESS,
             f"A new rebalance is triggered in group {req.group_id} and member "
             f"{member.member_id} should rejoin to catch up.",
         )
-    manager.state.timer.cancel(manager.classic_sync_key(req.group_id, member.member_id))
-    _session(manager, req.group_id, member, now_ms)
+    state.timer.cancel(classic_sync_key(req.group_id, member.member_id))
+    _session(state, req.group_id, member, now_ms)
+    # Kafka ``prepareAssignment``: in the version of the Subscription of its first protocol.
+    assignment = assignment_bytes(
+        state, group, member.assigned_partitions, meta.supported_protocols[0].metadata
+    )
     return SyncGroupResponse(
         ErrorCode.NONE,
         protocol_type=req.protocol_type or CONSUMER_PROTOCOL_TYPE,
         protocol_name=req.protocol_name or protocol_name,
-        assignment=encode_assignment(manager, group, member),
+        assignment=assignment,
     )
-
-
-def encode_assignment(
-    manager: ConsumerGroupManager, group: ConsumerGroup, member: ConsumerGroupMember
-) -> bytes:
-    """The member's assigned partitions as a ConsumerProtocol Assignment (Kafka
-    ``prepareAssignment``): the version is that of the Subscription of its first protocol."""
-    meta = member.classic_member_metadata
-    assert meta is not None
-    version = consumer_protocol.decode_version(meta.supported_protocols[0].metadata)
-    partitions = manager.partitions_by_name(group, member.assigned_partitions)
-    return consumer_protocol.encode_assignment(ClassicAssignment(partitions), version)
 
 
 # -- Heartbeat ------------------------------------------------------------------------------
@@ -470,15 +462,15 @@ def waiting_on_unreleased_partition(group: ConsumerGroup, member: ConsumerGroupM
 
 
 def handle_heartbeat(
-    manager: ConsumerGroupManager, token: Hashable, req: HeartbeatRequest, now_ms: int
+    state: GroupCoordinatorState, token: Hashable, req: HeartbeatRequest, now_ms: int
 ) -> CoordinatorResult:
     out = CoordinatorResult()
     try:
-        group, member = _member(manager, req.group_id, req.member_id, req.group_instance_id)
+        group, member = _member(state, req.group_id, req.member_id, req.group_instance_id)
         _check_generation(member, req.generation_id)
     except KafkaProtocolError as exc:
         return out.reply(token, HeartbeatResponse(exc.code))
-    _session(manager, req.group_id, member, now_ms)
+    _session(state, req.group_id, member, now_ms)
     if (
         member.member_epoch < group.group_epoch
         or member.state is MemberState.UNREVOKED_PARTITIONS
@@ -487,7 +479,7 @@ def handle_heartbeat(
             and not waiting_on_unreleased_partition(group, member)
         )
     ):
-        _schedule_join_timeout_if_absent(manager, req.group_id, member, now_ms)
+        _schedule_join_timeout_if_absent(state, req.group_id, member, now_ms)
         return out.reply(token, HeartbeatResponse(ErrorCode.REBALANCE_IN_PROGRESS))
     return out.reply(token, HeartbeatResponse(ErrorCode.NONE))
 
@@ -496,9 +488,9 @@ def handle_heartbeat(
 
 
 def handle_leave(
-    manager: ConsumerGroupManager, token: Hashable, req: LeaveGroupRequest, now_ms: int
+    state: GroupCoordinatorState, token: Hashable, req: LeaveGroupRequest, now_ms: int
 ) -> CoordinatorResult:
-    txn = manager.begin(req.group_id, now_ms)
+    txn = ConsumerTxn(state, req.group_id, now_ms)
     group = txn.group
     assert group is not None
     answers: list[LeaveGroupResponseMember] = []
@@ -507,7 +499,7 @@ def handle_leave(
         member_id = identity.member_id
         try:
             if identity.group_instance_id is None:
-                _, member = _member(manager, req.group_id, member_id, None)
+                _, member = _member(state, req.group_id, member_id, None)
             else:
                 found = group.static_member(identity.group_instance_id)
                 if found is None:
@@ -517,34 +509,18 @@ def handle_leave(
                     )
                 # An empty member id: the admin removal of a static member by instance id.
                 _, member = _member(
-                    manager, req.group_id, member_id or found.member_id, identity.group_instance_id
+                    state, req.group_id, member_id or found.member_id, identity.group_instance_id
                 )
         except KafkaProtocolError as exc:
             answers.append(
                 LeaveGroupResponseMember(member_id, identity.group_instance_id, exc.code)
             )
             continue
-        gid = txn.group_id
-        txn.write(
-            rec.current_assignment_tombstone(gid, member.member_id),
-            rec.target_member_tombstone(gid, member.member_id),
-            rec.member_metadata_tombstone(gid, member.member_id),
-        )
-        manager.cancel_member_timers(gid, member.member_id)
-        txn.emit(
-            MemberLeft(
-                ts_ms=now_ms,
-                group_id=gid,
-                member_id=member.member_id,
-                group_protocol=GROUP_PROTOCOL,
-                reason="leave",
-                instance_id=member.instance_id,
-            )
-        )
+        remove_member(txn, member, GROUP_PROTOCOL, "leave")
         left.append(member)
         answers.append(
             LeaveGroupResponseMember(member_id, identity.group_instance_id, ErrorCode.NONE)
         )
     if left:
-        manager.bump_epoch(txn, "member_left:leave")
+        bump_epoch(txn, "member_left:leave")
     return txn.finish().reply(token, LeaveGroupResponse(ErrorCode.NONE, tuple(answers)))

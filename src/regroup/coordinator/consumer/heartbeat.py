@@ -53,7 +53,6 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from regroup.assignors.errors import PartitionAssignorError
 from regroup.classic.group import ClassicGroup
@@ -68,12 +67,28 @@ from regroup.consumer.group_member import (
 )
 from regroup.consumer.reconciliation import reconcile
 from regroup.consumer.subscription import InvalidRegexError, compile_regex
-from regroup.coordinator import consumer_migration as migration
-from regroup.coordinator import consumer_records as rec
-from regroup.coordinator.classic.records import group_tombstone
-from regroup.coordinator.consumer_txn import ConsumerTxn
+from regroup.coordinator.consumer import records
+from regroup.coordinator.consumer.client_assignors import new_target, notify_selected
+from regroup.coordinator.consumer.fencing import (
+    fence_member,
+    replace_static_member,
+    schedule_rebalance,
+    schedule_session,
+)
+from regroup.coordinator.consumer.group_configs import heartbeat_interval_ms
+from regroup.coordinator.consumer.rebalance import (
+    bump_epoch,
+    configured_assignors,
+    drop_in_flight,
+    emit_assignment_changed,
+    resolve,
+)
+from regroup.coordinator.consumer.timers import rebalance_key
+from regroup.coordinator.consumer.txn import ConsumerTxn
+from regroup.coordinator.consumer.upgrade import finish_upgrade, take_over
 from regroup.coordinator.result import CoordinatorResult
-from regroup.events.schema import MemberJoined, MemberLeft
+from regroup.coordinator.state import GroupCoordinatorState
+from regroup.events.schema import MemberJoined
 from regroup.model.errors import ErrorCode, KafkaProtocolError
 from regroup.model.member import new_consumer_member_id
 from regroup.model.requests.consumer import (
@@ -81,9 +96,6 @@ from regroup.model.requests.consumer import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
 )
-
-if TYPE_CHECKING:
-    from regroup.coordinator.consumer_manager import ConsumerGroupManager
 
 __all__ = ["handle", "validate_request"]
 
@@ -164,21 +176,24 @@ def validate_request(
 
 
 def handle(
-    manager: ConsumerGroupManager, token: Hashable, req: ConsumerGroupHeartbeatRequest, now_ms: int
+    state: GroupCoordinatorState,
+    token: Hashable,
+    req: ConsumerGroupHeartbeatRequest,
+    now_ms: int,
 ) -> CoordinatorResult:
-    txn = manager.begin(req.group_id, now_ms)
+    txn = ConsumerTxn(state, req.group_id, now_ms)
     try:
-        response = _heartbeat(manager, txn, req)
+        response = _heartbeat(txn, req)
     except KafkaProtocolError as exc:
         txn.rollback()
-        migration.finish_upgrade(manager, req.group_id, False, now_ms, txn.result)
+        finish_upgrade(state, req.group_id, False, now_ms, txn.result)
         return txn.finish().reply(
             token,
             ConsumerGroupHeartbeatResponse(error_code=exc.code, error_message=exc.message),
         )
     except PartitionAssignorError as assignor_error:
         txn.rollback()
-        migration.finish_upgrade(manager, req.group_id, False, now_ms, txn.result)
+        finish_upgrade(state, req.group_id, False, now_ms, txn.result)
         return txn.finish().reply(
             token,
             ConsumerGroupHeartbeatResponse(
@@ -186,31 +201,20 @@ def handle(
                 error_message=f"Failed to compute a new target assignment: {assignor_error}",
             ),
         )
-    migration.finish_upgrade(manager, req.group_id, True, now_ms, txn.result)
+    finish_upgrade(state, req.group_id, True, now_ms, txn.result)
     return txn.finish().reply(token, response)
 
 
-def _group_or_error(
-    manager: ConsumerGroupManager, group_id: str, create: bool, txn: ConsumerTxn | None = None
-) -> ConsumerGroup | None:
+def _group_or_error(txn: ConsumerTxn, create: bool) -> ConsumerGroup | None:
     """Kafka ``getOrMaybeCreatePersistedConsumerGroup``, with the online upgrade.
 
-    A joining member (``create``) may take over a classic group: an empty one is
-    deleted (its tombstone written; Kafka ``maybeDeleteEmptyClassicGroup``), a
-    non-empty one is converted when ``validate_online_upgrade`` allows it
-    (``consumer_migration``); any other classic group is GROUP_ID_NOT_FOUND.
+    A joining member (``create``) may take over a classic group (``upgrade``); any
+    other classic group is GROUP_ID_NOT_FOUND.
     """
-    existing = manager.state.groups.get(group_id)
-    if isinstance(existing, ClassicGroup) and create and txn is not None:
-        if not existing.members and not existing.pending_members:
-            if existing.protocol_type:  # a simple group has no record to delete
-                txn.result.records.append(group_tombstone(group_id))
-            del manager.state.groups[group_id]
-            manager.pending_upgrades[group_id] = migration.PendingUpgrade(existing)
-            return None
-        if existing.members and migration.validate_online_upgrade(manager, existing):
-            migration.convert_to_consumer_group(manager, txn, existing)
-            return txn.group
+    group_id = txn.group_id
+    existing = txn.state.groups.get(group_id)
+    if isinstance(existing, ClassicGroup) and create and take_over(txn, existing):
+        return txn.group
     if existing is not None and not isinstance(existing, ConsumerGroup):
         raise KafkaProtocolError(
             ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group."
@@ -221,30 +225,27 @@ def _group_or_error(
 
 
 def _heartbeat(
-    manager: ConsumerGroupManager, txn: ConsumerTxn, req: ConsumerGroupHeartbeatRequest
+    txn: ConsumerTxn, req: ConsumerGroupHeartbeatRequest
 ) -> ConsumerGroupHeartbeatResponse:
-    existing = manager.state.groups.get(req.group_id)
+    state = txn.state
+    existing = state.groups.get(req.group_id)
     known = existing.member(req.member_id) if isinstance(existing, ConsumerGroup) else None
     validate_request(
         req,
-        manager.configured_assignors(),
+        configured_assignors(state),
         rejoining=known is None or 0 not in (known.member_epoch, known.previous_member_epoch),
         holder=existing if isinstance(existing, ConsumerGroup) else None,
     )
     if req.member_epoch in (LEAVE, STATIC_LEAVE):
-        return _leave(manager, txn, req)
+        return _leave(txn, req)
 
-    group = _group_or_error(manager, req.group_id, create=req.member_epoch == 0, txn=txn)
-    member_id = req.member_id or new_consumer_member_id(manager.state.rng)
-    if (
-        group is not None
-        and len(group.members) >= manager.state.config.group_consumer_max_size
-        and member_id not in group.members
-    ):
+    group = _group_or_error(txn, create=req.member_epoch == 0)
+    member_id = req.member_id or new_consumer_member_id(state.rng)
+    max_size = state.config.group_consumer_max_size
+    if group is not None and len(group.members) >= max_size and member_id not in group.members:
         raise KafkaProtocolError(
             ErrorCode.GROUP_MAX_SIZE_REACHED,
-            f"The consumer group has reached its maximum capacity of "
-            f"{manager.state.config.group_consumer_max_size} members.",
+            f"The consumer group has reached its maximum capacity of {max_size} members.",
         )
     member, replaced = _find_member(group, member_id, req)
     updated = _apply_request(member, req)
@@ -260,19 +261,19 @@ def _heartbeat(
             raise KafkaProtocolError(ErrorCode.INVALID_REGULAR_EXPRESSION, str(exc)) from None
 
     is_new = group is None or member_id not in group.members
-    reason = _write_member(manager, txn, member, updated, replaced, is_new)
+    reason = _write_member(txn, member, updated, replaced, is_new)
     group = txn.group
     if group is None:  # a brand-new group with nothing written yet
-        txn.write(rec.epoch_record(req.group_id, 0))
+        txn.write(records.epoch_record(req.group_id, 0))
         group = txn.group
     assert group is not None
     if group.group_epoch == 0 and reason is None:
         reason = "group_created"
     if reason is not None:
-        manager.bump_epoch(txn, reason)
+        bump_epoch(txn, reason)
 
     if group.group_epoch > group.assignment_epoch:
-        new_target(manager, txn)
+        new_target(txn)
 
     current = group.members[member_id]
     before = current
@@ -285,20 +286,16 @@ def _heartbeat(
             req.topic_partitions,
         )
         if not current.assignment_equals(before):
-            txn.write(rec.current_assignment_record(req.group_id, current))
-            manager.emit_assignment_changed(txn, current)
+            txn.write(records.current_assignment_record(req.group_id, current))
+            emit_assignment_changed(txn, current)
             if current.state is MemberState.UNREVOKED_PARTITIONS:
-                manager.schedule_rebalance(req.group_id, current, txn.now_ms)
+                schedule_rebalance(state, req.group_id, current, txn.now_ms)
             else:
-                manager.state.timer.cancel(manager.rebalance_key(req.group_id, member_id))
-    manager.schedule_session(req.group_id, member_id, txn.now_ms)
+                state.timer.cancel(rebalance_key(req.group_id, member_id))
+    schedule_session(state, req.group_id, member_id, txn.now_ms)
 
     error = ErrorCode.NONE
-    in_flight = manager.in_flight.get(req.group_id)
-    if in_flight is not None and in_flight.member_id == member_id and not in_flight.notified:
-        from regroup.coordinator.consumer_client_assign import notify_selected
-
-        notify_selected(manager, req.group_id, current, txn.now_ms)
+    if notify_selected(state, req.group_id, current, txn.now_ms):
         error = ErrorCode.COMPUTE_ASSIGNMENT
 
     full = (
@@ -322,7 +319,7 @@ def _heartbeat(
         error_code=error,
         member_id=member_id,
         member_epoch=current.member_epoch,
-        heartbeat_interval_ms=manager.heartbeat_interval_ms(req.group_id),
+        heartbeat_interval_ms=heartbeat_interval_ms(state, req.group_id),
         assignment=(
             ConsumerGroupHeartbeatAssignment(
                 assignment_to_topic_partitions(current.assigned_partitions)
@@ -471,7 +468,6 @@ def _apply_request(
 
 
 def _write_member(
-    manager: ConsumerGroupManager,
     txn: ConsumerTxn,
     member: ConsumerGroupMember,
     updated: ConsumerGroupMember,
@@ -482,14 +478,14 @@ def _write_member(
     gid = txn.group_id
     reason: str | None = None
     if replaced is not None:
-        replace_static_member(manager, txn, replaced, updated, "consumer")
+        replace_static_member(txn, replaced, updated, "consumer")
     elif is_new or not updated.metadata_equals(member):
-        txn.write(rec.member_metadata_record(gid, updated))
+        txn.write(records.member_metadata_record(gid, updated))
         if is_new:
             reason = "member_joined"
     if not is_new and not member.assignment_equals(updated):
         # Rejoin with epoch 0 (reset) or a static member back from epoch -2.
-        txn.write(rec.current_assignment_record(gid, updated))
+        txn.write(records.current_assignment_record(gid, updated))
     if is_new:
         txn.emit(
             MemberJoined(
@@ -501,7 +497,7 @@ def _write_member(
                 client_id=updated.client_id,
             )
         )
-    _write_regex(manager, txn, member, updated, replaced)
+    _write_regex(txn, member, updated)
     if reason is None:
         if updated.subscribed_topic_names != member.subscribed_topic_names or (
             updated.subscribed_topic_regex != member.subscribed_topic_regex
@@ -516,38 +512,21 @@ def _write_member(
 
 
 def _write_regex(
-    manager: ConsumerGroupManager,
-    txn: ConsumerTxn,
-    member: ConsumerGroupMember,
-    updated: ConsumerGroupMember,
-    replaced: ConsumerGroupMember | None,
+    txn: ConsumerTxn, member: ConsumerGroupMember, updated: ConsumerGroupMember
 ) -> None:
     old, new = member.subscribed_topic_regex, updated.subscribed_topic_regex
     group = txn.group
     if group is None:
         return
     if old and old != new and old in group.resolved_regexes and group.regex_subscribers(old) == 0:
-        txn.write(rec.regex_tombstone(txn.group_id, old))
+        txn.write(records.regex_tombstone(txn.group_id, old))
     if new and new not in group.resolved_regexes:
-        txn.write(rec.regex_record(txn.group_id, new, manager.resolve(new, txn.now_ms)))
+        txn.write(records.regex_record(txn.group_id, new, resolve(txn.state, new, txn.now_ms)))
 
 
-def new_target(manager: ConsumerGroupManager, txn: ConsumerTxn) -> None:
-    group = txn.group
-    assert group is not None
-    if ca.is_client_side_mode(group.members.values()):
-        from regroup.coordinator.consumer_client_assign import ensure_selected
-
-        if ensure_selected(manager, group, txn.now_ms):
-            return
-    manager.compute_target(txn)
-
-
-def _leave(
-    manager: ConsumerGroupManager, txn: ConsumerTxn, req: ConsumerGroupHeartbeatRequest
-) -> ConsumerGroupHeartbeatResponse:
+def _leave(txn: ConsumerTxn, req: ConsumerGroupHeartbeatRequest) -> ConsumerGroupHeartbeatResponse:
     """Epoch -1: leave for good; epoch -2: a static member leaves for now (KIP-848, Kafka 4.x)."""
-    group = _group_or_error(manager, req.group_id, create=False)
+    group = _group_or_error(txn, create=False)
     assert group is not None
     if req.instance_id is not None:
         member = group.static_member(req.instance_id)
@@ -572,59 +551,15 @@ def _leave(
         member = found
     if req.member_epoch == STATIC_LEAVE:
         away = replace(member, member_epoch=STATIC_LEAVE, partitions_pending_revocation={})
-        txn.write(rec.current_assignment_record(req.group_id, away))
-        manager.emit_assignment_changed(txn, away)
-        manager.state.timer.cancel(manager.rebalance_key(req.group_id, member.member_id))
-        in_flight = manager.in_flight.get(req.group_id)
-        if in_flight is not None and in_flight.member_id == member.member_id:
-            manager.drop_in_flight(req.group_id)
+        txn.write(records.current_assignment_record(req.group_id, away))
+        emit_assignment_changed(txn, away)
+        txn.state.timer.cancel(rebalance_key(req.group_id, member.member_id))
+        drop_in_flight(txn.state, req.group_id, member.member_id)
     else:
-        manager.remove_member(txn, member, "leave")
+        fence_member(txn, member, "leave")
     return ConsumerGroupHeartbeatResponse(
         error_code=ErrorCode.NONE,
         member_id=req.member_id,
         member_epoch=req.member_epoch,
         heartbeat_interval_ms=0,
     )
-
-
-def replace_static_member(
-    manager: ConsumerGroupManager,
-    txn: ConsumerTxn,
-    replaced: ConsumerGroupMember,
-    updated: ConsumerGroupMember,
-    group_protocol: str,
-) -> None:
-    """A static member rejoined under a new member id (KIP-345; Kafka
-    ``replaceStaticMember``): the old member's records are tombstoned and its timers
-    cancelled, and the new one takes over its target and current assignment, so nothing
-    moves. ``group_protocol``: the protocol of the new member (``consumer`` or ``classic``).
-    """
-    gid = txn.group_id
-    group = txn.group
-    assert group is not None
-    old_target = group.target_of(replaced.member_id)
-    had_target = replaced.member_id in group.target_assignment
-    txn.write(
-        rec.current_assignment_tombstone(gid, replaced.member_id),
-        rec.target_member_tombstone(gid, replaced.member_id),
-        rec.member_metadata_tombstone(gid, replaced.member_id),
-    )
-    manager.cancel_member_timers(gid, replaced.member_id)
-    txn.emit(
-        MemberLeft(
-            ts_ms=txn.now_ms,
-            group_id=gid,
-            member_id=replaced.member_id,
-            group_protocol=group_protocol,
-            reason="replaced",
-            instance_id=replaced.instance_id,
-        )
-    )
-    txn.write(rec.member_metadata_record(gid, updated))
-    if had_target:
-        txn.write(rec.target_member_record(gid, updated.member_id, old_target))
-    txn.write(rec.current_assignment_record(gid, updated))
-    in_flight = manager.in_flight.get(gid)
-    if in_flight is not None and in_flight.member_id == replaced.member_id:
-        manager.drop_in_flight(gid)
