@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from regroup.classic.group_state import ClassicGroupState
+from regroup.coordinator.offsets import delete_group_offsets, delete_offsets
 from regroup.model import TopicPartition
 from regroup.model.errors import ErrorCode, KafkaProtocolError
 from regroup.model.requests.offsets import (
@@ -190,15 +191,15 @@ def test_fetch_from_dead_group_refused(classic_cc: Any) -> None:
 def test_delete_offsets_writes_tombstones_and_replays(classic_cc: Any) -> None:
     commit(classic_cc, offsets={("t", 0): 1, ("t", 1): 2})
     result = classic_cc.absorb(
-        classic_cc.coordinator.offsets.delete_offsets("g", [TopicPartition("t", 0)])
+        delete_offsets(classic_cc.coordinator.state, "g", [TopicPartition("t", 0)])
     )
     assert [r.is_tombstone for r in result.records] == [True]
     assert offsets_of(fetch(classic_cc)) == {("t", 1): 2}
     replayed = classic_cc.replayed()
-    assert replayed.coordinator.offsets.offsets == classic_cc.coordinator.offsets.offsets
-    classic_cc.absorb(classic_cc.coordinator.offsets.delete_group_offsets("g"))
+    assert replayed.coordinator.offsets.by_group == classic_cc.coordinator.offsets.by_group
+    classic_cc.absorb(delete_group_offsets(classic_cc.coordinator.state, "g"))
     assert classic_cc.coordinator.offsets.group_offsets("g") == {}
-    assert classic_cc.replayed().coordinator.offsets.offsets == {}
+    assert classic_cc.replayed().coordinator.offsets.by_group == {}
 
 
 def test_replay_of_offsets_recreates_simple_group(classic_cc: Any) -> None:

@@ -120,7 +120,7 @@ def test_server_skips_and_counts_a_record_that_cannot_apply(
         assert server.stats["records_skipped"] == 2
         assert server.stats["records_replayed"] == 3
         assert isinstance(server.coordinator.groups["g"], ClassicGroup)
-        assert server.coordinator.offsets.offsets["h"].keys() == {("t", 0), ("t", 1)}
+        assert server.coordinator.offsets.by_group["h"].keys() == {("t", 0), ("t", 1)}
         lines = [r.getMessage() for r in caplog.records]
         assert len(lines) == 2, lines
         refused, unreadable = sorted(lines)

@@ -17,9 +17,8 @@ the session timeout, ``group.consumer.max.size`` (Integer.MAX_VALUE),
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 __all__ = ["GroupCoordinatorConfig", "InvalidConfigError"]
 
@@ -93,25 +92,38 @@ class GroupCoordinatorConfig:
         return {f.name.replace("_", "."): f.name for f in dataclasses.fields(cls)}
 
     @classmethod
-    def from_properties(cls, properties: Mapping[str, Any]) -> GroupCoordinatorConfig:
+    def from_properties(cls, properties: Mapping[str, object]) -> GroupCoordinatorConfig:
         """Build from Kafka-named properties; unknown names are an error."""
         names = cls.kafka_names()
-        kwargs: dict[str, Any] = {}
-        for key, value in properties.items():
+        values: dict[str, object] = {}
+        for key, raw in properties.items():
             field_name = names.get(key)
             if field_name is None:
                 raise InvalidConfigError(f"unknown broker config {key!r}")
             if field_name == "group_consumer_assignors":
-                if isinstance(value, str):
-                    value = tuple(v.strip() for v in value.split(",") if v.strip())
-                else:
-                    value = tuple(value)
+                values[field_name] = _names(key, raw)
             elif field_name == "group_consumer_migration_policy":
-                value = str(value).upper()
+                values[field_name] = str(raw).upper()
             else:
-                try:
-                    value = int(value)
-                except (TypeError, ValueError):
-                    raise InvalidConfigError(f"{key} must be an integer, got {value!r}") from None
-            kwargs[field_name] = value
-        return cls(**kwargs)
+                values[field_name] = _integer(key, raw)
+        # Each value has its field's type now; the constructor checks them together.
+        build: Callable[..., GroupCoordinatorConfig] = cls
+        return build(**values)
+
+
+def _names(key: str, raw: object) -> tuple[object, ...]:
+    """A list of names: a comma-separated string, or any sequence of names."""
+    if isinstance(raw, str):
+        return tuple(v.strip() for v in raw.split(",") if v.strip())
+    if isinstance(raw, Iterable):
+        return tuple(raw)
+    raise InvalidConfigError(f"{key} must be a list of names, got {raw!r}")
+
+
+def _integer(key: str, raw: object) -> int:
+    if isinstance(raw, int | float | str | bytes):
+        try:
+            return int(raw)
+        except (ValueError, OverflowError):
+            pass
+    raise InvalidConfigError(f"{key} must be an integer, got {raw!r}")

@@ -14,8 +14,7 @@ Records must be persisted before the responses are sent (DESIGN.md:
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
 
 from regroup.events import Event
 from regroup.records import CoordinatorRecord
@@ -28,36 +27,17 @@ class Reply:
     """The response to the request that was handed in with ``token``."""
 
     token: Hashable
-    #: Any response dataclass (``Any``, not ``object``: mypyc cannot compile an ``object`` field).
-    response: Any
-
-    def __init__(self, token: Hashable, response: Any) -> None:
-        # Written out, not generated: compiled, each line is a direct slot store (regroup.native).
-        # A simulation makes one Reply per request.
-        object.__setattr__(self, "token", token)
-        object.__setattr__(self, "response", response)
+    #: A response dataclass of ``regroup.model.requests``.
+    response: object
 
 
+@dataclass(slots=True, eq=False)
 class CoordinatorResult:
-    """The responses (``replies``), ``records`` and ``events`` of one coordinator step.
+    """The responses (``replies``), ``records`` and ``events`` of one coordinator step."""
 
-    A plain class with slots, not a dataclass: one is made per request, and the
-    ``__init__`` a dataclass generates (with three ``default_factory`` lists) stays
-    interpreted even in the compiled build (``regroup.native``).
-    """
-
-    __slots__ = ("events", "records", "replies")
-
-    def __init__(self) -> None:
-        self.replies: list[Reply] = []
-        self.records: list[CoordinatorRecord] = []
-        self.events: list[Event] = []
-
-    def __repr__(self) -> str:
-        return (
-            f"CoordinatorResult(replies={self.replies!r}, records={self.records!r}, "
-            f"events={self.events!r})"
-        )
+    replies: list[Reply] = field(default_factory=list)
+    records: list[CoordinatorRecord] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
 
     def reply(self, token: Hashable, response: object) -> CoordinatorResult:
         self.replies.append(Reply(token, response))
@@ -80,6 +60,5 @@ class CoordinatorResult:
         """The response to ``token`` in this result, if any (for tests and drivers)."""
         for reply in self.replies:
             if reply.token == token:
-                response: object = reply.response
-                return response
+                return reply.response
         return None

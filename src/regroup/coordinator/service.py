@@ -1,13 +1,10 @@
-"""The group coordinator: every group of both types, offsets, timers (sans-IO).
+"""The group coordinator: one state, one routing table, and the driving calls (sans-IO).
 
-Kafka: ``GroupCoordinatorShard`` + ``GroupMetadataManager`` +
-``OffsetMetadataManager``, without the runtime around them. One instance owns:
-
-* the groups, classic and consumer, by group id (one id, one group: a group
-  id is either type, as in Kafka);
-* the committed offsets;
-* the timers (session, rebalance, join, sync, initial-delay ...), keyed;
-* the topic metadata image the KIP-848 groups derive subscriptions from.
+Kafka: ``GroupCoordinatorShard`` (it routes each request and record to the code
+of its group's type) over ``GroupMetadataManager`` and ``OffsetMetadataManager``,
+without the runtime around them. One instance owns a ``GroupCoordinatorState``
+(``state``): the groups of both types by id, committed offsets, keyed timers,
+the configuration and the topic metadata image.
 
 Driving it (the simulator and the server do exactly this)::
 
@@ -17,22 +14,34 @@ Driving it (the simulator and the server do exactly this)::
     deadline = coordinator.next_deadline()                 # re-arm one timer
     result = coordinator.on_timer(now_ms)                  # when it fires
 
-Requests are the version-neutral dataclasses of ``regroup.model.requests``;
-a request goes to the handler of its type and of the type of the group its id
-names: a classic request on a consumer group to that group's classic members
-(``consumer.classic_members``, online migration). ``replay(record)`` applies
-one record (used to rebuild state on start and to check that records describe
-the live state exactly).
+Rules:
+
+1. A request goes where ``ROUTES`` says: by its type and, for the requests both
+   protocols share (JoinGroup, SyncGroup, Heartbeat, LeaveGroup), by the type of
+   the group its id names when it arrives. A classic request on a consumer group
+   goes to the consumer group's classic members (online migration); every other
+   request has one handler, which looks its groups up itself.
+2. A record goes where ``REPLAYS`` says, by its key type (Kafka
+   ``GroupCoordinatorShard.replay``).
+3. Handlers take the state and return a ``CoordinatorResult``; they never import
+   this module. Timer operations do the same, so ``on_timer`` merges their
+   results in deadline order.
+
+Requests are the version-neutral dataclasses of ``regroup.model.requests``.
+``replay(record)`` applies one record (used to rebuild state on start and to
+check that records describe the live state exactly).
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Callable, Hashable, Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Final, Protocol, TypeVar
 
-from regroup.coordinator import list_groups
-from regroup.coordinator.classic import describe, join, membership, rebalance, records, sync
+from regroup.coordinator import list_groups, offsets
+from regroup.coordinator.classic import describe, join, membership, rebalance, sync
+from regroup.coordinator.classic import records as classic_records
 from regroup.coordinator.config import GroupCoordinatorConfig
 from regroup.coordinator.consumer import (
     classic_members,
@@ -45,9 +54,12 @@ from regroup.coordinator.consumer import describe as consumer_describe
 from regroup.coordinator.consumer import rebalance as consumer_rebalance
 from regroup.coordinator.consumer import records as consumer_records
 from regroup.coordinator.group import Group, GroupType
-from regroup.coordinator.offsets import OffsetManager
 from regroup.coordinator.result import CoordinatorResult
-from regroup.coordinator.state import ConsumerProtocolState, GroupCoordinatorState
+from regroup.coordinator.state import (
+    CommittedOffsets,
+    ConsumerProtocolState,
+    GroupCoordinatorState,
+)
 from regroup.coordinator.timer import Timer
 from regroup.model.metadata import MetadataImage
 from regroup.model.requests.admin import DescribeGroupsRequest, ListGroupsRequest
@@ -65,16 +77,132 @@ from regroup.model.requests.consumer import (
     DescribeGroupConfigsRequest,
     IncrementalAlterGroupConfigsRequest,
 )
+from regroup.model.requests.offsets import OffsetCommitRequest, OffsetFetchRequest
 from regroup.records import CoordinatorRecord
 from regroup.records.classic import GroupMetadataKey
+from regroup.records.offsets import OffsetCommitKey
 
-__all__ = ["GroupCoordinator", "UnsupportedRequestError"]
-
-Handler = Callable[[Hashable, Any, int], CoordinatorResult]
+__all__ = ["REPLAYS", "ROUTES", "GroupCoordinator", "Route", "UnsupportedRequestError"]
 
 
 class UnsupportedRequestError(TypeError):
     """A request type no handler serves (a driver bug, not a client mistake)."""
+
+
+class _NamesOneGroup(Protocol):
+    @property
+    def group_id(self) -> str: ...
+
+
+R = TypeVar("R")
+G = TypeVar("G", bound=_NamesOneGroup)
+
+#: A handler: the state, the request's token, the request, the time.
+Handler = Callable[[GroupCoordinatorState, Hashable, R, int], CoordinatorResult]
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """Where the requests of one type go (build one with ``to`` or ``by_group_type``)."""
+
+    request_type: type
+    serve: Callable[[GroupCoordinatorState, Hashable, object, int], CoordinatorResult]
+
+
+def to(request_type: type[R], handler: Handler[R]) -> Route:
+    """Every request of ``request_type`` to ``handler``."""
+
+    def serve(
+        state: GroupCoordinatorState, token: Hashable, request: object, now: int
+    ) -> CoordinatorResult:
+        assert isinstance(request, request_type)
+        return handler(state, token, request, now)
+
+    return Route(request_type, serve)
+
+
+def by_group_type(request_type: type[G], handlers: Mapping[GroupType | None, Handler[G]]) -> Route:
+    """Requests of ``request_type`` to the handler of the type of the group their id names
+    (``None``: no group has that id)."""
+    if set(handlers) != {None, *GroupType}:
+        raise ValueError(f"{request_type.__name__}: a handler for every group type, and none")
+
+    def serve(
+        state: GroupCoordinatorState, token: Hashable, request: object, now: int
+    ) -> CoordinatorResult:
+        assert isinstance(request, request_type)
+        return handlers[state.group_type(request.group_id)](state, token, request, now)
+
+    return Route(request_type, serve)
+
+
+def _table(*routes: Route) -> dict[type, Route]:
+    table: dict[type, Route] = {}
+    for route in routes:
+        if route.request_type in table:
+            raise ValueError(f"{route.request_type.__name__} is routed twice")
+        table[route.request_type] = route
+    return table
+
+
+CLASSIC, CONSUMER = GroupType.CLASSIC, GroupType.CONSUMER
+
+#: The routing table: request type -> handler, by the type of the group the id names
+#: where the two protocols share a request (Rule 1).
+ROUTES: Final[Mapping[type, Route]] = _table(
+    # The classic protocol. A consumer group serves its classic members itself.
+    by_group_type(
+        JoinGroupRequest,
+        {
+            None: join.handle_join_group,
+            CLASSIC: join.handle_join_group,
+            CONSUMER: classic_members.handle_join_group,
+        },
+    ),
+    by_group_type(
+        SyncGroupRequest,
+        {
+            None: sync.handle_sync_group,
+            CLASSIC: sync.handle_sync_group,
+            CONSUMER: classic_members.handle_sync,
+        },
+    ),
+    by_group_type(
+        HeartbeatRequest,
+        {
+            None: membership.handle_heartbeat,
+            CLASSIC: membership.handle_heartbeat,
+            CONSUMER: classic_members.handle_heartbeat,
+        },
+    ),
+    by_group_type(
+        LeaveGroupRequest,
+        {
+            None: membership.handle_leave_group,
+            CLASSIC: membership.handle_leave_group,
+            CONSUMER: classic_members.handle_leave,
+        },
+    ),
+    to(DescribeGroupsRequest, describe.handle_describe_groups),
+    # KIP-848. A joining member takes a classic group over (consumer.upgrade).
+    to(ConsumerGroupHeartbeatRequest, heartbeat.handle),
+    to(ConsumerGroupPrepareAssignmentRequest, client_assignors.handle_prepare),
+    to(ConsumerGroupInstallAssignmentRequest, client_assignors.handle_install),
+    to(ConsumerGroupDescribeRequest, consumer_describe.handle_describe),
+    to(IncrementalAlterGroupConfigsRequest, group_configs.handle_alter_configs),
+    to(DescribeGroupConfigsRequest, group_configs.handle_describe_configs),
+    # Every group type.
+    to(ListGroupsRequest, list_groups.handle_list_groups),
+    to(OffsetCommitRequest, offsets.handle_offset_commit),
+    to(OffsetFetchRequest, offsets.handle_offset_fetch),
+)
+
+#: Record key type -> what applies the record (Rule 2).
+REPLAYS: Final[Mapping[type, Callable[[GroupCoordinatorState, CoordinatorRecord], None]]] = {
+    GroupMetadataKey: classic_records.replay,
+    OffsetCommitKey: offsets.replay,
+    **dict.fromkeys(consumer_records.RECORD_KEYS, consumer_records.replay),
+}
 
 
 class GroupCoordinator:
@@ -94,127 +222,15 @@ class GroupCoordinator:
             # Injected randomness (member ids); seeded for determinism by default.
             rng or random.Random(0),
         )
-        self.offsets = OffsetManager(self.state)
-        state = self.state
-        every = (None, GroupType.CLASSIC, GroupType.CONSUMER)
-        #: (request type, type of the group its id names; ``None``: no group) -> handler.
-        self._routes: dict[tuple[type, GroupType | None], Handler] = {}
-
-        def classic(request_type: type, handler: Handler, to_consumer_group: Handler) -> None:
-            self._route(request_type, handler, None, GroupType.CLASSIC)
-            self._route(request_type, to_consumer_group, GroupType.CONSUMER)
-
-        classic(
-            JoinGroupRequest,
-            lambda t, r, now: join.handle_join_group(state, t, r, now),
-            lambda t, r, now: classic_members.handle_join_group(state, t, r, now),
-        )
-        classic(
-            SyncGroupRequest,
-            lambda t, r, now: sync.handle_sync_group(state, t, r, now),
-            lambda t, r, now: classic_members.handle_sync(state, t, r, now),
-        )
-        classic(
-            HeartbeatRequest,
-            lambda t, r, now: membership.handle_heartbeat(state, t, r, now),
-            lambda t, r, now: classic_members.handle_heartbeat(state, t, r, now),
-        )
-        classic(
-            LeaveGroupRequest,
-            lambda t, r, now: membership.handle_leave_group(state, t, r, now),
-            lambda t, r, now: classic_members.handle_leave(state, t, r, now),
-        )
-        self._route(
-            ConsumerGroupHeartbeatRequest,
-            lambda t, r, now: heartbeat.handle(state, t, r, now),
-            *every,
-        )
-        self._route(
-            ConsumerGroupPrepareAssignmentRequest,
-            lambda t, r, now: client_assignors.handle_prepare(state, t, r, now),
-            *every,
-        )
-        self._route(
-            ConsumerGroupInstallAssignmentRequest,
-            lambda t, r, now: client_assignors.handle_install(state, t, r, now),
-            *every,
-        )
-        self._route(
-            ConsumerGroupDescribeRequest,
-            lambda t, r, now: consumer_describe.handle_describe(state, t, r, now),
-            *every,
-        )
-        self._route(
-            IncrementalAlterGroupConfigsRequest,
-            lambda t, r, now: group_configs.handle_alter_configs(state, t, r, now),
-            *every,
-        )
-        self._route(
-            DescribeGroupConfigsRequest,
-            lambda t, r, now: group_configs.handle_describe_configs(state, t, r, now),
-            *every,
-        )
-        self._route(
-            DescribeGroupsRequest,
-            lambda t, r, now: describe.handle_describe_groups(state, t, r, now),
-            *every,
-        )
-        self._route(
-            ListGroupsRequest,
-            lambda t, r, now: list_groups.handle_list_groups(state, t, r, now),
-            *every,
-        )
-        for request_type, handler in self.offsets.handlers().items():
-            self._route(request_type, handler, *every)
-
-    def _route(self, request_type: type, handler: Handler, *group_types: GroupType | None) -> None:
-        for group_type in group_types:
-            key = (request_type, group_type)
-            if key in self._routes:
-                raise RuntimeError(f"request type served twice: {key}")
-            self._routes[key] = handler
-
-    # -- the state, for drivers and tests ----------------------------------------------
-
-    @property
-    def config(self) -> GroupCoordinatorConfig:
-        return self.state.config
-
-    @config.setter
-    def config(self, config: GroupCoordinatorConfig) -> None:
-        self.state.config = config
-
-    @property
-    def metadata(self) -> MetadataImage:
-        return self.state.metadata
-
-    @property
-    def rng(self) -> random.Random:
-        return self.state.rng
-
-    @property
-    def timer(self) -> Timer[CoordinatorResult]:
-        return self.state.timer
-
-    @property
-    def groups(self) -> dict[str, Group]:
-        return self.state.groups
-
-    @property
-    def consumer(self) -> ConsumerProtocolState:
-        """What KIP-848 groups keep beside their groups (assignors, configs, in-flight work)."""
-        return self.state.consumer
 
     # -- driving ---------------------------------------------------------------------
 
     def handle(self, token: Hashable, request: object, now_ms: int) -> CoordinatorResult:
         """Serve one request; the reply to ``token`` may come now or in a later result."""
-        group_id = getattr(request, "group_id", None)
-        group_type = self.state.group_type(group_id) if isinstance(group_id, str) else None
-        handler = self._routes.get((type(request), group_type))
-        if handler is None:
+        route = ROUTES.get(type(request))
+        if route is None:
             raise UnsupportedRequestError(f"no handler for {type(request).__name__}")
-        return handler(token, request, now_ms)
+        return route.serve(self.state, token, request, now_ms)
 
     def next_deadline(self) -> int | None:
         """The earliest timer deadline (ms), or ``None`` when no timer is armed."""
@@ -243,20 +259,48 @@ class GroupCoordinator:
 
     def replay(self, record: CoordinatorRecord) -> None:
         """Apply one record to the state (loading, and checking records against state)."""
-        if isinstance(record.key, GroupMetadataKey):
-            records.replay(self.state, record)
-            return
-        if isinstance(record.key, consumer_records.RECORD_KEYS):
-            consumer_records.replay(self.state, record)
-            return
-        if self.offsets.replay(record):
-            return
-        raise ValueError(f"no handler replays record type {record.key.record_name}")
+        replay = REPLAYS.get(type(record.key))
+        if replay is None:
+            raise ValueError(f"no handler replays record type {record.key.record_name}")
+        replay(self.state, record)
 
-    # -- shared lookups ---------------------------------------------------------------
+    # -- the state, for drivers and tests ----------------------------------------------
+
+    @property
+    def config(self) -> GroupCoordinatorConfig:
+        return self.state.config
+
+    @config.setter
+    def config(self, config: GroupCoordinatorConfig) -> None:
+        self.state.config = config
+
+    @property
+    def metadata(self) -> MetadataImage:
+        return self.state.metadata
+
+    @property
+    def rng(self) -> random.Random:
+        return self.state.rng
+
+    @property
+    def timer(self) -> Timer[CoordinatorResult]:
+        return self.state.timer
+
+    @property
+    def groups(self) -> dict[str, Group]:
+        return self.state.groups
+
+    @property
+    def offsets(self) -> CommittedOffsets:
+        return self.state.offsets
+
+    @property
+    def consumer(self) -> ConsumerProtocolState:
+        """What KIP-848 groups keep beside their groups (assignors, configs, in-flight work)."""
+        return self.state.consumer
 
     def group(self, group_id: str) -> Group | None:
         return self.state.groups.get(group_id)
 
-    def supported_request_types(self) -> Mapping[type, Handler]:
-        return {request_type: handler for (request_type, _), handler in self._routes.items()}
+    def supported_request_types(self) -> frozenset[type]:
+        return frozenset(ROUTES)

@@ -40,8 +40,45 @@ from regroup.coordinator.partition_names import PartitionNames
 from regroup.coordinator.result import CoordinatorResult
 from regroup.coordinator.timer import Timer
 from regroup.model.metadata import MetadataImage
+from regroup.model.topic_partition import TopicPartition
 
-__all__ = ["ConsumerProtocolState", "GroupCoordinatorState"]
+__all__ = ["CommittedOffset", "CommittedOffsets", "ConsumerProtocolState", "GroupCoordinatorState"]
+
+
+@dataclass(frozen=True, slots=True)
+class CommittedOffset:
+    """One partition's committed offset (Kafka ``OffsetAndMetadata``)."""
+
+    offset: int
+    leader_epoch: int = -1
+    metadata: str = ""
+    commit_timestamp_ms: int = 0
+
+
+@dataclass(slots=True, eq=False)
+class CommittedOffsets:
+    """The committed offsets of every group (Kafka ``OffsetMetadataManager``'s ``offsets``)."""
+
+    #: group id -> partition -> committed offset; a group with none has no entry.
+    by_group: dict[str, dict[TopicPartition, CommittedOffset]] = field(default_factory=dict)
+
+    def committed(self, group_id: str, partition: TopicPartition) -> CommittedOffset | None:
+        return self.by_group.get(group_id, {}).get(partition)
+
+    def group_offsets(self, group_id: str) -> dict[TopicPartition, CommittedOffset]:
+        """A copy of one group's offsets."""
+        return dict(self.by_group.get(group_id, {}))
+
+    def put(self, group_id: str, partition: TopicPartition, offset: CommittedOffset | None) -> None:
+        """Store ``offset``, or (``None``) forget the partition's."""
+        if offset is not None:
+            self.by_group.setdefault(group_id, {})[partition] = offset
+            return
+        stored = self.by_group.get(group_id)
+        if stored is not None:
+            stored.pop(partition, None)
+            if not stored:
+                del self.by_group[group_id]
 
 
 def server_assignor(name: str) -> ConsumerGroupPartitionAssignor:
@@ -87,6 +124,8 @@ class GroupCoordinatorState:
     timer: Timer[CoordinatorResult] = field(default_factory=Timer)
     #: Every group by id, classic or consumer.
     groups: dict[str, Group] = field(default_factory=dict)
+    #: The committed offsets of every group.
+    offsets: CommittedOffsets = field(default_factory=CommittedOffsets)
     #: What only KIP-848 groups need beside their groups.
     consumer: ConsumerProtocolState = field(default_factory=ConsumerProtocolState)
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 __all__ = ["Timer"]
 
@@ -31,12 +31,11 @@ R = TypeVar("R")
 
 
 @dataclass(slots=True)
-class _Entry:
+class _Entry(Generic[R]):
     deadline_ms: int
     seq: int
     key: str
-    #: Typed at ``Timer.schedule``; not a generic dataclass, which mypyc cannot compile.
-    operation: Callable[[int], Any]
+    operation: Callable[[int], R]
     live: bool = True
     #: The ``(deadline, seq)`` of this timer's one current heap entry (never later than its own).
     heap_deadline_ms: int = 0
@@ -49,8 +48,8 @@ class Timer(Generic[R]):
     __slots__ = ("_by_key", "_heap", "_seq")
 
     def __init__(self) -> None:
-        self._heap: list[tuple[int, int, _Entry]] = []
-        self._by_key: dict[str, _Entry] = {}
+        self._heap: list[tuple[int, int, _Entry[R]]] = []
+        self._by_key: dict[str, _Entry[R]] = {}
         self._seq = 0
 
     def schedule(self, key: str, deadline_ms: int, operation: Callable[[int], R]) -> None:

@@ -18,17 +18,18 @@ Handlers:
   members that still speak the classic protocol (the service routes a classic
   request here when its group id names a consumer group).
 
-The steps they share, each module using only those above it in this list:
+The steps they share, each module using only those after it in this list
+(``pyproject.toml`` holds the order as an import-linter contract):
 
-* ``records``: the records of a consumer group, built and replayed;
-* ``timers``: the timer keys (and what each timer does);
-* ``txn``: one operation on one group, its rollback and its end;
-* ``rebalance``: the group epoch and the target assignment;
-* ``embedded``: the classic members' Subscription and Assignment bytes;
+* ``upgrade``: a classic group becomes a consumer group (online migration);
+* ``fencing``: a member leaves, is fenced or replaced; the member timers;
 * ``downgrade``: a group whose members all speak the classic protocol becomes
   a classic group (online migration);
-* ``fencing``: a member leaves, is fenced or replaced; the member timers;
-* ``upgrade``: a classic group becomes a consumer group (online migration).
+* ``embedded``: the classic members' Subscription and Assignment bytes;
+* ``rebalance``: the group epoch and the target assignment;
+* ``txn``: one operation on one group, its rollback and its end;
+* ``records``: the records of a consumer group, built and replayed;
+* ``timers``: the timer keys (and what each timer does).
 
 The online migration lives here because it is the consumer group's: Kafka
 converts with ``ConsumerGroup.fromClassicGroup`` and serves classic members from
