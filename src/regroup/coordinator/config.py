@@ -19,14 +19,40 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from enum import Enum
 
-__all__ = ["GroupCoordinatorConfig", "InvalidConfigError"]
+__all__ = ["ConsumerGroupMigrationPolicy", "GroupCoordinatorConfig", "InvalidConfigError"]
 
 INT32_MAX = 2**31 - 1
 
 
 class InvalidConfigError(ValueError):
     """A configuration value outside what Kafka accepts (one-line message)."""
+
+
+class ConsumerGroupMigrationPolicy(Enum):
+    """``group.consumer.migration.policy`` (Kafka ``ConsumerGroupMigrationPolicy``)."""
+
+    BIDIRECTIONAL = "BIDIRECTIONAL"
+    UPGRADE = "UPGRADE"
+    DOWNGRADE = "DOWNGRADE"
+    DISABLED = "DISABLED"
+
+    @property
+    def is_upgrade_enabled(self) -> bool:
+        """A classic group may become a consumer group (``consumer.upgrade``)."""
+        return self in (
+            ConsumerGroupMigrationPolicy.BIDIRECTIONAL,
+            ConsumerGroupMigrationPolicy.UPGRADE,
+        )
+
+    @property
+    def is_downgrade_enabled(self) -> bool:
+        """A consumer group may become a classic group (``consumer.downgrade``)."""
+        return self in (
+            ConsumerGroupMigrationPolicy.BIDIRECTIONAL,
+            ConsumerGroupMigrationPolicy.DOWNGRADE,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,10 +102,13 @@ class GroupCoordinatorConfig:
         self._check(self.group_consumer_max_size >= 1, "group.consumer.max.size must be >= 1")
         self._check(bool(self.group_consumer_assignors), "group.consumer.assignors is empty")
         self._check(
-            self.group_consumer_migration_policy
-            in ("BIDIRECTIONAL", "UPGRADE", "DOWNGRADE", "DISABLED"),
+            self.group_consumer_migration_policy in ConsumerGroupMigrationPolicy.__members__,
             "group.consumer.migration.policy must be BIDIRECTIONAL, UPGRADE, DOWNGRADE or DISABLED",
         )
+
+    @property
+    def migration_policy(self) -> ConsumerGroupMigrationPolicy:
+        return ConsumerGroupMigrationPolicy[self.group_consumer_migration_policy]
 
     @staticmethod
     def _check(condition: bool, message: str) -> None:

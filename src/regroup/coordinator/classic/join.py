@@ -75,6 +75,8 @@ def handle_join_group(
         return fail(invalid)
     other = state.groups.get(request.group_id)
     if other is not None and not isinstance(other, ClassicGroup):
+        # The service sends a consumer group's JoinGroups elsewhere; any other group type
+        # cannot take a classic member.
         return fail(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, "")
     group = state.classic_group(request.group_id)
     is_new_group = group is None

@@ -48,12 +48,7 @@ from regroup.coordinator.result import CoordinatorResult
 from regroup.coordinator.state import GroupCoordinatorState
 from regroup.events.schema import GroupStateChanged, MemberLeft
 
-__all__ = ["downgrade_enabled", "maybe_downgrade", "maybe_downgrade_on_replacement"]
-
-
-def downgrade_enabled(state: GroupCoordinatorState) -> bool:
-    """Kafka ``ConsumerGroupMigrationPolicy.isDowngradeEnabled``."""
-    return state.config.group_consumer_migration_policy in ("BIDIRECTIONAL", "DOWNGRADE")
+__all__ = ["maybe_downgrade", "maybe_downgrade_on_replacement"]
 
 
 def _valid_with_fenced_member(
@@ -70,7 +65,7 @@ def _valid_with_fenced_member(
         return False
     if len(group.members) <= 1:
         return False  # Kafka: "Skip downgrading ... because it's empty."
-    if not downgrade_enabled(state):
+    if not state.config.migration_policy.is_downgrade_enabled:
         return False
     return len(group.members) - 1 <= state.config.group_max_size
 
@@ -103,7 +98,7 @@ def maybe_downgrade_on_replacement(
     # every member now; the count is the same as before it.
     if not all(m.use_classic_protocol for m in group.members.values()):
         return False
-    if not downgrade_enabled(txn.state):
+    if not txn.state.config.migration_policy.is_downgrade_enabled:
         return False
     if len(group.members) > txn.state.config.group_max_size:
         return False

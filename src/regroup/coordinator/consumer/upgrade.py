@@ -62,17 +62,12 @@ from regroup.coordinator.state import GroupCoordinatorState
 from regroup.model.errors import ErrorCode
 from regroup.model.requests.classic import JoinGroupResponse, SyncGroupResponse
 
-__all__ = ["finish_upgrade", "take_over", "upgrade_enabled"]
-
-
-def upgrade_enabled(state: GroupCoordinatorState) -> bool:
-    """Kafka ``ConsumerGroupMigrationPolicy.isUpgradeEnabled``."""
-    return state.config.group_consumer_migration_policy in ("BIDIRECTIONAL", "UPGRADE")
+__all__ = ["finish_upgrade", "take_over"]
 
 
 def _valid(state: GroupCoordinatorState, group: ClassicGroup) -> bool:
     """Kafka ``validateOnlineUpgrade`` (the reasons are Kafka's log lines)."""
-    if not upgrade_enabled(state):
+    if not state.config.migration_policy.is_upgrade_enabled:
         return False
     if group.protocol_type != CONSUMER_PROTOCOL_TYPE:
         return False
