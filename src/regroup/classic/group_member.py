@@ -48,8 +48,7 @@ class ClassicGroupMember:
     awaiting_sync: Hashable | None = None
     #: A member added in this join phase; it may expire even while its JoinGroup is parked.
     is_new: bool = False
-    # The two private fields below are never passed in. They are not ``init=False``
-    # only because mypyc does not compile such fields (see ``regroup.native``).
+    # The two private fields below are never passed in: the group sets them.
     #: The token of a parked JoinGroup (Kafka: ``awaitingJoinFuture``); see ``awaiting_join``.
     _awaiting_join: Hashable | None = None
     #: The count of the group the member is in (set by ``ClassicGroup.add``).

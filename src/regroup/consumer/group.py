@@ -138,8 +138,7 @@ class ConsumerGroup:
 
     def __post_init__(self) -> None:
         # Derived state is rebuilt here, whatever was passed in (``copy`` passes the
-        # original's through ``replace``). They are not ``init=False`` fields only
-        # because mypyc does not compile those (see ``regroup.native``).
+        # original's through ``replace``), so a copy never shares it with the original.
         self.stable_by_epoch = {}
         self._journal = None
         for member in self.members.values():
@@ -406,7 +405,7 @@ class ConsumerGroup:
         journal, self._journal = self._journal, None
         if journal is None:
             return
-        for target, key, old in journal.entries[::-1]:  # (mypyc cannot compile reversed() here)
+        for target, key, old in reversed(journal.entries):
             if target is self:
                 setattr(self, key, old)
             elif key is _WHOLE_MAP:
