@@ -60,7 +60,14 @@ from collections.abc import Callable, Mapping
 from types import NoneType, UnionType
 from typing import Any, Final
 
-__all__ = ["FrameCheckError", "check_header", "check_request", "source"]
+__all__ = [
+    "FIXED_SIZES",
+    "SIZED_TYPES",
+    "FrameCheckError",
+    "check_header",
+    "check_request",
+    "source",
+]
 
 
 class FrameCheckError(ValueError):
@@ -71,7 +78,7 @@ class FrameCheckError(ValueError):
 _Walk = Callable[[bytes, int], int]
 
 #: Bytes of each fixed-size kio ``kafka_type`` (Kafka's protocol guide, "Protocol Primitive Types").
-_FIXED: Final[Mapping[str, int]] = {
+FIXED_SIZES: Final[Mapping[str, int]] = {
     "bool": 1,
     "int8": 1,
     "uint8": 1,
@@ -89,7 +96,7 @@ _FIXED: Final[Mapping[str, int]] = {
     "uuid": 16,
 }
 #: Types written as a length and that many bytes.
-_SIZED: Final = frozenset({"string", "bytes", "records"})
+SIZED_TYPES: Final = frozenset({"string", "bytes", "records"})
 
 _I32: Final = struct.Struct(">i").unpack_from
 
@@ -196,7 +203,7 @@ def _fields(cls: type[Any], header: bool = False) -> tuple[_Field, ...]:
         if header and field.name == "client_id":
             # Kafka keeps the header's client id a legacy NULLABLE_STRING in every version.
             kafka_type = "legacy_string"
-        elif entity is None and kafka_type not in _FIXED and kafka_type not in _SIZED:
+        elif entity is None and kafka_type not in FIXED_SIZES and kafka_type not in SIZED_TYPES:
             raise TypeError(f"no frame check for kafka_type {kafka_type!r} of {field.name}")
         tag = field.metadata.get("tag")
         out.append(
@@ -218,7 +225,7 @@ def _fixed_size(field: _Field) -> int | None:
     if field.is_array or field.nullable_struct:
         return None
     if field.entity is None:
-        return _FIXED.get(field.kafka_type)
+        return FIXED_SIZES.get(field.kafka_type)
     return _struct_size(field.entity)
 
 

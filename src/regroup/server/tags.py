@@ -20,26 +20,9 @@ import typing
 from types import NoneType, UnionType
 from typing import Any
 
-__all__ = ["TagWalkError", "strip_unknown_tags"]
+from regroup.server.frame_check import FIXED_SIZES, SIZED_TYPES
 
-_FIXED = {
-    "int8": 1,
-    "bool": 1,
-    "uint8": 1,
-    "int16": 2,
-    "uint16": 2,
-    "error_code": 2,
-    "int32": 4,
-    "uint32": 4,
-    "timedelta_i32": 4,
-    "int64": 8,
-    "uint64": 8,
-    "float64": 8,
-    "timedelta_i64": 8,
-    "datetime_i64": 8,
-    "uuid": 16,
-}
-_VARIABLE = {"string", "bytes", "records"}
+__all__ = ["TagWalkError", "strip_unknown_tags"]
 
 
 class TagWalkError(ValueError):
@@ -110,9 +93,9 @@ def _layout(cls: type[Any]) -> _Layout:
 
 
 def _skip_primitive(kind: str, buf: bytes, pos: int) -> int:
-    if kind in _FIXED:
-        end = pos + _FIXED[kind]
-    elif kind in _VARIABLE:
+    if kind in FIXED_SIZES:
+        end = pos + FIXED_SIZES[kind]
+    elif kind in SIZED_TYPES:
         length, pos = _uvarint(buf, pos)
         end = pos + max(length - 1, 0)
     else:
