@@ -634,7 +634,18 @@ class CoordinatorTestContext:
         Raises ``ReplayMismatchError``; returns the rebuilt context.
         """
         fresh = self.replay_into_new()
-        live_groups, rebuilt_groups = self.coordinator.groups, fresh.coordinator.groups
+        self.assert_same_state(fresh, *group_ids)
+        return fresh
+
+    def assert_same_state(self, other: CoordinatorTestContext, *group_ids: str) -> None:
+        """Check that ``other``'s coordinator holds what this one holds.
+
+        The comparison of ``assert_replay_matches`` (this context is the live side,
+        ``other`` the rebuilt one), for any two contexts: e.g. one rebuilt from what a
+        store kept after a crash against one rebuilt from the records it acknowledged.
+        Raises ``ReplayMismatchError``.
+        """
+        live_groups, rebuilt_groups = self.coordinator.groups, other.coordinator.groups
         ids = group_ids or tuple(sorted(live_groups.keys() | rebuilt_groups.keys()))
         for group_id in ids:
             live, rebuilt = live_groups.get(group_id), rebuilt_groups.get(group_id)
@@ -642,13 +653,12 @@ class CoordinatorTestContext:
             if problem is not None:
                 raise ReplayMismatchError(f"group {group_id!r}: {problem}")
             live_offsets = self._fetch_all(group_id)
-            rebuilt_offsets = fresh._fetch_all(group_id)
+            rebuilt_offsets = other._fetch_all(group_id)
             if live_offsets != rebuilt_offsets:
                 raise ReplayMismatchError(
                     f"group {group_id!r}: offsets {live_offsets!r} live, "
                     f"{rebuilt_offsets!r} replayed"
                 )
-        return fresh
 
     def _fetch_all(self, group_id: str) -> object:
         """Every committed offset of the group, read without logging anything."""
