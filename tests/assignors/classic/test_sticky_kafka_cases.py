@@ -101,10 +101,13 @@ class Harness:
         self, topics: Sequence[str], owned: Sequence[TopicPartition], generation: int, index: int
     ) -> Subscription:
         if self.kind == "sticky":
+            # As a real EAGER member sends it (ConsumerCoordinator.metadata after
+            # onJoinPrepare revoked everything): the previous assignment and its generation
+            # only in the user data, no ownedPartitions, and the member's generation in
+            # the Subscription (which Kafka reads for the *other* claimant of a partition).
             return Subscription(
                 list(topics),
                 user_data=encode_sticky_user_data(owned, generation),
-                owned_partitions=list(owned),
                 generation_id=generation,
             )
         return Subscription(
