@@ -6,7 +6,7 @@ Classic (``"group_protocol": "classic"``, the default)::
 
     {"group_protocol": "classic", "assignor": "cooperative-sticky",
      "topics": {"t1": 3, "t2": 2},
-     "partition_racks": {"t1": [["a","b"], ["b","c"], ["c","a"]]},
+     "partition_racks": {"t1": [["a","b"], ["b",null], [null,null]]},
      "members": [{"member_id": "c1", "group_instance_id": null, "rack": "a",
                   "topics": ["t1", "t2"], "owned_partitions": ["t1-0", "t2-1"],
                   "generation": 3, "user_data": null}]}
@@ -53,6 +53,7 @@ from regroup.assignors.consumer import (
 )
 from regroup.cli.errors import UsageError
 from regroup.model import TopicPartition, Uuid
+from regroup.model.metadata import replica_racks
 
 __all__ = ["AssignInputError", "add_parser", "assign_document", "run"]
 
@@ -356,12 +357,15 @@ def _base64(value: Any, where: str) -> bytes | None:
 
 
 def _rack_lists(value: Any, partitions: int, where: str) -> list[frozenset[str]]:
+    """Per partition, its replicas' racks; ``null`` is a replica on a broker without a rack."""
     per_partition = _list(value, where)
     if len(per_partition) > partitions:
         raise AssignInputError(
             f"{where} lists racks for {len(per_partition)} partitions, the topic has {partitions}"
         )
-    return [
-        frozenset(_string(r, f"{where}[{i}]") for r in _list(racks, f"{where}[{i}]"))
-        for i, racks in enumerate(per_partition)
-    ]
+    return list(
+        replica_racks(
+            [_optional_string(r, f"{where}[{i}]") for r in _list(racks, f"{where}[{i}]")]
+            for i, racks in enumerate(per_partition)
+        )
+    )
