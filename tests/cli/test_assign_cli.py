@@ -260,3 +260,64 @@ def test_a_rack_that_is_neither_string_nor_null_is_refused() -> None:
     doc = {"assignor": "range", "topics": {"t": 1}, "partition_racks": {"t": [[5]]}, "members": []}
     with pytest.raises(AssignInputError, match=r"partition_racks.t\[0\] must be a string, got 5"):
         assign_document(doc)
+
+
+# -- KIP-848 assignors and a subscribed topic that is not in the metadata ----------------------
+
+
+def _consumer_doc(assignor: str, subscriptions: dict[str, list[str]]) -> dict[str, object]:
+    return {
+        "group_protocol": "consumer",
+        "assignor": assignor,
+        "topics": {"topic1": {"partitions": 3}},
+        "members": [
+            {"member_id": m, "subscribed_topics": names} for m, names in subscriptions.items()
+        ],
+    }
+
+
+# Kafka: OptimizedUniformAssignmentBuilderTest / RangeAssignorTest
+# .testOneMemberSubscribedToNonexistentTopic (one member, homogeneous) and
+# UniformHeterogeneousAssignmentBuilderTest.testTwoMembersSubscribedToNonexistentTopics
+# (heterogeneous); both of Kafka 4.0's assignors throw PartitionAssignorException for
+# either subscription type.
+NONEXISTENT_CASES = {
+    "one_member": {"A": ["topic2"]},
+    "two_members": {"A": ["topic3"], "B": ["topic2"]},
+    "beside_an_existing_topic": {"A": ["topic1"], "B": ["topic1", "topic2"]},
+}
+KAFKA_MESSAGES = {
+    "uniform": "which doesn't exist in the topic metadata.",
+    "range": "Member is subscribed to a non-existent topic",
+}
+
+
+@pytest.mark.parametrize("assignor", ["uniform", "range"])
+@pytest.mark.parametrize("case", list(NONEXISTENT_CASES))
+def test_consumer_assignors_refuse_a_topic_without_metadata(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], assignor: str, case: str
+) -> None:
+    doc = _consumer_doc(assignor, NONEXISTENT_CASES[case])
+    code, out, err = run_cli(monkeypatch, capsys, json.dumps(doc))
+    assert (code, out) == (2, "")
+    assert err.count("\n") == 1 and err.startswith(f"regroup assign: error: the {assignor} ")
+    assert KAFKA_MESSAGES[assignor] in err
+    assert "names 'topic2', which is not in topics" in err
+
+
+def test_batch_answers_a_topic_without_metadata_with_an_error_line_and_goes_on(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = [
+        _consumer_doc("uniform", {"A": ["topic1", "nope"]}),
+        _consumer_doc("range", {"A": ["topic1"]}),
+    ]
+    code, out, _ = run_cli(monkeypatch, capsys, "\n".join(map(json.dumps, lines)), "--batch")
+    assert code == 0
+    first, second = (json.loads(line) for line in out.splitlines())
+    assert set(first) == {"error"} and "names 'nope', which is not in topics" in first["error"]
+    assert second == {"assignment": {"A": {"topic1": [0, 1, 2]}}}
+
+
+def test_an_empty_consumer_group_has_nothing_to_refuse() -> None:
+    assert assign_document(_consumer_doc("uniform", {})) == {"assignment": {}}
