@@ -140,7 +140,11 @@ def test_partitions_transferring_ownership_include_the_multiply_claimed_partitio
     # tests/assignors/classic/test_sticky_kafka_cases.py): topic-0 goes to consumer3, for
     # cooperative-sticky one rebalance later.
     build = _sticky_member if assignor == "sticky" else _cooperative_member
-    members = [build("consumer1", [0, 1], 1), build("consumer2", [0, 2], 1), build("consumer3", [], 1)]
+    members = [
+        build("consumer1", [0, 1], 1),
+        build("consumer2", [0, 2], 1),
+        build("consumer3", [], 1),
+    ]
     result = _assign(assignor, 3, members)
     assert result["consumer1"] == ["topic-1"]
     assert result["consumer2"] == ["topic-2"]

@@ -36,8 +36,9 @@ from regroup.model.requests.consumer import (
         (dict(topic_partitions=None), "TopicPartitions must be empty"),
         (
             dict(subscribed_topic_names=None),
-            # Kafka's exact text (GroupMetadataManager.throwIfConsumerGroupHeartbeatRequestIsInvalid)
-            "Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when (re-)joining.",
+            # Kafka's exact text (throwIfConsumerGroupHeartbeatRequestIsInvalid)
+            "Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when "
+            "(re-)joining.",
         ),
         (dict(member_epoch=-2), "InstanceId can't be null."),
         (dict(member_epoch=-3), "MemberEpoch is invalid."),

@@ -27,9 +27,7 @@ def replica_racks(per_partition: Iterable[Iterable[str | None]]) -> tuple[frozen
     (``AbstractPartitionAssignor.useRackAwareAssignment``). ``None`` is that
     null here.
     """
-    return tuple(
-        frozenset(rack for rack in racks if rack is not None) for racks in per_partition
-    )
+    return tuple(frozenset(rack for rack in racks if rack is not None) for racks in per_partition)
 
 
 @dataclass(frozen=True, slots=True)
