@@ -158,3 +158,9 @@ def test_member_metrics_keep_the_first_start_across_failures() -> None:
     assert snap["rebalance-total"] == 1
     assert snap["last-rebalance-seconds-ago"] == 0
     assert math.isnan(snap["partitions-lost-latency-avg"])
+
+
+def test_a_null_client_rack_is_no_rack() -> None:
+    # Kafka's client.rack defaults to "" (no rack); a null value means the same.
+    assert ClassicMemberConfig.from_properties({"client.rack": None}).client_rack == ""
+    assert ClassicMemberConfig.from_properties({"client.rack": "r1"}).client_rack == "r1"

@@ -34,7 +34,12 @@ from regroup.model.requests.consumer import (
         (dict(rack_id=""), "RackId can't be empty."),
         (dict(rebalance_timeout_ms=-1), "RebalanceTimeoutMs must be provided"),
         (dict(topic_partitions=None), "TopicPartitions must be empty"),
-        (dict(subscribed_topic_names=None), "SubscribedTopicNames or SubscribedTopicRegex"),
+        (
+            dict(subscribed_topic_names=None),
+            # Kafka's exact text (throwIfConsumerGroupHeartbeatRequestIsInvalid)
+            "Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when "
+            "(re-)joining.",
+        ),
         (dict(member_epoch=-2), "InstanceId can't be null."),
         (dict(member_epoch=-3), "MemberEpoch is invalid."),
         (dict(subscribed_topic_regex="fo.*"), "cannot be used together"),
@@ -478,8 +483,34 @@ def test_assignor_failure_is_unknown_server_error_and_writes_nothing() -> None:
     h.coordinator.consumer.assignor_resolver = lambda name: _Failing()
     response = h.join("b")
     assert response.error_code is ErrorCode.UNKNOWN_SERVER_ERROR
+    # Kafka's handleOperationException sends UNKNOWN_SERVER_ERROR without a message.
+    assert response.error_message is None
     assert h.last_records == []
     assert h.group() == before
+
+
+def test_partition_assignor_exception_on_regular_heartbeat() -> None:
+    # Kafka: GroupMetadataManagerTest.testPartitionAssignorExceptionOnRegularHeartbeat --
+    # the first member of a new group, the assignor ("range") throws: the heartbeat fails
+    # with UNKNOWN_SERVER_ERROR and no group, no record is left behind.
+    h = Harness(topics={"foo": 6, "bar": 3})
+    h.coordinator.consumer.assignor_resolver = lambda name: _Failing()
+    response = h.join("m1", server_assignor="range", subscribed_topic_names=("foo", "bar"))
+    assert response.error_code is ErrorCode.UNKNOWN_SERVER_ERROR
+    assert response.error_message is None
+    assert h.records == []
+    assert "g" not in h.coordinator.groups
+
+
+def test_a_subscribed_topic_without_metadata_is_not_an_assignor_error() -> None:
+    # Kafka's TargetAssignmentBuilder maps subscribed names to ids through the metadata
+    # image (TopicIds) and leaves unknown names out, so the assignors never see a topic
+    # they would refuse: the member joins and gets the topics that exist.
+    for assignor in ("uniform", "range"):
+        h = Harness(topics={"foo": 2})
+        response = h.join("a", server_assignor=assignor, subscribed_topic_names=("foo", "nope"))
+        assert response.error_code is ErrorCode.NONE
+        assert response_parts(response) == [0, 1]
 
 
 def test_events_name_topics() -> None:

@@ -173,4 +173,7 @@ def _convert(key: str, name: str, raw: Any) -> Any:
         return tuple(str(item).strip() for item in items if str(item).strip())
     if name == "group_instance_id":
         return None if raw is None else str(raw)
+    if name == "client_rack":
+        # A null client.rack is no rack, as Kafka's default "" is.
+        return "" if raw is None else str(raw)
     return str(raw)

@@ -6,7 +6,7 @@ Classic (``"group_protocol": "classic"``, the default)::
 
     {"group_protocol": "classic", "assignor": "cooperative-sticky",
      "topics": {"t1": 3, "t2": 2},
-     "partition_racks": {"t1": [["a","b"], ["b","c"], ["c","a"]]},
+     "partition_racks": {"t1": [["a","b"], ["b",null], [null,null]]},
      "members": [{"member_id": "c1", "group_instance_id": null, "rack": "a",
                   "topics": ["t1", "t2"], "owned_partitions": ["t1-0", "t2-1"],
                   "generation": 3, "user_data": null}]}
@@ -53,6 +53,7 @@ from regroup.assignors.consumer import (
 )
 from regroup.cli.errors import UsageError
 from regroup.model import TopicPartition, Uuid
+from regroup.model.metadata import replica_racks
 
 __all__ = ["AssignInputError", "add_parser", "assign_document", "run"]
 
@@ -236,6 +237,8 @@ def _assign_consumer(obj: Mapping[str, Any]) -> dict[str, Any]:
         topics[topic] = TopicMetadata(topic_id, topic, count, tuple(racks))
         names_by_id[topic_id] = topic
     members: dict[str, MemberSubscriptionSpec] = {}
+    #: Subscribed names with no metadata, by the id they get and where they were named.
+    unknown: dict[Uuid, tuple[str, str]] = {}
     for index, raw in enumerate(_list(_required(obj, "members", "input"), "members")):
         where = f"members[{index}]"
         member = _object(raw, where)
@@ -260,9 +263,18 @@ def _assign_consumer(obj: Mapping[str, Any]) -> dict[str, Any]:
                 for p in _list(partitions, f"{where}.assignment.{topic}")
             ]
             current[topics[topic].topic_id] = frozenset(numbers)
+        subscribed_ids: set[Uuid] = set()
+        for topic_name in subscribed:
+            if topic_name in topics:
+                subscribed_ids.add(topics[topic_name].topic_id)
+                continue
+            # A topic the metadata does not have: the assignor is told of it, and Kafka's
+            # assignors refuse it (PartitionAssignorException).
+            topic_id = _unknown_topic_id(topic_name, names_by_id)
+            unknown.setdefault(topic_id, (topic_name, f"{where}.subscribed_topics"))
+            subscribed_ids.add(topic_id)
         members[member_id] = MemberSubscriptionSpec(
-            # Kafka maps subscribed names to ids only for topics in the metadata.
-            subscribed_topic_ids=frozenset(topics[t].topic_id for t in subscribed if t in topics),
+            subscribed_topic_ids=frozenset(subscribed_ids),
             rack_id=_optional_string(member.get("rack"), f"{where}.rack"),
             instance_id=_optional_string(member.get("instance_id"), f"{where}.instance_id"),
             assigned_partitions=current,
@@ -272,7 +284,11 @@ def _assign_consumer(obj: Mapping[str, Any]) -> dict[str, Any]:
             GroupSpec.of(members), SubscribedTopicDescriber(list(topics.values()))
         )
     except PartitionAssignorError as exc:
-        raise AssignInputError(f"the {name} assignor failed: {exc}") from None
+        detail = "".join(
+            f" ({where} names {topic!r}, which is not in topics)"
+            for topic, where in unknown.values()
+        )
+        raise AssignInputError(f"the {name} assignor failed: {exc}{detail}") from None
     out: dict[str, dict[str, list[int]]] = {}
     for member_id in members:
         target = result.members.get(member_id)
@@ -283,6 +299,16 @@ def _assign_consumer(obj: Mapping[str, Any]) -> dict[str, Any]:
             if parts
         }
     return {"assignment": out}
+
+
+def _unknown_topic_id(name: str, known: Mapping[Uuid, str]) -> Uuid:
+    """An id for a subscribed name that is not in ``topics``, distinct from every known id."""
+    topic_id = Uuid.for_name(name)
+    salt = 0
+    while topic_id in known:
+        salt += 1
+        topic_id = Uuid.for_name(f"{name}\x00{salt}")
+    return topic_id
 
 
 # -- field checks (one-line errors naming the field) ----------------------------------
@@ -356,12 +382,15 @@ def _base64(value: Any, where: str) -> bytes | None:
 
 
 def _rack_lists(value: Any, partitions: int, where: str) -> list[frozenset[str]]:
+    """Per partition, its replicas' racks; ``null`` is a replica on a broker without a rack."""
     per_partition = _list(value, where)
     if len(per_partition) > partitions:
         raise AssignInputError(
             f"{where} lists racks for {len(per_partition)} partitions, the topic has {partitions}"
         )
-    return [
-        frozenset(_string(r, f"{where}[{i}]") for r in _list(racks, f"{where}[{i}]"))
-        for i, racks in enumerate(per_partition)
-    ]
+    return list(
+        replica_racks(
+            [_optional_string(r, f"{where}[{i}]") for r in _list(racks, f"{where}[{i}]")]
+            for i, racks in enumerate(per_partition)
+        )
+    )

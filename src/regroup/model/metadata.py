@@ -13,7 +13,21 @@ from dataclasses import dataclass, field
 
 from regroup.model.uuid import Uuid
 
-__all__ = ["MetadataImage", "TopicImage"]
+__all__ = ["MetadataImage", "TopicImage", "replica_racks"]
+
+
+def replica_racks(per_partition: Iterable[Iterable[str | None]]) -> tuple[frozenset[str], ...]:
+    """Each partition's set of replica racks, from the racks of its replicas' brokers.
+
+    A replica on a broker without a rack has a null rack in Kafka's metadata
+    (``Node.rack() == null``); Kafka's rack-aware assignors leave it out
+    (``RangeAssignor`` and ``AbstractStickyAssignor.RackInfo`` filter with
+    ``Objects::nonNull``), so a partition whose replicas all lack a rack has no
+    racks, and the rack-aware logic stays off when no partition has one
+    (``AbstractPartitionAssignor.useRackAwareAssignment``). ``None`` is that
+    null here.
+    """
+    return tuple(frozenset(rack for rack in racks if rack is not None) for racks in per_partition)
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,7 +25,7 @@ from typing import Any
 
 from regroup.consumer.member import ConsumerMember, MemberRequest
 from regroup.model.errors import ErrorCode
-from regroup.model.metadata import MetadataImage, TopicImage
+from regroup.model.metadata import MetadataImage, TopicImage, replica_racks
 from regroup.model.requests.consumer import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupInstallAssignmentRequest,
@@ -49,7 +49,11 @@ _COMMIT_VERSION = 9
 
 
 def fetch_metadata(client: WireClient) -> MetadataImage:
-    """Every topic with its id and partition count (Metadata v12, all topics)."""
+    """Every topic with its id, partition count and replica racks (Metadata v12, all topics).
+
+    A broker's rack is nullable; a replica on a broker without a rack (or on a
+    broker the response does not list) adds no rack (``replica_racks``).
+    """
     response = client.request(
         3,
         12,
@@ -59,11 +63,24 @@ def fetch_metadata(client: WireClient) -> MetadataImage:
             "include_topic_authorized_operations": False,
         },
     )
-    return MetadataImage.of(
-        TopicImage(to_uuid(t.topic_id), str(t.name), len(t.partitions))
-        for t in response.topics
-        if int(t.error_code.value) == 0 and t.name is not None
-    )
+    rack_of: dict[int, str | None] = {
+        int(b.node_id): None if b.rack is None else str(b.rack) for b in response.brokers
+    }
+    topics: list[TopicImage] = []
+    for t in response.topics:
+        if int(t.error_code.value) != 0 or t.name is None:
+            continue
+        racks = replica_racks(
+            [rack_of.get(int(node)) for node in p.replica_nodes]
+            for p in sorted(t.partitions, key=lambda p: int(p.partition_index))
+        )
+        # No rack anywhere (regroup's own broker has none): "no racks known", as before.
+        topics.append(
+            TopicImage(
+                to_uuid(t.topic_id), str(t.name), len(t.partitions), racks if any(racks) else ()
+            )
+        )
+    return MetadataImage.of(topics)
 
 
 class WireMember:

@@ -76,8 +76,11 @@ def consumer_member_config(
             raise ValueError(f"unknown consumer config {key!r}")
         if name == "enable_auto_commit":
             kwargs[name] = as_bool(key, value)
-        elif name in ("client_rack", "group_remote_assignor"):
-            kwargs[name] = str(value)
+        elif name == "client_rack":
+            # null or "" is no rack (Kafka's default client.rack is "", sent as no RackId).
+            kwargs[name] = None if value is None or value == "" else str(value)
+        elif name == "group_remote_assignor":
+            kwargs[name] = None if value is None else str(value)
         else:
             try:
                 kwargs[name] = int(value)

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from types import SimpleNamespace
 
 import pytest
+from classic_assign_json import assign_via_json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -31,6 +32,7 @@ from regroup.assignors.classic.api import (
 from regroup.assignors.classic.member_order import sorted_members
 from regroup.assignors.classic.range_assignor import RangeAssignor
 from regroup.model import TopicPartition
+from regroup.model.metadata import replica_racks as model_replica_racks
 
 ALL_RACKS = ("a", "b", "c", "d", "e", "f")
 NO_RACKS: frozenset[str] = frozenset()
@@ -50,21 +52,34 @@ def assign(
 # --- Kafka's test fixtures (AbstractPartitionAssignorTest), re-expressed -------------------------
 
 
+def broker_racks_per_partition(
+    partitions: int,
+    replication_factor: int,
+    broker_racks: Sequence[str | None],
+    next_node: int = 0,
+) -> list[list[str | None]]:
+    """The racks of each partition's replica brokers, ``None`` for a broker without a rack:
+    replica j of partition i sits on broker (i + j + next_node) mod #brokers, as in
+    Kafka's ``partitionInfos`` helper."""
+    brokers = len(broker_racks)
+    return [
+        [broker_racks[(i + j + next_node) % brokers] for j in range(replication_factor)]
+        for i in range(partitions)
+    ]
+
+
 def replica_racks(
     partitions: int,
     replication_factor: int,
     broker_racks: Sequence[str | None],
     next_node: int = 0,
 ) -> list[frozenset[str]]:
-    """Racks of each partition's replicas: replica j of partition i is on broker
-    (i + j + next_node) mod #brokers, as in Kafka's ``partitionInfos`` helper;
-    brokers without a rack contribute nothing."""
-    brokers = len(broker_racks)
-    out = []
-    for i in range(partitions):
-        racks = {broker_racks[(i + j + next_node) % brokers] for j in range(replication_factor)}
-        out.append(frozenset(r for r in racks if r is not None))
-    return out
+    """What the assignor sees: brokers without a rack contribute nothing (``null`` racks)."""
+    return list(
+        model_replica_racks(
+            broker_racks_per_partition(partitions, replication_factor, broker_racks, next_node)
+        )
+    )
 
 
 def broker_racks_for(num_broker_racks: int, replication_factor: int) -> list[str | None]:
@@ -96,9 +111,13 @@ def verify_rack_assignment(
     consumer0..N-1; replica placement continues from topic to topic in the
     insertion order of ``partitions_per_topic``."""
     topic_racks: dict[str, list[frozenset[str]]] = {}
+    raw_racks: dict[str, list[list[str | None]]] = {}
     next_node = 0
     for topic, count in partitions_per_topic.items():
-        topic_racks[topic] = replica_racks(count, replication_factor, broker_racks, next_node)
+        raw_racks[topic] = broker_racks_per_partition(
+            count, replication_factor, broker_racks, next_node
+        )
+        topic_racks[topic] = list(model_replica_racks(raw_racks[topic]))
         next_node += count
     metadata = ClusterMetadata(dict(partitions_per_topic), topic_racks)
     subscriptions = {
@@ -108,6 +127,10 @@ def verify_rack_assignment(
     result = assign(assignor, metadata, subscriptions)
     actual = {member: ", ".join(sorted(str(p) for p in parts)) for member, parts in result.items()}
     assert actual == {f"consumer{i}": text for i, text in enumerate(expected)}
+    if not assignor.prefer_rack_aware_logic:
+        # The same input through ``regroup assign``, null broker racks and all.
+        via_json = assign_via_json("range", partitions_per_topic, raw_racks, subscriptions)
+        assert {m: sorted(p) for m, p in result.items()} == via_json
     if partitions_with_rack_mismatch >= 0:
         mismatched = [
             p

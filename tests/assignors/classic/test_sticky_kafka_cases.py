@@ -15,6 +15,7 @@ import random
 from collections.abc import Sequence
 
 import pytest
+from classic_assign_json import assign_via_json
 
 from regroup.assignors.classic.api import (
     Assignment,
@@ -28,6 +29,7 @@ from regroup.assignors.classic.sticky import StickyAssignor
 from regroup.assignors.classic.sticky_engine import StickyResult
 from regroup.assignors.classic.sticky_engine.user_data import encode_sticky_user_data
 from regroup.model import TopicPartition
+from regroup.model.metadata import replica_racks
 
 ALL_RACKS = ("a", "b", "c", "d", "e", "f")
 RACK_CONFIGS = ("NO_BROKER_RACK", "NO_CONSUMER_RACK", "BROKER_AND_CONSUMER_RACK")
@@ -59,6 +61,7 @@ class Harness:
         self.next_partition_index = 0
         self.partitions_per_topic: dict[str, int] = {}
         self.partition_racks: dict[str, list[frozenset[str]]] = {}
+        self.broker_racks: dict[str, list[list[str | None]]] = {}
         if rack_config is not None:
             self.initialize_racks(rack_config)
 
@@ -80,10 +83,12 @@ class Harness:
             for i in range(brokers)
         ]
         self.partitions_per_topic[topic] = partitions
-        self.partition_racks[topic] = [
-            frozenset(r for j in range(rf) if (r := broker_racks[(i + j + next_index) % brokers]))
+        # The racks of each replica's broker, None for a broker without a rack.
+        self.broker_racks[topic] = [
+            [broker_racks[(i + j + next_index) % brokers] for j in range(rf)]
             for i in range(partitions)
         ]
+        self.partition_racks[topic] = list(replica_racks(self.broker_racks[topic]))
 
     def remove_topic(self, topic: str) -> None:
         del self.partitions_per_topic[topic]
@@ -101,10 +106,13 @@ class Harness:
         self, topics: Sequence[str], owned: Sequence[TopicPartition], generation: int, index: int
     ) -> Subscription:
         if self.kind == "sticky":
+            # As a real EAGER member sends it (ConsumerCoordinator.metadata after
+            # onJoinPrepare revoked everything): the previous assignment and its generation
+            # only in the user data, no ownedPartitions, and the member's generation in
+            # the Subscription (which Kafka reads for the *other* claimant of a partition).
             return Subscription(
                 list(topics),
                 user_data=encode_sticky_user_data(owned, generation),
-                owned_partitions=list(owned),
                 generation_id=generation,
             )
         return Subscription(
@@ -122,7 +130,16 @@ class Harness:
         result = self.assignor.assign_with_details(
             self.metadata(), GroupSubscription(dict(subscriptions))
         )
-        return {m: list(p) for m, p in result.assignment.items()}, result
+        assignment = {m: list(p) for m, p in result.assignment.items()}
+        if self.num_broker_racks == 0:
+            # Kafka's NO_BROKER_RACK: the same input through ``regroup assign``, every
+            # replica's rack null. (With broker racks, Kafka's tests force the rack-aware
+            # logic on, which the JSON cannot ask for.)
+            via_json = assign_via_json(
+                self.assignor.name, self.partitions_per_topic, self.broker_racks, subscriptions
+            )
+            assert {m: sorted(p) for m, p in assignment.items()} == via_json
+        return assignment, result
 
     # Kafka: verifyValidityAndBalance (cooperative variant first settles revocations)
     def verify(

@@ -154,7 +154,8 @@ def validate_request(
             raise _invalid("TopicPartitions must be empty when (re-)joining.")
         if req.subscribed_topic_names is None and req.subscribed_topic_regex is None:
             raise _invalid(
-                "SubscribedTopicNames or SubscribedTopicRegex must be set in first request."
+                "Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when "
+                "(re-)joining."
             )
     elif epoch == STATIC_LEAVE:
         if req.instance_id is None:
@@ -191,15 +192,14 @@ def handle(
             token,
             ConsumerGroupHeartbeatResponse(error_code=exc.code, error_message=exc.message),
         )
-    except PartitionAssignorError as assignor_error:
+    except PartitionAssignorError:
+        # Kafka: updateTargetAssignment turns PartitionAssignorException into an
+        # UnknownServerException (logged on the broker), and handleOperationException
+        # answers UNKNOWN_SERVER_ERROR with no error message; the write is dropped.
         txn.rollback()
         finish_upgrade(state, req.group_id, False, now_ms, txn.result)
         return txn.finish().reply(
-            token,
-            ConsumerGroupHeartbeatResponse(
-                error_code=ErrorCode.UNKNOWN_SERVER_ERROR,
-                error_message=f"Failed to compute a new target assignment: {assignor_error}",
-            ),
+            token, ConsumerGroupHeartbeatResponse(error_code=ErrorCode.UNKNOWN_SERVER_ERROR)
         )
     finish_upgrade(state, req.group_id, True, now_ms, txn.result)
     return txn.finish().reply(token, response)
