@@ -278,6 +278,15 @@ class RegroupServer:
             self.store.append(result.records)
         if result.events:
             self.events.publish(result.events)
+        for failure in result.failures:
+            logger.error(
+                "coordinator: %s on group %r failed; the group was rebuilt from its records "
+                "and %d waiting request(s) answered UNKNOWN_SERVER_ERROR",
+                failure.operation,
+                failure.group_id,
+                failure.answered,
+                exc_info=failure.error,
+            )
         answer: Any = _NO_REPLY
         for reply in result.replies:
             if mine is not None and reply.token == mine:
