@@ -1,12 +1,19 @@
-"""Issue 20 against a running server: defects 3 (a protocol listed twice) and the error paths."""
+"""Issue 20 against a server: defect 3 (a protocol listed twice), defect 10 (log flooding)."""
 
 from __future__ import annotations
 
+import logging
+import random
 import time
 from typing import Any
 
+import pytest
+
+from regroup.server.app import RegroupServer, ServerOptions
 from regroup.server.background import BackgroundServer
-from regroup.server.client import WireClient
+from regroup.server.client import RequestEncoder, WireClient
+from regroup.server.connection import CloseConnection, ConnectionState
+from regroup.server.log_limit import RateLimitedLog
 
 #: JoinGroup v3 (correlation id 1, client id ``dup``) of group ``g`` that lists ``range``
 #: twice, with the same consumer Subscription (topic ``t``) each time.
@@ -61,3 +68,94 @@ def test_server_a_join_listing_one_protocol_twice_does_not_wedge_the_group(
         second = real.decode(11, 3, cid, real.read_frame())
     assert second.error_code.value == 0 and again.error_code.value == 0
     assert second.generation_id == again.generation_id == joined.generation_id + 1
+
+
+# -- defect 10: one warning line per malformed frame, rate-limited --------------------
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _metadata_v9(encoder: RequestEncoder) -> bytes:
+    values = {
+        "topics": [{"name": "t"}],
+        "allow_auto_topic_creation": False,
+        "include_cluster_authorized_operations": False,
+        "include_topic_authorized_operations": False,
+    }
+    return encoder.encode(3, 9, values)[1][4:]
+
+
+def test_server_malformed_frames_log_one_rate_limited_line_each_and_no_traceback(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server = RegroupServer(ServerOptions(port=0))
+    clock = _Clock()
+    server.bad_input_log = RateLimitedLog(logging.getLogger("regroup.server"), clock=clock)
+    seed = _metadata_v9(RequestEncoder("fuzz"))
+    rng = random.Random(7)
+    closed = 0
+    with caplog.at_level(logging.DEBUG, "regroup.server"):
+        for index in range(500):
+            body = bytearray(seed)
+            body[rng.randrange(8, len(body))] = rng.randrange(256)
+            try:
+                server.serve_now(ConnectionState(index, "h"), bytes(body))
+            except CloseConnection:
+                closed += 1
+        # A request whose handling raises (a server bug): one line too, the traceback at DEBUG.
+        monkeypatch.setattr(server.cluster, "metadata", _raise)
+        with pytest.raises(CloseConnection):
+            server.serve_now(ConnectionState(999, "h"), seed)
+        clock.now = 1.0
+        with pytest.raises(CloseConnection):
+            server.serve_now(ConnectionState(1000, "h"), seed)
+    warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert closed > 400  # most mutations are malformed; each closes its connection
+    assert len(warnings) == 21  # the burst, then one more after a second
+    assert all(r.exc_info is None and "\n" not in r.getMessage() for r in warnings)
+    suppressed = closed + 1 - 20
+    assert (
+        warnings[-1]
+        .getMessage()
+        .endswith(
+            f"Metadata v9 failed: RuntimeError: injected; closing ({suppressed} similar lines "
+            "suppressed)"
+        )
+    )
+    server.store.close()
+    server.log.close()
+
+
+def _raise(*args: object) -> None:
+    raise RuntimeError("injected")
+
+
+def test_rate_limited_log_refills_one_line_per_interval() -> None:
+    clock = _Clock()
+    lines: list[str] = []
+
+    class _Sink(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            lines.append(record.getMessage())
+
+    log = logging.getLogger("test.rate_limited")
+    log.addHandler(_Sink())
+    limited = RateLimitedLog(log, burst=2, interval_s=10, clock=clock)
+    for n in range(5):
+        limited.warning("line %d", n)
+    clock.now = 25.0  # two intervals and a half: two lines
+    for n in range(5, 9):
+        limited.warning("line %d", n)
+    assert lines == [
+        "line 0",
+        "line 1",
+        "line 5 (3 similar lines suppressed)",
+        "line 6",
+    ]
+    assert limited.suppressed_total == 5

@@ -77,6 +77,7 @@ from regroup.server.connection import (
 from regroup.server.events import EventSink
 from regroup.server.heartbeat_codec import HeartbeatDecodeError, RegroupHeartbeat
 from regroup.server.log import Log, encode_batch
+from regroup.server.log_limit import RateLimitedLog
 from regroup.server.mapping import GROUP_APIS
 from regroup.server.store import (
     MemoryStore,
@@ -193,6 +194,8 @@ class RegroupServer:
         self._server: asyncio.Server | None = None
         self._connections: set[ConnectionProtocol] = set()
         self.max_frame_bytes = options.max_frame_bytes
+        #: Bad input is logged in one line each, rate-limited (issue 20, defect 10).
+        self.bad_input_log = RateLimitedLog(logger)
         self._stopping = False
         self._loop: asyncio.AbstractEventLoop | None = None
         #: Counters for logs, tests and the benchmark.
@@ -357,10 +360,10 @@ class RegroupServer:
         except UnsupportedApiError as exc:
             if exc.api_key == codec.API_VERSIONS_KEY:
                 return codec.api_versions_fallback(exc.correlation_id)
-            logger.warning("connection %d: %s; closing", conn.conn_id, exc)
+            self.bad_input_log.warning("connection %d: %s; closing", conn.conn_id, exc)
             raise CloseConnection from None
         except MalformedRequestError as exc:
-            logger.warning("connection %d: %s; closing", conn.conn_id, exc)
+            self.bad_input_log.warning("connection %d: %s; closing", conn.conn_id, exc)
             raise CloseConnection from None
         if req.api_key == 12:
             (request,) = GROUP_APIS[12][0](req, conn.host)
@@ -370,8 +373,8 @@ class RegroupServer:
         self.stats["requests"] += 1
         try:
             response = self._serve(conn, req)
-        except Exception:
-            self._log_failure(conn, req)
+        except Exception as exc:
+            self._log_failure(conn, req, exc)
             raise CloseConnection from None
         if isinstance(response, Coroutine):
             return self._encode_later(conn, req, response)
@@ -398,15 +401,16 @@ class RegroupServer:
             response = await pending
         except (asyncio.CancelledError, Stopping):
             raise
-        except Exception:
-            self._log_failure(conn, req)
+        except Exception as exc:
+            self._log_failure(conn, req, exc)
             raise CloseConnection from None
         return self._encode(req, response)
 
-    @staticmethod
-    def _log_failure(conn: ConnectionState, req: DecodedRequest) -> None:
+    def _log_failure(self, conn: ConnectionState, req: DecodedRequest, exc: Exception) -> None:
         name = API_NAMES.get(req.api_key, str(req.api_key))
-        logger.exception("connection %d: %s v%d failed", conn.conn_id, name, req.api_version)
+        self.bad_input_log.failure(
+            "connection %d: %s v%d failed", exc, conn.conn_id, name, req.api_version
+        )
 
     @staticmethod
     def _encode(req: DecodedRequest, response: Any) -> bytes | None:
@@ -431,7 +435,7 @@ class RegroupServer:
             try:
                 hb = heartbeat_codec.decode_request(body, conn.host)
             except HeartbeatDecodeError as exc:
-                logger.warning(
+                self.bad_input_log.warning(
                     "connection %d: ConsumerGroupHeartbeat: %s; closing", conn.conn_id, exc
                 )
                 raise CloseConnection from None
