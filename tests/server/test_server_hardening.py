@@ -159,3 +159,60 @@ def test_rate_limited_log_refills_one_line_per_interval() -> None:
         "line 6",
     ]
     assert limited.suppressed_total == 5
+
+
+# -- defect 9: state a client can grow without limit ----------------------------------
+
+
+def _commit(client: WireClient, group: str, partitions: dict[str, list[int]]) -> dict[Any, int]:
+    response = client.request(
+        8,
+        8,
+        {
+            "group_id": group,
+            "generation_id_or_member_epoch": -1,
+            "member_id": "",
+            "group_instance_id": None,
+            "topics": [
+                {
+                    "name": name,
+                    "partitions": [
+                        {
+                            "partition_index": index,
+                            "committed_offset": 7,
+                            "committed_leader_epoch": -1,
+                            "committed_metadata": "",
+                        }
+                        for index in indexes
+                    ],
+                }
+                for name, indexes in partitions.items()
+            ],
+        },
+    )
+    return {
+        (t.name, p.partition_index): p.error_code.value
+        for t in response.topics
+        for p in t.partitions
+    }
+
+
+def test_server_offset_commit_to_unknown_partitions_is_refused_and_not_stored(
+    server: BackgroundServer,
+) -> None:
+    running = server.server
+    assert running is not None
+    server.call(running.create_topic, "t", 2)
+    with _client(server) as client:
+        codes = _commit(client, "g", {"t": [0, 1, 5], "made-up": [0]})
+        only_unknown = _commit(client, "g2", {"made-up": [0, 1]})
+    assert codes == {("t", 0): 0, ("t", 1): 0, ("t", 5): 3, ("made-up", 0): 3}
+    assert only_unknown == {("made-up", 0): 3, ("made-up", 1): 3}
+
+    def stored() -> tuple[object, object]:
+        coordinator = running.coordinator
+        return sorted(coordinator.offsets.group_offsets("g")), coordinator.group("g2")
+
+    partitions, other_group = server.call(stored)
+    assert [(tp.topic, tp.partition) for tp in partitions] == [("t", 0), ("t", 1)]
+    assert other_group is None  # the coordinator never saw the request

@@ -60,7 +60,7 @@ from regroup.coordinator.service import GroupCoordinator
 from regroup.events import RecordsProduced
 from regroup.model.requests.classic import HeartbeatRequest, HeartbeatResponse
 from regroup.model.topic_partition import TopicPartition
-from regroup.server import codec, heartbeat_codec
+from regroup.server import codec, heartbeat_codec, offset_topics
 from regroup.server.cluster import Cluster
 from regroup.server.codec import (
     DecodedRequest,
@@ -481,10 +481,35 @@ class RegroupServer:
             return answers[0]
         decode, encode = GROUP_APIS[key]
         requests = decode(req, conn.host)
+        if key == 8:
+            return self._offset_commit(conn, req, requests)
         responses = self._coordinate(conn, req, requests)
         if isinstance(responses, Coroutine):
             return self._group_response_later(encode, req, requests, responses)
         return encode(req.api_version, requests, responses)
+
+    def _offset_commit(
+        self, conn: ConnectionState, req: DecodedRequest, requests: list[Any]
+    ) -> Any:
+        """OffsetCommit: partitions that do not exist never reach the coordinator."""
+        (request,) = requests
+        known = offset_topics.known_partitions(self.log, request)
+        encode = GROUP_APIS[8][1]
+        if known is None:
+            response = offset_topics.with_unknown(self.log, request, None)
+            return encode(req.api_version, requests, [response])
+        answers = self._coordinate(conn, req, [known])
+        if isinstance(answers, Coroutine):
+            return self._offset_commit_later(req, requests, answers)
+        response = offset_topics.with_unknown(self.log, request, answers[0])
+        return encode(req.api_version, requests, [response])
+
+    async def _offset_commit_later(
+        self, req: DecodedRequest, requests: list[Any], pending: Any
+    ) -> Any:
+        (answered,) = await pending
+        response = offset_topics.with_unknown(self.log, requests[0], answered)
+        return GROUP_APIS[8][1](req.api_version, requests, [response])
 
     @staticmethod
     async def _first(answers: Coroutine[Any, Any, list[Any]]) -> Any:
