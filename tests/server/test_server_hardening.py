@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import logging
 import random
+import socket
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -13,6 +15,7 @@ from regroup.server.app import RegroupServer, ServerOptions
 from regroup.server.background import BackgroundServer
 from regroup.server.client import RequestEncoder, WireClient
 from regroup.server.connection import CloseConnection, ConnectionState
+from regroup.server.limits import ServerLimits
 from regroup.server.log_limit import RateLimitedLog
 
 #: JoinGroup v3 (correlation id 1, client id ``dup``) of group ``g`` that lists ``range``
@@ -216,3 +219,60 @@ def test_server_offset_commit_to_unknown_partitions_is_refused_and_not_stored(
     partitions, other_group = server.call(stored)
     assert [(tp.topic, tp.partition) for tp in partitions] == [("t", 0), ("t", 1)]
     assert other_group is None  # the coordinator never saw the request
+
+
+def _closed_by_server(sock: socket.socket, within_s: float = 10.0) -> bool:
+    sock.settimeout(within_s)
+    try:
+        return sock.recv(1) == b""
+    except (TimeoutError, ConnectionResetError):
+        return False
+
+
+def test_server_closes_idle_and_half_sent_connections(
+    fast_options_factory: Callable[..., ServerOptions],
+) -> None:
+    options = fast_options_factory(limits=ServerLimits(connections_max_idle_ms=300))
+    with BackgroundServer(options) as running:
+        half = socket.create_connection(("127.0.0.1", running.port))
+        half.sendall(b"\x00\x00\x00\x20\x00\x03")  # a frame of 32 bytes, 2 of them sent
+        idle = socket.create_connection(("127.0.0.1", running.port))
+        with half, idle:
+            assert _closed_by_server(half)
+            assert _closed_by_server(idle)
+        assert running.server is not None
+        assert running.call(lambda: running.server.stats["closed_idle"]) >= 2  # type: ignore[union-attr]
+
+
+def test_server_max_connections_closes_the_connections_over_the_limit(
+    fast_options_factory: Callable[..., ServerOptions],
+) -> None:
+    options = fast_options_factory(limits=ServerLimits(max_connections=2))
+    with BackgroundServer(options) as running:
+        first, second = _client(running), _client(running)
+        with first, second:
+            first.request(18, 3, {"client_software_name": "t", "client_software_version": "1"})
+            with socket.create_connection(("127.0.0.1", running.port)) as third:
+                assert _closed_by_server(third)
+            # The two within the limit still work.
+            answer = second.request(
+                18, 3, {"client_software_name": "t", "client_software_version": "1"}
+            )
+            assert answer.error_code.value == 0
+
+
+def test_server_limits_have_kafkas_names_and_defaults() -> None:
+    assert ServerLimits.kafka_names() == {
+        "connections.max.idle.ms": "connections_max_idle_ms",
+        "max.connections": "max_connections",
+        "socket.request.max.bytes": "socket_request_max_bytes",
+        "message.max.bytes": "message_max_bytes",
+        "offsets.retention.check.interval.ms": "offsets_retention_check_interval_ms",
+    }
+    limits = ServerLimits()
+    assert (limits.connections_max_idle_ms, limits.max_connections) == (600_000, 2**31 - 1)
+    assert (limits.socket_request_max_bytes, limits.message_max_bytes) == (104_857_600, 1_048_588)
+    parsed = ServerLimits.from_properties({"max.connections": "5"})
+    assert parsed.max_connections == 5
+    with pytest.raises(ValueError, match=r"max\.connections must be at least 1"):
+        ServerLimits.from_properties({"max.connections": "0"})

@@ -76,6 +76,7 @@ from regroup.server.connection import (
 )
 from regroup.server.events import EventSink
 from regroup.server.heartbeat_codec import HeartbeatDecodeError, RegroupHeartbeat
+from regroup.server.limits import RefusedConnection, ServerLimits, install_descriptor_warning
 from regroup.server.log import Log, encode_batch
 from regroup.server.log_limit import RateLimitedLog
 from regroup.server.mapping import GROUP_APIS
@@ -109,6 +110,8 @@ class ServerOptions:
     node_id: int = 0
     #: Seed for member ids; ``None`` draws one (ids must differ across restarts).
     seed: int | None = None
+    #: Kafka's broker limits by name (``limits``).
+    limits: ServerLimits = field(default_factory=ServerLimits)
     #: Start with no groups and no committed offsets when ``data_dir`` has partition
     #: logs but no ``coordinator.db`` (refused otherwise: ``check_data_dir``).
     allow_empty_coordinator: bool = False
@@ -163,7 +166,9 @@ class RegroupServer:
         self.store: RecordStore = (
             MemoryStore() if data_dir is None else SqliteRecordStore(data_dir / STORE_FILE)
         )
-        self.log = Log(None if data_dir is None else data_dir / LOG_DIR)
+        self.log = Log(
+            None if data_dir is None else data_dir / LOG_DIR, options.limits.message_max_bytes
+        )
         events_path = options.events_path
         if events_path is None and data_dir is not None:
             events_path = data_dir / "events.jsonl"
@@ -193,7 +198,8 @@ class RegroupServer:
         self._append_waiters: set[asyncio.Future[None]] = set()
         self._server: asyncio.Server | None = None
         self._connections: set[ConnectionProtocol] = set()
-        self.max_frame_bytes = options.max_frame_bytes
+        self.max_frame_bytes = min(options.max_frame_bytes, options.limits.socket_request_max_bytes)
+        self._idle_sweep: asyncio.TimerHandle | None = None
         #: Bad input is logged in one line each, rate-limited (issue 20, defect 10).
         self.bad_input_log = RateLimitedLog(logger)
         self._stopping = False
@@ -220,11 +226,20 @@ class RegroupServer:
         sock = self._server.sockets[0]
         self.cluster.port = int(sock.getsockname()[1])
         logger.info("regroup serving on %s:%d", self.options.host, self.cluster.port)
+        install_descriptor_warning(self._loop, self.bad_input_log)
+        self._sweep_idle()
         # Timers are not records: arm those of the groups rebuilt from the store
         # (session timeouts of replayed members, Kafka's onLoaded), then re-arm.
         self._apply(self.coordinator.on_loaded(self.now_ms()))
 
-    def _new_connection(self) -> ConnectionProtocol:
+    def _new_connection(self) -> asyncio.Protocol:
+        limit = self.options.limits.max_connections
+        if len(self._connections) >= limit:
+            self.stats["connections_refused"] = self.stats.get("connections_refused", 0) + 1
+            self.bad_input_log.warning(
+                "max.connections (%d) reached: closing a new connection", limit
+            )
+            return RefusedConnection()
         protocol = ConnectionProtocol(self, next(self._ids))
         self._connections.add(protocol)
         return protocol
@@ -235,7 +250,27 @@ class RegroupServer:
         assert self._server is not None
         await self._server.serve_forever()
 
+    def _sweep_idle(self) -> None:
+        """Close connections idle for ``connections.max.idle.ms`` (Kafka ``Selector``).
+
+        A connection waiting for its own request's answer (a parked JoinGroup,
+        a Fetch) is the server's wait, not the client's idleness, and is kept.
+        """
+        assert self._loop is not None
+        idle_s = self.options.limits.connections_max_idle_ms / 1000
+        now = self._loop.time()
+        for protocol in list(self._connections):
+            if protocol.inflight is None and now - protocol.last_active > idle_s:
+                self.stats["closed_idle"] = self.stats.get("closed_idle", 0) + 1
+                protocol.close()
+        self._idle_sweep = self._loop.call_later(
+            min(max(idle_s / 10, 0.05), 30.0), self._sweep_idle
+        )
+
     async def stop(self) -> None:
+        if self._idle_sweep is not None:
+            self._idle_sweep.cancel()
+            self._idle_sweep = None
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None

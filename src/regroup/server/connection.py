@@ -92,16 +92,20 @@ class ConnectionProtocol(asyncio.Protocol):
         self._write_paused = False
         self._read_paused = False
         self._closed = False
+        #: The loop time of the last bytes read or written (``connections.max.idle.ms``).
+        self.last_active = 0.0
 
     # -- asyncio callbacks -------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self._transport = transport
+        self.last_active = asyncio.get_running_loop().time()
         peer = transport.get_extra_info("peername")
         self.state = ConnectionState(self._conn_id, str(peer[0]) if peer else "unknown")
 
     def data_received(self, data: bytes) -> None:
+        self.last_active = asyncio.get_running_loop().time()
         self._buffer += data
         self._serve_buffered()
 
@@ -201,5 +205,6 @@ class ConnectionProtocol(asyncio.Protocol):
         if self._closed or self._transport is None:
             return
         if response is not None:
+            self.last_active = asyncio.get_running_loop().time()
             self._transport.write(response)
         self._serve_buffered()

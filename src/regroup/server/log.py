@@ -310,8 +310,11 @@ def _valid_topic_name(name: str) -> bool:
 class Log:
     """Every topic's partitions; in memory, or on disk under ``directory``."""
 
-    def __init__(self, directory: Path | None = None) -> None:
+    def __init__(
+        self, directory: Path | None = None, max_message_bytes: int = MAX_MESSAGE_BYTES
+    ) -> None:
         self.directory = directory
+        self.max_message_bytes = max_message_bytes
         self.topics: dict[str, TopicLog] = {}
         self._by_id: dict[Uuid, TopicLog] = {}
         if directory is not None:
@@ -325,7 +328,7 @@ class Log:
         topic = TopicLog(name, topic_id)
         for index in range(partitions):
             path = None if self.directory is None else self.directory / f"{topic_id}-{index}.log"
-            topic.partitions.append(PartitionLog(path))
+            topic.partitions.append(PartitionLog(path, self.max_message_bytes))
         self.topics[name] = topic
         self._by_id[topic_id] = topic
         return topic
