@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import random
 import socket
@@ -276,3 +277,22 @@ def test_server_limits_have_kafkas_names_and_defaults() -> None:
     assert parsed.max_connections == 5
     with pytest.raises(ValueError, match=r"max\.connections must be at least 1"):
         ServerLimits.from_properties({"max.connections": "0"})
+
+
+def test_server_expires_offsets_and_empty_groups_every_check_interval(
+    fast_options_factory: Callable[..., ServerOptions],
+) -> None:
+    options = fast_options_factory(limits=ServerLimits(offsets_retention_check_interval_ms=50))
+    options = dataclasses.replace(
+        options, config=dataclasses.replace(options.config, offsets_retention_minutes=0)
+    )
+    with BackgroundServer(options) as running, _client(running) as client:
+        server = running.server
+        assert server is not None
+        running.call(server.create_topic, "t", 1)
+        assert _commit(client, "simple", {"t": [0]}) == {("t", 0): 0}
+        deadline = time.monotonic() + 10
+        while running.call(lambda: server.coordinator.group("simple")) is not None:
+            assert time.monotonic() < deadline, "the expired group was never removed"
+            time.sleep(0.02)
+        assert running.call(lambda: server.coordinator.offsets.by_group) == {}

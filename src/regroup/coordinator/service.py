@@ -42,7 +42,7 @@ from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from typing import Final, Protocol, TypeVar
 
-from regroup.coordinator import guard, list_groups, offsets
+from regroup.coordinator import expiry, guard, list_groups, offsets
 from regroup.coordinator.classic import describe, join, membership, rebalance, sync
 from regroup.coordinator.classic import records as classic_records
 from regroup.coordinator.config import GroupCoordinatorConfig
@@ -269,6 +269,15 @@ class GroupCoordinator:
             return guard.recover(
                 self.state, self.recorded, self.replay, owner, "timer", exc, now_ms
             )
+        self.recorded.note(result.records)
+        return result
+
+    def expire_offsets(self, now_ms: int) -> CoordinatorResult:
+        """Expired offsets and empty groups go (``offsets.retention.minutes``; ``expiry``).
+
+        Kafka runs it every ``offsets.retention.check.interval.ms``; so does the server.
+        """
+        result = expiry.expire_offsets(self.state, now_ms)
         self.recorded.note(result.records)
         return result
 

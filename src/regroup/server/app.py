@@ -200,6 +200,7 @@ class RegroupServer:
         self._connections: set[ConnectionProtocol] = set()
         self.max_frame_bytes = min(options.max_frame_bytes, options.limits.socket_request_max_bytes)
         self._idle_sweep: asyncio.TimerHandle | None = None
+        self._offset_expiry: asyncio.TimerHandle | None = None
         #: Bad input is logged in one line each, rate-limited (issue 20, defect 10).
         self.bad_input_log = RateLimitedLog(logger)
         self._stopping = False
@@ -228,6 +229,7 @@ class RegroupServer:
         logger.info("regroup serving on %s:%d", self.options.host, self.cluster.port)
         install_descriptor_warning(self._loop, self.bad_input_log)
         self._sweep_idle()
+        self._arm_offset_expiry()
         # Timers are not records: arm those of the groups rebuilt from the store
         # (session timeouts of replayed members, Kafka's onLoaded), then re-arm.
         self._apply(self.coordinator.on_loaded(self.now_ms()))
@@ -267,7 +269,20 @@ class RegroupServer:
             min(max(idle_s / 10, 0.05), 30.0), self._sweep_idle
         )
 
+    def _arm_offset_expiry(self) -> None:
+        assert self._loop is not None
+        interval_s = self.options.limits.offsets_retention_check_interval_ms / 1000
+        self._offset_expiry = self._loop.call_later(interval_s, self._expire_offsets)
+
+    def _expire_offsets(self) -> None:
+        """Every ``offsets.retention.check.interval.ms`` (Kafka ``cleanupGroupMetadata``)."""
+        self._apply(self.coordinator.expire_offsets(self.now_ms()))
+        self._arm_offset_expiry()
+
     async def stop(self) -> None:
+        if self._offset_expiry is not None:
+            self._offset_expiry.cancel()
+            self._offset_expiry = None
         if self._idle_sweep is not None:
             self._idle_sweep.cancel()
             self._idle_sweep = None
