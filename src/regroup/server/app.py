@@ -75,6 +75,7 @@ from regroup.server.connection import (
     Stopping,
 )
 from regroup.server.events import EventSink
+from regroup.server.fetch_waiters import FetchWaiters
 from regroup.server.heartbeat_codec import HeartbeatDecodeError, RegroupHeartbeat
 from regroup.server.limits import RefusedConnection, ServerLimits, install_descriptor_warning
 from regroup.server.log import Log, encode_batch
@@ -190,12 +191,13 @@ class RegroupServer:
             auto_create_topics=options.auto_create_topics,
             default_partitions=options.default_partitions,
             on_topics_changed=self._topics_changed,
+            fetch_max_bytes=options.limits.fetch_max_bytes,
         )
         self._pending: dict[Hashable, asyncio.Future[Any]] = {}
         self._ids = itertools.count(1)
         self._timer: asyncio.TimerHandle | None = None
         self._armed: int | None = None
-        self._append_waiters: set[asyncio.Future[None]] = set()
+        self._fetch_waiters = FetchWaiters()
         self._server: asyncio.Server | None = None
         self._connections: set[ConnectionProtocol] = set()
         self.max_frame_bytes = min(options.max_frame_bytes, options.limits.socket_request_max_bytes)
@@ -296,9 +298,7 @@ class RegroupServer:
             if not future.done():
                 future.set_exception(Stopping())
         self._pending.clear()
-        for waiter in self._append_waiters:
-            if not waiter.done():
-                waiter.set_result(None)
+        self._fetch_waiters.wake_all()
         inflight = [p.inflight for p in self._connections if p.inflight is not None]
         if inflight:
             await asyncio.wait(inflight, timeout=5)
@@ -656,10 +656,7 @@ class RegroupServer:
                 )
                 for topic, partition, count, end in appended
             )
-            waiters, self._append_waiters = self._append_waiters, set()
-            for waiter in waiters:
-                if not waiter.done():
-                    waiter.set_result(None)
+            self._fetch_waiters.wake((topic, partition) for topic, partition, _, _ in appended)
 
     async def _fetch(self, req: DecodedRequest) -> Any:
         assert self._loop is not None
@@ -670,11 +667,4 @@ class RegroupServer:
             remaining = deadline - self._loop.time()
             if size >= plan.min_bytes or remaining <= 0 or self._stopping:
                 return response
-            waiter: asyncio.Future[None] = self._loop.create_future()
-            self._append_waiters.add(waiter)
-            try:
-                await asyncio.wait_for(waiter, remaining)
-            except TimeoutError:
-                pass
-            finally:
-                self._append_waiters.discard(waiter)
+            await self._fetch_waiters.wait(plan.partitions, remaining)

@@ -7,6 +7,9 @@
   once, with one rate-limited warning (Kafka's acceptor waits for a slot);
 - ``socket.request.max.bytes`` (104857600): a larger frame closes its connection;
 - ``message.max.bytes`` (1048588): a larger record batch is MESSAGE_TOO_LARGE;
+- ``fetch.max.bytes`` (57671680): the most record bytes in one Fetch response,
+  whatever the request's ``max_bytes`` (KIP-74: the first batch of the first
+  partition with data is returned even when larger);
 - ``offsets.retention.check.interval.ms`` (600000): how often expired offsets
   and empty groups are removed (``offsets.retention.minutes``).
 
@@ -40,6 +43,7 @@ class ServerLimits:
     max_connections: int = INT32_MAX
     socket_request_max_bytes: int = 104_857_600
     message_max_bytes: int = 1_048_588
+    fetch_max_bytes: int = 57_671_680
     offsets_retention_check_interval_ms: int = 600_000
 
     def __post_init__(self) -> None:
