@@ -12,6 +12,15 @@ import pytest
 from kio.index import load_response_schema
 from kio.serial import entity_reader
 
+from regroup.model.errors import ErrorCode
+from regroup.model.requests.offsets import (
+    OffsetFetchRequest,
+    OffsetFetchRequestTopic,
+    OffsetFetchResponse,
+    OffsetFetchResponsePartition,
+    OffsetFetchResponseTopic,
+)
+from regroup.server import large_requests
 from regroup.server.app import RegroupServer, ServerOptions
 from regroup.server.client import RequestEncoder
 from regroup.server.connection import ConnectionState
@@ -152,3 +161,107 @@ def test_an_append_wakes_only_the_fetches_of_its_partition() -> None:
         assert len(waiters) == 0
 
     asyncio.run(run())
+
+
+def test_a_large_offset_fetch_is_answered_in_pieces_off_the_loop_and_in_order() -> None:
+    topics = {f"t{i}": 3000 for i in range(3)}
+
+    async def run() -> None:
+        server = RegroupServer(ServerOptions(port=0, seed=1))
+        await server.start()
+        try:
+            for name, count in topics.items():
+                server.create_topic(name, count)
+            commit = {
+                "group_id": "wide",
+                "generation_id_or_member_epoch": -1,
+                "member_id": "",
+                "group_instance_id": None,
+                "topics": [
+                    {
+                        "name": name,
+                        "partitions": [
+                            {
+                                "partition_index": p,
+                                "committed_offset": p * 10,
+                                "committed_leader_epoch": -1,
+                                "committed_metadata": "",
+                            }
+                            for p in range(0, count, 2)  # every other partition committed
+                        ],
+                    }
+                    for name, count in topics.items()
+                ],
+            }
+            await _serve(server, ENC.encode(8, 8, commit)[1][4:])
+            fetch = {
+                "groups": [
+                    {
+                        "group_id": "wide",
+                        "topics": [
+                            {"name": name, "partition_indexes": list(reversed(range(count)))}
+                            for name, count in topics.items()
+                        ],
+                    }
+                ],
+                "require_stable": False,
+            }
+            body = ENC.encode(9, 8, fetch)[1][4:]
+            assert len(body) > large_requests.LARGE_FRAME_BYTES
+            served = server.serve_now(ConnectionState(2, "t"), body)
+            assert isinstance(served, Coroutine)  # not answered inside the callback
+            frame = await served
+            assert isinstance(frame, bytes)
+        finally:
+            await server.stop()
+        cls: Any = load_response_schema(9, 8)
+        _, offset = entity_reader(cls.__header_schema__)(frame[4:], 0)
+        response, _ = entity_reader(cls)(frame[4:], offset)
+        (group,) = response.groups
+        assert group.error_code.value == 0
+        assert [t.name for t in group.topics] == list(topics)
+        for topic in group.topics:
+            indexes = [p.partition_index for p in topic.partitions]
+            assert indexes == list(reversed(range(3000)))
+            for p in topic.partitions:
+                expected = p.partition_index * 10 if p.partition_index % 2 == 0 else -1
+                assert p.committed_offset == expected
+
+    asyncio.run(run())
+
+
+def test_split_and_merge_offset_fetch_keep_every_partition_in_order() -> None:
+    request = OffsetFetchRequest(
+        "g",
+        (
+            OffsetFetchRequestTopic("a", (0, 1, 2, 3, 4)),
+            OffsetFetchRequestTopic("b", ()),
+            OffsetFetchRequestTopic("c", (9, 8)),
+        ),
+    )
+    pieces = list(large_requests.split_offset_fetch(request, 3))
+    assert [[(t.name, t.partition_indexes) for t in p.topics or ()] for p in pieces] == [
+        [("a", (0, 1, 2))],
+        [("a", (3, 4)), ("b", ()), ("c", (9,))],
+        [("c", (8,))],
+    ]
+    answers = [
+        OffsetFetchResponse(
+            ErrorCode.NONE,
+            tuple(
+                OffsetFetchResponseTopic(
+                    t.name, tuple(OffsetFetchResponsePartition(i, i) for i in t.partition_indexes)
+                )
+                for t in piece.topics or ()
+            ),
+        )
+        for piece in pieces
+    ]
+    merged = large_requests.merge_offset_fetch(answers)
+    assert [(t.name, [p.partition_index for p in t.partitions]) for t in merged.topics] == [
+        ("a", [0, 1, 2, 3, 4]),
+        ("b", []),
+        ("c", [9, 8]),
+    ]
+    failed = OffsetFetchResponse(ErrorCode.GROUP_ID_NOT_FOUND)
+    assert large_requests.merge_offset_fetch([answers[0], failed]) is failed

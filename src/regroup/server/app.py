@@ -60,7 +60,7 @@ from regroup.coordinator.service import GroupCoordinator
 from regroup.events import RecordsProduced
 from regroup.model.requests.classic import HeartbeatRequest, HeartbeatResponse
 from regroup.model.topic_partition import TopicPartition
-from regroup.server import codec, heartbeat_codec, offset_topics
+from regroup.server import codec, heartbeat_codec, large_requests, offset_topics
 from regroup.server.cluster import Cluster
 from regroup.server.codec import (
     DecodedRequest,
@@ -122,6 +122,7 @@ _NO_REPLY: Any = object()
 #: The first four bytes (api key, version) of the heartbeats with a hot path.
 _CONSUMER_HEARTBEATS = frozenset({b"\x00\x44\x00\x00", b"\x00\x44\x00\x01"})
 _CLASSIC_HEARTBEATS = frozenset(struct.pack(">hh", 12, v) for v in range(5))
+_OFFSET_FETCH = struct.pack(">h", large_requests.OFFSET_FETCH_KEY)
 
 
 #: The layout of ``--data-dir``: the coordinator's records, and the partition logs.
@@ -405,6 +406,8 @@ class RegroupServer:
             if same is not None and same[0] == prefix and same[1] == body[8:]:
                 cid = int.from_bytes(body[4:8], "big", signed=True)
                 return self._classic_heartbeat(conn, prefix[3], cid, same[2])
+        if len(body) > large_requests.LARGE_FRAME_BYTES and prefix[:2] == _OFFSET_FETCH:
+            return self._large_offset_fetch(conn, body)
         try:
             req = codec.decode_request(body)
         except UnsupportedApiError as exc:
@@ -537,6 +540,40 @@ class RegroupServer:
         if isinstance(responses, Coroutine):
             return self._group_response_later(encode, req, requests, responses)
         return encode(req.api_version, requests, responses)
+
+    async def _large_offset_fetch(self, conn: ConnectionState, body: bytes) -> bytes | None:
+        """``large_requests``: decode and encode in a worker thread, answer in pieces."""
+        loop = asyncio.get_running_loop()
+        decode, encode = GROUP_APIS[large_requests.OFFSET_FETCH_KEY]
+
+        def decoded() -> tuple[DecodedRequest, list[Any]]:
+            req = codec.decode_request(body)
+            return req, decode(req, conn.host)
+
+        try:
+            req, requests = await loop.run_in_executor(None, decoded)
+        except (UnsupportedApiError, MalformedRequestError) as exc:
+            self.bad_input_log.warning("connection %d: %s; closing", conn.conn_id, exc)
+            raise CloseConnection from None
+        self.stats["requests"] += 1
+        answered: list[list[Any]] = []
+        for request in requests:
+            pieces: list[Any] = []
+            for piece in large_requests.split_offset_fetch(
+                request, large_requests.CHUNK_PARTITIONS
+            ):
+                answers = self._coordinate(conn, req, [piece])
+                if isinstance(answers, Coroutine):  # an OffsetFetch is never parked
+                    answers = await answers
+                pieces.append(answers[0])
+                await asyncio.sleep(0)
+            answered.append(pieces)
+
+        def encoded() -> bytes | None:
+            responses = [large_requests.merge_offset_fetch(pieces) for pieces in answered]
+            return self._encode(req, encode(req.api_version, requests, responses))
+
+        return await loop.run_in_executor(None, encoded)
 
     def _offset_commit(
         self, conn: ConnectionState, req: DecodedRequest, requests: list[Any]
