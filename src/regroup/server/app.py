@@ -333,6 +333,7 @@ class RegroupServer:
         if result.events:
             self.events.publish(result.events)
         for failure in result.failures:
+            self.stats["handler_failures"] = self.stats.get("handler_failures", 0) + 1
             logger.error(
                 "coordinator: %s on group %r failed; the group was rebuilt from its records "
                 "and %d waiting request(s) answered UNKNOWN_SERVER_ERROR",
@@ -426,12 +427,15 @@ class RegroupServer:
         self.stats["requests"] += 1
         try:
             response = self._serve(conn, req)
+            if isinstance(response, Coroutine):
+                return self._encode_later(conn, req, response)
+            return self._encode(req, response)
+        except MalformedRequestError as exc:
+            self.bad_input_log.warning("connection %d: %s; closing", conn.conn_id, exc)
+            raise CloseConnection from None
         except Exception as exc:
             self._log_failure(conn, req, exc)
             raise CloseConnection from None
-        if isinstance(response, Coroutine):
-            return self._encode_later(conn, req, response)
-        return self._encode(req, response)
 
     def _classic_heartbeat(
         self, conn: ConnectionState, version: int, cid: int, request: object

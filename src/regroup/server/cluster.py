@@ -28,7 +28,7 @@ from typing import Any
 
 from regroup.model.errors import ErrorCode, KafkaProtocolError
 from regroup.model.uuid import Uuid
-from regroup.server.codec import DecodedRequest, response_class
+from regroup.server.codec import DecodedRequest, MalformedRequestError, response_class
 from regroup.server.kio_build import build, ms, to_uuid
 from regroup.server.log import Log, TopicLog
 from regroup.server.versions import ADVERTISED
@@ -136,6 +136,11 @@ class Cluster:
             for wanted in requested:
                 name = wanted.name
                 topic_id = to_uuid(getattr(wanted, "topic_id", None))
+                if name is None and version < 12:
+                    # Kafka's KafkaApis: the response has no null name before v12.
+                    raise MalformedRequestError(
+                        f"Topic name can not be null for version {version}", 3, version
+                    )
                 if name is None:
                     topic = self.log.topic_by_id(topic_id)
                     if topic is None:
