@@ -51,7 +51,7 @@ from regroup.server.client import RequestEncoder
 from regroup.server.connection import CloseConnection, ConnectionState, Stopping
 from regroup.server.versions import ADVERTISED, INSTALL_ASSIGNMENT_KEY, PREPARE_ASSIGNMENT_KEY
 
-__all__ = ["FuzzReport", "fuzz", "mutate", "seed_body", "seeds"]
+__all__ = ["FuzzReport", "fuzz", "mutate", "sample_request", "seed_body", "seeds"]
 
 _VALUES: dict[str, Any] = {
     "bool": True,
@@ -75,14 +75,15 @@ _VALUES: dict[str, Any] = {
 }
 
 
-def _sample(cls: Any) -> Any:
+def sample_request(cls: Any) -> Any:
+    """A kio entity with a value in every field (tagged ones too) and one-element arrays."""
     values: dict[str, Any] = {}
     for f in dataclasses.fields(cls):
         kind = classify_field(f)
         if isinstance(kind, EntityTupleField):
-            values[f.name] = (_sample(kind.type_),)
+            values[f.name] = (sample_request(kind.type_),)
         elif isinstance(kind, EntityField):
-            values[f.name] = _sample(kind.type_)
+            values[f.name] = sample_request(kind.type_)
         elif isinstance(kind, PrimitiveTupleField):
             values[f.name] = (_VALUES[f.metadata["kafka_type"]],)
         else:
@@ -90,7 +91,7 @@ def _sample(cls: Any) -> Any:
     return cls(**values)
 
 
-def seed_body(api_key: int, version: int) -> bytes:
+def seed_body(api_key: int, version: int, client_id: str = "fuzz") -> bytes:
     """A valid request (without its size prefix) using every field of its version."""
     values: Any
     if api_key == PREPARE_ASSIGNMENT_KEY:
@@ -99,8 +100,8 @@ def seed_body(api_key: int, version: int) -> bytes:
         member = ConsumerGroupInstallAssignmentMember("m", (TopicPartitions(Uuid(1, 2), (0, 1)),))
         values = ConsumerGroupInstallAssignmentRequest("g", "m", 1, 2, 0, (member,))
     else:
-        values = _sample(load_request_schema(api_key, version))
-    return RequestEncoder("fuzz").encode(api_key, version, values)[1][4:]
+        values = sample_request(load_request_schema(api_key, version))
+    return RequestEncoder(client_id).encode(api_key, version, values)[1][4:]
 
 
 def seeds() -> list[bytes]:
