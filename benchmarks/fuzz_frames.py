@@ -15,16 +15,30 @@ import argparse
 import sys
 import time
 
-from regroup.server.fuzz import fuzz
+from regroup.server.fuzz import FuzzReport, fuzz
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--frames", type=int, default=1_000_000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--every", type=int, default=100_000, help="print progress this often")
     args = parser.parse_args()
     start = time.perf_counter()
-    report = fuzz(args.frames, args.seed)
+    report = FuzzReport()
+    for done in range(0, args.frames, args.every):
+        # Each slice is its own deterministic run (seed + slice index).
+        part = fuzz(min(args.every, args.frames - done), args.seed * 1_000_003 + done)
+        report.frames += part.frames
+        report.answered += part.answered
+        report.refused += part.refused
+        report.crashes += part.crashes
+        report.examples.extend(part.examples[: 5 - len(report.examples)])
+        took = time.perf_counter() - start
+        print(
+            f"  {report.frames:,} frames, {report.crashes} crashes, {report.frames / took:,.0f}/s",
+            flush=True,
+        )
     took = time.perf_counter() - start
     print(
         f"frames {report.frames:,}  answered {report.answered:,}  refused {report.refused:,}  "
