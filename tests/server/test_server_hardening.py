@@ -268,11 +268,13 @@ def test_server_limits_have_kafkas_names_and_defaults() -> None:
         "max.connections": "max_connections",
         "socket.request.max.bytes": "socket_request_max_bytes",
         "message.max.bytes": "message_max_bytes",
+        "fetch.max.bytes": "fetch_max_bytes",
         "offsets.retention.check.interval.ms": "offsets_retention_check_interval_ms",
     }
     limits = ServerLimits()
     assert (limits.connections_max_idle_ms, limits.max_connections) == (600_000, 2**31 - 1)
     assert (limits.socket_request_max_bytes, limits.message_max_bytes) == (104_857_600, 1_048_588)
+    assert limits.fetch_max_bytes == 57_671_680
     parsed = ServerLimits.from_properties({"max.connections": "5"})
     assert parsed.max_connections == 5
     with pytest.raises(ValueError, match=r"max\.connections must be at least 1"):
