@@ -21,6 +21,10 @@ from regroup.coordinator.classic import rebalance
 from regroup.coordinator.config import GroupCoordinatorConfig
 from regroup.coordinator.state import CommittedOffset
 from regroup.model.errors import ErrorCode
+from regroup.model.requests.consumer import (
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+)
 from regroup.model.requests.offsets import (
     OffsetCommitRequest,
     OffsetCommitRequestPartition,
@@ -28,6 +32,7 @@ from regroup.model.requests.offsets import (
     OffsetCommitResponse,
 )
 from regroup.model.topic_partition import TopicPartition
+from regroup.testing import CoordinatorTestContext
 
 TWICE = (("range", b"r"), ("range", b"r2"))
 
@@ -116,3 +121,43 @@ def _boom_handler(state: Any, token: Any, request: Any, now: int) -> Any:
 
 def _tp(topic: str, partition: int) -> TopicPartition:
     return TopicPartition(topic, partition)
+
+
+def test_a_consumer_group_handler_that_raises_leaves_the_group_as_its_records_say(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    cc = CoordinatorTestContext()
+    cc.set_topics({"t": 2})
+
+    def heartbeat(member_id: str, epoch: int) -> ConsumerGroupHeartbeatResponse:
+        request = ConsumerGroupHeartbeatRequest(
+            "cg",
+            member_id,
+            epoch,
+            rebalance_timeout_ms=30_000,
+            subscribed_topic_names=("t",) if epoch == 0 else None,
+            topic_partitions=() if epoch == 0 else None,
+        )
+        return cc.call(request, ConsumerGroupHeartbeatResponse)
+
+    joined = heartbeat("m-1", 0)
+    assert joined.error_code == ErrorCode.NONE and joined.member_id == "m-1"
+    before = dict(cc.coordinator.state.consumer_group("cg").members)  # type: ignore[union-attr]
+
+    def half_then_raise(state: Any, token: Any, request: Any, now: int) -> Any:
+        state.consumer_group("cg").members.clear()  # a half-applied change
+        raise RuntimeError("injected")
+
+    with monkeypatch.context() as patch:
+        patch.setitem(
+            service.ROUTES,  # type: ignore[arg-type]
+            ConsumerGroupHeartbeatRequest,
+            service.to(ConsumerGroupHeartbeatRequest, half_then_raise),
+        )
+        failed = heartbeat("m-1", joined.member_epoch)
+    assert failed.error_code == ErrorCode.UNKNOWN_SERVER_ERROR
+    assert cc.last_result is not None and len(cc.last_result.failures) == 1
+    group = cc.coordinator.state.consumer_group("cg")
+    assert group is not None and set(group.members) == set(before)
+    again = heartbeat("m-1", joined.member_epoch)
+    assert again.error_code == ErrorCode.NONE
