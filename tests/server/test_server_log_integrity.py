@@ -219,3 +219,48 @@ def test_partitions_hold_no_open_file(tmp_path: Path) -> None:
         pytest.skip("no /proc")
     open_logs = [p for p in fd_dir.iterdir() if str(tmp_path) in str(p.resolve())]
     assert open_logs == []
+
+
+def test_a_produce_that_cannot_be_written_is_answered_kafka_storage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kio.index import load_response_schema
+    from kio.serial import entity_reader
+
+    from regroup.server.app import RegroupServer, ServerOptions
+    from regroup.server.client import RequestEncoder
+    from regroup.server.connection import ConnectionState
+
+    produce = {
+        "transactional_id": None,
+        "acks": -1,
+        "timeout": 1000,
+        "topic_data": [
+            {"name": "t", "partition_data": [{"index": 0, "records": encode_batch([b"v"], 1)}]}
+        ],
+    }
+    body = RequestEncoder("test").encode(0, 9, produce)[1][4:]
+
+    def codes(frame: Any) -> list[tuple[int, int]]:
+        cls: Any = load_response_schema(0, 9)
+        _, offset = entity_reader(cls.__header_schema__)(frame[4:], 0)
+        response, _ = entity_reader(cls)(frame[4:], offset)
+        return [
+            (p.error_code.value, p.base_offset)
+            for t in response.responses
+            for p in t.partition_responses
+        ]
+
+    server = RegroupServer(ServerOptions(port=0, seed=1, data_dir=tmp_path))
+    try:
+        server.create_topic("t", 1)
+        assert codes(server.serve_now(ConnectionState(1, "t"), body)) == [(0, 0)]
+        with monkeypatch.context() as patch:
+            patch.setattr(log_module, "_open_for_append", _FullDisk)
+            assert codes(server.serve_now(ConnectionState(1, "t"), body)) == [(56, -1)]
+        partition = server.log.partition("t", 0)
+        assert partition is not None and partition.high_watermark == 1
+        assert codes(server.serve_now(ConnectionState(1, "t"), body)) == [(0, 1)]
+    finally:
+        server.store.close()
+        server.events.close()
