@@ -43,11 +43,32 @@ def test_serve_cli_parses_options_and_kafka_configs(tmp_path: Path) -> None:
     assert options.config.group_initial_rebalance_delay_ms == 0
 
 
+def test_serve_cli_takes_the_servers_limits_by_kafka_name() -> None:
+    args = build_parser().parse_args(
+        [
+            "serve",
+            "--config",
+            "max.connections=100",
+            "--config",
+            "connections.max.idle.ms=5000",
+            "--config",
+            "offsets.retention.minutes=60",
+        ]
+    )
+    options = options_from_args(args)
+    assert options.limits.max_connections == 100
+    assert options.limits.connections_max_idle_ms == 5000
+    assert options.limits.fetch_max_bytes == 57_671_680  # Kafka's default, untouched
+    assert options.config.offsets_retention_minutes == 60
+
+
 @pytest.mark.parametrize(
     "argv",
     [
         ["serve", "--config", "no-equals-sign"],
         ["serve", "--config", "not.a.broker.config=1"],
+        ["serve", "--config", "max.connections=0"],
+        ["serve", "--config", "fetch.max.bytes=lots"],
         ["serve", "--port", "70000"],
         ["serve", "--partitions", "0"],
     ],

@@ -13,14 +13,12 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import datetime
 import os
 import select
 import socket
 import struct
 import subprocess
 import sys
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -48,15 +46,9 @@ from kio.serial.readers import (
 )
 
 import regroup
-from regroup.model.requests.consumer import (
-    ConsumerGroupInstallAssignmentMember,
-    ConsumerGroupInstallAssignmentRequest,
-    ConsumerGroupPrepareAssignmentRequest,
-    TopicPartitions,
-)
-from regroup.model.uuid import Uuid
 from regroup.server import codec, frame_check, heartbeat_codec, tags
-from regroup.server.client import RequestEncoder, WireClient
+from regroup.server.client import WireClient
+from regroup.server.fuzz import sample_request, seed_body
 from regroup.server.versions import ADVERTISED, INSTALL_ASSIGNMENT_KEY, PREPARE_ASSIGNMENT_KEY
 
 #: The frame of the issue: size 18, ListGroups v4, correlation id 1, client id "x",
@@ -71,51 +63,7 @@ PRIVATE = [(PREPARE_ASSIGNMENT_KEY, 0), (INSTALL_ASSIGNMENT_KEY, 0)]
 
 # -- valid requests: every field present, every array one element long ----------------
 
-_VALUES: dict[str, Any] = {
-    "bool": True,
-    "int8": 1,
-    "int16": 1,
-    "int32": 1,
-    "int64": 1,
-    "uint8": 1,
-    "uint16": 1,
-    "uint32": 1,
-    "uint64": 1,
-    "float64": 1.0,
-    "string": "s",
-    "bytes": b"b",
-    "records": b"r",
-    "uuid": uuid.UUID(int=1),
-    "error_code": KioErrorCode.none,
-    "timedelta_i32": datetime.timedelta(milliseconds=1),
-    "timedelta_i64": datetime.timedelta(milliseconds=1),
-    "datetime_i64": datetime.datetime(2020, 1, 1, tzinfo=datetime.UTC),
-}
-
-
-def _sample(cls: Any) -> Any:
-    """A kio entity with a value in every field (tagged ones too) and one-element arrays."""
-    values: dict[str, Any] = {}
-    for field in dataclasses.fields(cls):
-        kind = classify_field(field)
-        if isinstance(kind, EntityTupleField):
-            values[field.name] = (_sample(kind.type_),)
-        elif isinstance(kind, EntityField):
-            values[field.name] = _sample(kind.type_)
-        elif isinstance(kind, PrimitiveTupleField):
-            values[field.name] = (_VALUES[field.metadata["kafka_type"]],)
-        else:
-            values[field.name] = _VALUES[field.metadata["kafka_type"]]
-    return cls(**values)
-
-
-def _private_sample(api_key: int) -> Any:
-    if api_key == PREPARE_ASSIGNMENT_KEY:
-        return ConsumerGroupPrepareAssignmentRequest("g", "m", 1)
-    member = ConsumerGroupInstallAssignmentMember("m", (TopicPartitions(Uuid(1, 2), (0, 1)),))
-    return ConsumerGroupInstallAssignmentRequest("g", "m", 1, 2, 0, (member,))
-
-
+_sample = sample_request
 _BODIES: dict[tuple[int, int], bytes] = {}
 
 
@@ -123,12 +71,7 @@ def valid_body(api_key: int, version: int) -> bytes:
     """The frame (without its size) of a valid request that uses every field of its version."""
     body = _BODIES.get((api_key, version))
     if body is None:
-        if api_key in (PREPARE_ASSIGNMENT_KEY, INSTALL_ASSIGNMENT_KEY):
-            values = _private_sample(api_key)
-        else:
-            values = _sample(load_request_schema(api_key, version))
-        _, framed = RequestEncoder("test").encode(api_key, version, values)
-        body = _BODIES[(api_key, version)] = framed[4:]
+        body = _BODIES[(api_key, version)] = seed_body(api_key, version, client_id="test")
     return body
 
 

@@ -87,7 +87,16 @@ class ClassicGroupMember:
         return self.awaiting_sync is not None
 
     def protocol_names(self) -> tuple[str, ...]:
-        return tuple(p.name for p in self.supported_protocols)
+        """The names of the protocols, each once, in the member's order of preference.
+
+        A JoinGroup may list a name twice (Kafka's ``JoinGroupRequestProtocolCollection``
+        is a multi-collection); the group counts each member once per name, as
+        Kafka's ``MemberMetadata.plainProtocolSet`` did, or a member listing
+        ``range`` twice would count as two supporters and no protocol would ever
+        be supported by exactly every member. The first entry's metadata is the
+        one used (``metadata``).
+        """
+        return tuple(dict.fromkeys(p.name for p in self.supported_protocols))
 
     def metadata(self, protocol_name: str) -> bytes:
         """The Subscription bytes this member sent for ``protocol_name``."""

@@ -26,6 +26,7 @@ from regroup.coordinator.config import GroupCoordinatorConfig, InvalidConfigErro
 
 if TYPE_CHECKING:  # the server (asyncio, kio) loads only when `serve` runs
     from regroup.server.app import ServerOptions
+    from regroup.server.limits import ServerLimits
 
 __all__ = ["add_parser", "run"]
 
@@ -63,16 +64,24 @@ def add_parser(subparsers: Any) -> None:
     parser.set_defaults(run=run)
 
 
-def _config(pairs: list[str]) -> GroupCoordinatorConfig:
+def _config(pairs: list[str]) -> tuple[GroupCoordinatorConfig, ServerLimits]:
+    """The coordinator's configs and the server's limits (``server.limits``), by Kafka name."""
+    from regroup.server.limits import ServerLimits
+
     properties: dict[str, str] = {}
     for pair in pairs:
         name, sep, value = pair.partition("=")
         if not sep or not name:
             raise UsageError(f"--config expects NAME=VALUE, got {pair!r}")
         properties[name.strip()] = value.strip()
+    server_names = ServerLimits.kafka_names()
+    limits = {k: v for k, v in properties.items() if k in server_names}
     try:
-        return GroupCoordinatorConfig.from_properties(properties)
-    except InvalidConfigError as exc:
+        config = GroupCoordinatorConfig.from_properties(
+            {k: v for k, v in properties.items() if k not in server_names}
+        )
+        return config, ServerLimits.from_properties(limits)
+    except (InvalidConfigError, ValueError) as exc:
         raise UsageError(str(exc)) from None
 
 
@@ -83,12 +92,14 @@ def options_from_args(args: argparse.Namespace) -> ServerOptions:
         raise UsageError(f"--port must be 0-65535, got {args.port}")
     if args.partitions < 1:
         raise UsageError("--partitions must be at least 1")
+    config, limits = _config(args.config)
     return ServerOptions(
         host=args.host,
         port=args.port,
         data_dir=args.data_dir,
         events_path=args.events,
-        config=_config(args.config),
+        config=config,
+        limits=limits,
         auto_create_topics=not args.no_auto_create,
         default_partitions=args.partitions,
         allow_empty_coordinator=args.allow_empty_coordinator,

@@ -27,7 +27,7 @@ returns every committed partition of the group, sorted by topic and partition.
 Unlike Kafka's ``KafkaApis``, topics are not checked against the metadata
 image (Kafka's coordinator itself does not check them either); transactional
 offsets (``require_stable``) do not exist here, so fetches are always stable.
-Offset expiry (``offsets.retention.minutes``) is not implemented yet.
+Offset expiry (``offsets.retention.minutes``) is ``expiry``'s.
 
 The offsets are the state's ``CommittedOffsets``; they change by the handlers
 here and by ``replay`` of OffsetCommit records, which also creates the simple

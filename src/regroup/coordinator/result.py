@@ -9,6 +9,8 @@ answers requests by token, this one or earlier parked ones.
 
 Records must be persisted before the responses are sent (DESIGN.md:
 "written before a response is sent"); events are published in order.
+``failures`` names the operations that raised and were contained
+(``regroup.coordinator.guard``), for the driver to log once each.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from dataclasses import dataclass, field
 from regroup.events import Event
 from regroup.records import CoordinatorRecord
 
-__all__ = ["CoordinatorResult", "Reply"]
+__all__ = ["CoordinatorResult", "HandlerFailure", "Reply"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +33,18 @@ class Reply:
     response: object
 
 
+@dataclass(frozen=True, slots=True)
+class HandlerFailure:
+    """An operation that raised: its group was rebuilt from its records (``guard``)."""
+
+    #: The request type, or ``timer`` for a timer operation.
+    operation: str
+    group_id: str | None
+    error: Exception
+    #: Requests answered UNKNOWN_SERVER_ERROR (the failing one and those waiting on the group).
+    answered: int
+
+
 @dataclass(slots=True, eq=False)
 class CoordinatorResult:
     """The responses (``replies``), ``records`` and ``events`` of one coordinator step."""
@@ -38,6 +52,7 @@ class CoordinatorResult:
     replies: list[Reply] = field(default_factory=list)
     records: list[CoordinatorRecord] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
+    failures: list[HandlerFailure] = field(default_factory=list)
 
     def reply(self, token: Hashable, response: object) -> CoordinatorResult:
         self.replies.append(Reply(token, response))
@@ -47,6 +62,8 @@ class CoordinatorResult:
         self.replies.extend(other.replies)
         self.records.extend(other.records)
         self.events.extend(other.events)
+        if other.failures:
+            self.failures.extend(other.failures)
         return self
 
     @classmethod

@@ -26,6 +26,9 @@ Rules:
 3. Handlers take the state and return a ``CoordinatorResult``; they never import
    this module. Timer operations do the same, so ``on_timer`` merges their
    results in deadline order.
+4. A handler or timer operation that raises changes nothing: its group is
+   rebuilt from its records, every request waiting on it is answered
+   UNKNOWN_SERVER_ERROR, and the result's ``failures`` says so (``guard``).
 
 Requests are the version-neutral dataclasses of ``regroup.model.requests``.
 ``replay(record)`` applies one record (used to rebuild state on start and to
@@ -39,7 +42,7 @@ from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from typing import Final, Protocol, TypeVar
 
-from regroup.coordinator import list_groups, offsets
+from regroup.coordinator import expiry, guard, list_groups, offsets
 from regroup.coordinator.classic import describe, join, membership, rebalance, sync
 from regroup.coordinator.classic import records as classic_records
 from regroup.coordinator.config import GroupCoordinatorConfig
@@ -222,6 +225,8 @@ class GroupCoordinator:
             # Injected randomness (member ids); seeded for determinism by default.
             rng or random.Random(0),
         )
+        #: What the records written so far say of each group (Rule 4).
+        self.recorded = guard.RecordedGroups()
 
     # -- driving ---------------------------------------------------------------------
 
@@ -230,7 +235,22 @@ class GroupCoordinator:
         route = ROUTES.get(type(request))
         if route is None:
             raise UnsupportedRequestError(f"no handler for {type(request).__name__}")
-        return route.serve(self.state, token, request, now_ms)
+        try:
+            result = route.serve(self.state, token, request, now_ms)
+        except Exception as exc:
+            return guard.recover(
+                self.state,
+                self.recorded,
+                self.replay,
+                guard.group_of(request),
+                type(request).__name__,
+                exc,
+                now_ms,
+                token,
+                request,
+            )
+        self.recorded.note(result.records)
+        return result
 
     def next_deadline(self) -> int | None:
         """The earliest timer deadline (ms), or ``None`` when no timer is armed."""
@@ -238,12 +258,35 @@ class GroupCoordinator:
 
     def on_timer(self, now_ms: int) -> CoordinatorResult:
         """Fire every timer due at ``now_ms``."""
-        return CoordinatorResult.merge(self.state.timer.expire(now_ms))
+        return CoordinatorResult.merge(self.state.timer.expire(now_ms, self._run_timer))
+
+    def _run_timer(
+        self, owner: str | None, operation: Callable[[int], CoordinatorResult], now_ms: int
+    ) -> CoordinatorResult:
+        try:
+            result = operation(now_ms)
+        except Exception as exc:
+            return guard.recover(
+                self.state, self.recorded, self.replay, owner, "timer", exc, now_ms
+            )
+        self.recorded.note(result.records)
+        return result
+
+    def expire_offsets(self, now_ms: int) -> CoordinatorResult:
+        """Expired offsets and empty groups go (``offsets.retention.minutes``; ``expiry``).
+
+        Kafka runs it every ``offsets.retention.check.interval.ms``; so does the server.
+        """
+        result = expiry.expire_offsets(self.state, now_ms)
+        self.recorded.note(result.records)
+        return result
 
     def update_metadata(self, image: MetadataImage, now_ms: int) -> CoordinatorResult:
         """A new topic metadata image (topics created, deleted, partitions added)."""
         self.state.metadata = image
-        return consumer_rebalance.on_metadata_update(self.state, now_ms)
+        result = consumer_rebalance.on_metadata_update(self.state, now_ms)
+        self.recorded.note(result.records)
+        return result
 
     def on_loaded(self, now_ms: int) -> CoordinatorResult:
         """After replaying a log: arm the timers of every rebuilt group (Kafka ``onLoaded``).
@@ -255,6 +298,7 @@ class GroupCoordinator:
         """
         result = rebalance.on_loaded(self.state, now_ms)
         fencing.on_loaded(self.state, now_ms)
+        self.recorded.note(result.records)
         return result
 
     def replay(self, record: CoordinatorRecord) -> None:
@@ -263,6 +307,7 @@ class GroupCoordinator:
         if replay is None:
             raise ValueError(f"no handler replays record type {record.key.record_name}")
         replay(self.state, record)
+        self.recorded.note((record,))
 
     # -- the state, for drivers and tests ----------------------------------------------
 

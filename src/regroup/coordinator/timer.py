@@ -16,6 +16,11 @@ reaches the top it is pushed again at the real ``(deadline, seq)``. Only an
 earlier deadline needs a new heap entry (the old one is then dropped when it
 surfaces). The order in which operations run is exactly that of pushing
 every reschedule.
+
+An operation may name the group it acts on (``owner``): ``expire`` then hands
+``run`` the owner with the operation, so a driver can contain an operation that
+fails to that group (``regroup.coordinator.guard``), and ``cancel_owned`` drops
+every timer of one group.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ class _Entry(Generic[R]):
     seq: int
     key: str
     operation: Callable[[int], R]
+    owner: str | None = None
     live: bool = True
     #: The ``(deadline, seq)`` of this timer's one current heap entry (never later than its own).
     heap_deadline_ms: int = 0
@@ -52,8 +58,18 @@ class Timer(Generic[R]):
         self._by_key: dict[str, _Entry[R]] = {}
         self._seq = 0
 
-    def schedule(self, key: str, deadline_ms: int, operation: Callable[[int], R]) -> None:
-        """Run ``operation(now)`` at ``deadline_ms``, replacing any timer with this key."""
+    def schedule(
+        self,
+        key: str,
+        deadline_ms: int,
+        operation: Callable[[int], R],
+        *,
+        owner: str | None = None,
+    ) -> None:
+        """Run ``operation(now)`` at ``deadline_ms``, replacing any timer with this key.
+
+        ``owner``: the id of the group the operation acts on, if any.
+        """
         self._seq += 1
         seq = self._seq
         entry = self._by_key.get(key)
@@ -61,10 +77,11 @@ class Timer(Generic[R]):
             entry.deadline_ms = deadline_ms
             entry.seq = seq
             entry.operation = operation
+            entry.owner = owner
             if deadline_ms >= entry.heap_deadline_ms:
                 return  # the heap entry is still a lower bound; fixed up when it surfaces
         else:
-            entry = _Entry(deadline_ms, seq, key, operation)
+            entry = _Entry(deadline_ms, seq, key, operation, owner)
             self._by_key[key] = entry
         entry.heap_deadline_ms = deadline_ms
         entry.heap_seq = seq
@@ -74,6 +91,11 @@ class Timer(Generic[R]):
         entry = self._by_key.pop(key, None)
         if entry is not None:
             entry.live = False
+
+    def cancel_owned(self, owner: str) -> None:
+        """Cancel every timer whose operation acts on group ``owner``."""
+        for key in [k for k, e in self._by_key.items() if e.owner == owner]:
+            self.cancel(key)
 
     def is_scheduled(self, key: str) -> bool:
         return key in self._by_key
@@ -97,11 +119,16 @@ class Timer(Generic[R]):
                 heapq.heappop(heap)  # cancelled, or superseded by an earlier deadline
         return None
 
-    def expire(self, now_ms: int) -> list[R]:
+    def expire(
+        self,
+        now_ms: int,
+        run: Callable[[str | None, Callable[[int], R], int], R] | None = None,
+    ) -> list[R]:
         """Run every operation due at or before ``now_ms``, in deadline order.
 
         Operations may schedule or cancel timers; a timer they schedule for a
-        time already due runs in the same call.
+        time already due runs in the same call. ``run(owner, operation, now)``,
+        when given, runs each operation (and may contain its failure).
         """
         results: list[R] = []
         while True:
@@ -112,7 +139,10 @@ class Timer(Generic[R]):
             entry.live = False
             if self._by_key.get(entry.key) is entry:
                 del self._by_key[entry.key]
-            results.append(entry.operation(now_ms))
+            if run is None:
+                results.append(entry.operation(now_ms))
+            else:
+                results.append(run(entry.owner, entry.operation, now_ms))
 
     def __len__(self) -> int:
         return len(self._by_key)

@@ -60,7 +60,7 @@ from regroup.coordinator.service import GroupCoordinator
 from regroup.events import RecordsProduced
 from regroup.model.requests.classic import HeartbeatRequest, HeartbeatResponse
 from regroup.model.topic_partition import TopicPartition
-from regroup.server import codec, heartbeat_codec
+from regroup.server import codec, heartbeat_codec, large_requests, offset_topics
 from regroup.server.cluster import Cluster
 from regroup.server.codec import (
     DecodedRequest,
@@ -75,8 +75,11 @@ from regroup.server.connection import (
     Stopping,
 )
 from regroup.server.events import EventSink
+from regroup.server.fetch_waiters import FetchWaiters
 from regroup.server.heartbeat_codec import HeartbeatDecodeError, RegroupHeartbeat
+from regroup.server.limits import RefusedConnection, ServerLimits, install_descriptor_warning
 from regroup.server.log import Log, encode_batch
+from regroup.server.log_limit import RateLimitedLog
 from regroup.server.mapping import GROUP_APIS
 from regroup.server.store import (
     MemoryStore,
@@ -108,6 +111,8 @@ class ServerOptions:
     node_id: int = 0
     #: Seed for member ids; ``None`` draws one (ids must differ across restarts).
     seed: int | None = None
+    #: Kafka's broker limits by name (``limits``).
+    limits: ServerLimits = field(default_factory=ServerLimits)
     #: Start with no groups and no committed offsets when ``data_dir`` has partition
     #: logs but no ``coordinator.db`` (refused otherwise: ``check_data_dir``).
     allow_empty_coordinator: bool = False
@@ -117,6 +122,7 @@ _NO_REPLY: Any = object()
 #: The first four bytes (api key, version) of the heartbeats with a hot path.
 _CONSUMER_HEARTBEATS = frozenset({b"\x00\x44\x00\x00", b"\x00\x44\x00\x01"})
 _CLASSIC_HEARTBEATS = frozenset(struct.pack(">hh", 12, v) for v in range(5))
+_OFFSET_FETCH = struct.pack(">h", large_requests.OFFSET_FETCH_KEY)
 
 
 #: The layout of ``--data-dir``: the coordinator's records, and the partition logs.
@@ -162,7 +168,9 @@ class RegroupServer:
         self.store: RecordStore = (
             MemoryStore() if data_dir is None else SqliteRecordStore(data_dir / STORE_FILE)
         )
-        self.log = Log(None if data_dir is None else data_dir / LOG_DIR)
+        self.log = Log(
+            None if data_dir is None else data_dir / LOG_DIR, options.limits.message_max_bytes
+        )
         events_path = options.events_path
         if events_path is None and data_dir is not None:
             events_path = data_dir / "events.jsonl"
@@ -184,15 +192,20 @@ class RegroupServer:
             auto_create_topics=options.auto_create_topics,
             default_partitions=options.default_partitions,
             on_topics_changed=self._topics_changed,
+            fetch_max_bytes=options.limits.fetch_max_bytes,
         )
         self._pending: dict[Hashable, asyncio.Future[Any]] = {}
         self._ids = itertools.count(1)
         self._timer: asyncio.TimerHandle | None = None
         self._armed: int | None = None
-        self._append_waiters: set[asyncio.Future[None]] = set()
+        self._fetch_waiters = FetchWaiters()
         self._server: asyncio.Server | None = None
         self._connections: set[ConnectionProtocol] = set()
-        self.max_frame_bytes = options.max_frame_bytes
+        self.max_frame_bytes = min(options.max_frame_bytes, options.limits.socket_request_max_bytes)
+        self._idle_sweep: asyncio.TimerHandle | None = None
+        self._offset_expiry: asyncio.TimerHandle | None = None
+        #: Bad input is logged in one line each, rate-limited (issue 20, defect 10).
+        self.bad_input_log = RateLimitedLog(logger)
         self._stopping = False
         self._loop: asyncio.AbstractEventLoop | None = None
         #: Counters for logs, tests and the benchmark.
@@ -217,11 +230,21 @@ class RegroupServer:
         sock = self._server.sockets[0]
         self.cluster.port = int(sock.getsockname()[1])
         logger.info("regroup serving on %s:%d", self.options.host, self.cluster.port)
+        install_descriptor_warning(self._loop, self.bad_input_log)
+        self._sweep_idle()
+        self._arm_offset_expiry()
         # Timers are not records: arm those of the groups rebuilt from the store
         # (session timeouts of replayed members, Kafka's onLoaded), then re-arm.
         self._apply(self.coordinator.on_loaded(self.now_ms()))
 
-    def _new_connection(self) -> ConnectionProtocol:
+    def _new_connection(self) -> asyncio.Protocol:
+        limit = self.options.limits.max_connections
+        if len(self._connections) >= limit:
+            self.stats["connections_refused"] = self.stats.get("connections_refused", 0) + 1
+            self.bad_input_log.warning(
+                "max.connections (%d) reached: closing a new connection", limit
+            )
+            return RefusedConnection()
         protocol = ConnectionProtocol(self, next(self._ids))
         self._connections.add(protocol)
         return protocol
@@ -232,7 +255,40 @@ class RegroupServer:
         assert self._server is not None
         await self._server.serve_forever()
 
+    def _sweep_idle(self) -> None:
+        """Close connections idle for ``connections.max.idle.ms`` (Kafka ``Selector``).
+
+        A connection waiting for its own request's answer (a parked JoinGroup,
+        a Fetch) is the server's wait, not the client's idleness, and is kept.
+        """
+        assert self._loop is not None
+        idle_s = self.options.limits.connections_max_idle_ms / 1000
+        now = self._loop.time()
+        for protocol in list(self._connections):
+            if protocol.inflight is None and now - protocol.last_active > idle_s:
+                self.stats["closed_idle"] = self.stats.get("closed_idle", 0) + 1
+                protocol.close()
+        self._idle_sweep = self._loop.call_later(
+            min(max(idle_s / 10, 0.05), 30.0), self._sweep_idle
+        )
+
+    def _arm_offset_expiry(self) -> None:
+        assert self._loop is not None
+        interval_s = self.options.limits.offsets_retention_check_interval_ms / 1000
+        self._offset_expiry = self._loop.call_later(interval_s, self._expire_offsets)
+
+    def _expire_offsets(self) -> None:
+        """Every ``offsets.retention.check.interval.ms`` (Kafka ``cleanupGroupMetadata``)."""
+        self._apply(self.coordinator.expire_offsets(self.now_ms()))
+        self._arm_offset_expiry()
+
     async def stop(self) -> None:
+        if self._offset_expiry is not None:
+            self._offset_expiry.cancel()
+            self._offset_expiry = None
+        if self._idle_sweep is not None:
+            self._idle_sweep.cancel()
+            self._idle_sweep = None
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
@@ -243,9 +299,7 @@ class RegroupServer:
             if not future.done():
                 future.set_exception(Stopping())
         self._pending.clear()
-        for waiter in self._append_waiters:
-            if not waiter.done():
-                waiter.set_result(None)
+        self._fetch_waiters.wake_all()
         inflight = [p.inflight for p in self._connections if p.inflight is not None]
         if inflight:
             await asyncio.wait(inflight, timeout=5)
@@ -278,6 +332,16 @@ class RegroupServer:
             self.store.append(result.records)
         if result.events:
             self.events.publish(result.events)
+        for failure in result.failures:
+            self.stats["handler_failures"] = self.stats.get("handler_failures", 0) + 1
+            logger.error(
+                "coordinator: %s on group %r failed; the group was rebuilt from its records "
+                "and %d waiting request(s) answered UNKNOWN_SERVER_ERROR",
+                failure.operation,
+                failure.group_id,
+                failure.answered,
+                exc_info=failure.error,
+            )
         answer: Any = _NO_REPLY
         for reply in result.replies:
             if mine is not None and reply.token == mine:
@@ -343,15 +407,17 @@ class RegroupServer:
             if same is not None and same[0] == prefix and same[1] == body[8:]:
                 cid = int.from_bytes(body[4:8], "big", signed=True)
                 return self._classic_heartbeat(conn, prefix[3], cid, same[2])
+        if len(body) > large_requests.LARGE_FRAME_BYTES and prefix[:2] == _OFFSET_FETCH:
+            return self._large_offset_fetch(conn, body)
         try:
             req = codec.decode_request(body)
         except UnsupportedApiError as exc:
             if exc.api_key == codec.API_VERSIONS_KEY:
                 return codec.api_versions_fallback(exc.correlation_id)
-            logger.warning("connection %d: %s; closing", conn.conn_id, exc)
+            self.bad_input_log.warning("connection %d: %s; closing", conn.conn_id, exc)
             raise CloseConnection from None
         except MalformedRequestError as exc:
-            logger.warning("connection %d: %s; closing", conn.conn_id, exc)
+            self.bad_input_log.warning("connection %d: %s; closing", conn.conn_id, exc)
             raise CloseConnection from None
         if req.api_key == 12:
             (request,) = GROUP_APIS[12][0](req, conn.host)
@@ -361,12 +427,15 @@ class RegroupServer:
         self.stats["requests"] += 1
         try:
             response = self._serve(conn, req)
-        except Exception:
-            self._log_failure(conn, req)
+            if isinstance(response, Coroutine):
+                return self._encode_later(conn, req, response)
+            return self._encode(req, response)
+        except MalformedRequestError as exc:
+            self.bad_input_log.warning("connection %d: %s; closing", conn.conn_id, exc)
             raise CloseConnection from None
-        if isinstance(response, Coroutine):
-            return self._encode_later(conn, req, response)
-        return self._encode(req, response)
+        except Exception as exc:
+            self._log_failure(conn, req, exc)
+            raise CloseConnection from None
 
     def _classic_heartbeat(
         self, conn: ConnectionState, version: int, cid: int, request: object
@@ -389,15 +458,16 @@ class RegroupServer:
             response = await pending
         except (asyncio.CancelledError, Stopping):
             raise
-        except Exception:
-            self._log_failure(conn, req)
+        except Exception as exc:
+            self._log_failure(conn, req, exc)
             raise CloseConnection from None
         return self._encode(req, response)
 
-    @staticmethod
-    def _log_failure(conn: ConnectionState, req: DecodedRequest) -> None:
+    def _log_failure(self, conn: ConnectionState, req: DecodedRequest, exc: Exception) -> None:
         name = API_NAMES.get(req.api_key, str(req.api_key))
-        logger.exception("connection %d: %s v%d failed", conn.conn_id, name, req.api_version)
+        self.bad_input_log.failure(
+            "connection %d: %s v%d failed", exc, conn.conn_id, name, req.api_version
+        )
 
     @staticmethod
     def _encode(req: DecodedRequest, response: Any) -> bytes | None:
@@ -422,7 +492,7 @@ class RegroupServer:
             try:
                 hb = heartbeat_codec.decode_request(body, conn.host)
             except HeartbeatDecodeError as exc:
-                logger.warning(
+                self.bad_input_log.warning(
                     "connection %d: ConsumerGroupHeartbeat: %s; closing", conn.conn_id, exc
                 )
                 raise CloseConnection from None
@@ -468,10 +538,69 @@ class RegroupServer:
             return answers[0]
         decode, encode = GROUP_APIS[key]
         requests = decode(req, conn.host)
+        if key == 8:
+            return self._offset_commit(conn, req, requests)
         responses = self._coordinate(conn, req, requests)
         if isinstance(responses, Coroutine):
             return self._group_response_later(encode, req, requests, responses)
         return encode(req.api_version, requests, responses)
+
+    async def _large_offset_fetch(self, conn: ConnectionState, body: bytes) -> bytes | None:
+        """``large_requests``: decode and encode in a worker thread, answer in pieces."""
+        loop = asyncio.get_running_loop()
+        decode, encode = GROUP_APIS[large_requests.OFFSET_FETCH_KEY]
+
+        def decoded() -> tuple[DecodedRequest, list[Any]]:
+            req = codec.decode_request(body)
+            return req, decode(req, conn.host)
+
+        try:
+            req, requests = await loop.run_in_executor(None, decoded)
+        except (UnsupportedApiError, MalformedRequestError) as exc:
+            self.bad_input_log.warning("connection %d: %s; closing", conn.conn_id, exc)
+            raise CloseConnection from None
+        self.stats["requests"] += 1
+        answered: list[list[Any]] = []
+        for request in requests:
+            pieces: list[Any] = []
+            for piece in large_requests.split_offset_fetch(
+                request, large_requests.CHUNK_PARTITIONS
+            ):
+                answers = self._coordinate(conn, req, [piece])
+                if isinstance(answers, Coroutine):  # an OffsetFetch is never parked
+                    answers = await answers
+                pieces.append(answers[0])
+                await asyncio.sleep(0)
+            answered.append(pieces)
+
+        def encoded() -> bytes | None:
+            responses = [large_requests.merge_offset_fetch(pieces) for pieces in answered]
+            return self._encode(req, encode(req.api_version, requests, responses))
+
+        return await loop.run_in_executor(None, encoded)
+
+    def _offset_commit(
+        self, conn: ConnectionState, req: DecodedRequest, requests: list[Any]
+    ) -> Any:
+        """OffsetCommit: partitions that do not exist never reach the coordinator."""
+        (request,) = requests
+        known = offset_topics.known_partitions(self.log, request)
+        encode = GROUP_APIS[8][1]
+        if known is None:
+            response = offset_topics.with_unknown(self.log, request, None)
+            return encode(req.api_version, requests, [response])
+        answers = self._coordinate(conn, req, [known])
+        if isinstance(answers, Coroutine):
+            return self._offset_commit_later(req, requests, answers)
+        response = offset_topics.with_unknown(self.log, request, answers[0])
+        return encode(req.api_version, requests, [response])
+
+    async def _offset_commit_later(
+        self, req: DecodedRequest, requests: list[Any], pending: Any
+    ) -> Any:
+        (answered,) = await pending
+        response = offset_topics.with_unknown(self.log, requests[0], answered)
+        return GROUP_APIS[8][1](req.api_version, requests, [response])
 
     @staticmethod
     async def _first(answers: Coroutine[Any, Any, list[Any]]) -> Any:
@@ -568,10 +697,7 @@ class RegroupServer:
                 )
                 for topic, partition, count, end in appended
             )
-            waiters, self._append_waiters = self._append_waiters, set()
-            for waiter in waiters:
-                if not waiter.done():
-                    waiter.set_result(None)
+            self._fetch_waiters.wake((topic, partition) for topic, partition, _, _ in appended)
 
     async def _fetch(self, req: DecodedRequest) -> Any:
         assert self._loop is not None
@@ -582,11 +708,4 @@ class RegroupServer:
             remaining = deadline - self._loop.time()
             if size >= plan.min_bytes or remaining <= 0 or self._stopping:
                 return response
-            waiter: asyncio.Future[None] = self._loop.create_future()
-            self._append_waiters.add(waiter)
-            try:
-                await asyncio.wait_for(waiter, remaining)
-            except TimeoutError:
-                pass
-            finally:
-                self._append_waiters.discard(waiter)
+            await self._fetch_waiters.wait(plan.partitions, remaining)

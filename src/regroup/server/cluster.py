@@ -28,7 +28,7 @@ from typing import Any
 
 from regroup.model.errors import ErrorCode, KafkaProtocolError
 from regroup.model.uuid import Uuid
-from regroup.server.codec import DecodedRequest, response_class
+from regroup.server.codec import DecodedRequest, MalformedRequestError, response_class
 from regroup.server.kio_build import build, ms, to_uuid
 from regroup.server.log import Log, TopicLog
 from regroup.server.versions import ADVERTISED
@@ -46,6 +46,8 @@ class FetchPlan:
 
     max_wait_ms: int
     min_bytes: int
+    #: The (topic name, partition) pairs the Fetch reads: what to wait for.
+    partitions: frozenset[tuple[str, int]] = frozenset()
 
 
 class Cluster:
@@ -62,6 +64,7 @@ class Cluster:
         auto_create_topics: bool = True,
         default_partitions: int = 1,
         on_topics_changed: Callable[[], None] | None = None,
+        fetch_max_bytes: int = 57_671_680,
     ) -> None:
         self.log = log
         self.host = host
@@ -71,6 +74,8 @@ class Cluster:
         self.auto_create_topics = auto_create_topics
         self.default_partitions = default_partitions
         self.on_topics_changed = on_topics_changed or (lambda: None)
+        #: Kafka's ``fetch.max.bytes``: the most record bytes in one Fetch response.
+        self.fetch_max_bytes = fetch_max_bytes
         self._next_producer_id = int(time.time()) << 16
 
     # -- ApiVersions (18) ---------------------------------------------------------------
@@ -131,6 +136,11 @@ class Cluster:
             for wanted in requested:
                 name = wanted.name
                 topic_id = to_uuid(getattr(wanted, "topic_id", None))
+                if name is None and version < 12:
+                    # Kafka's KafkaApis: the response has no null name before v12.
+                    raise MalformedRequestError(
+                        f"Topic name can not be null for version {version}", 3, version
+                    )
                 if name is None:
                     topic = self.log.topic_by_id(topic_id)
                     if topic is None:
@@ -140,7 +150,7 @@ class Cluster:
                     topic = self.log.topic(name)
                     if topic is None and allow_create and self.auto_create_topics:
                         try:
-                            topic = self.log.create_topic(name, self.default_partitions)
+                            topic = self.log.create_topic(name, self.default_partitions, save=False)
                             created = True
                         except KafkaProtocolError as exc:
                             entries.append(self._missing(name, Uuid.ZERO, exc.code))
@@ -152,6 +162,7 @@ class Cluster:
                         continue
                 entries.append(self._topic_entry(topic))
             if created:
+                self.log.save_catalog()
                 self.on_topics_changed()
         return build(
             response_class(3, version),
@@ -221,7 +232,8 @@ class Cluster:
                     if wanted.name in self.log.topics:
                         raise KafkaProtocolError(ErrorCode.TOPIC_ALREADY_EXISTS)
                 else:
-                    topic_id = self.log.create_topic(wanted.name, partitions).topic_id
+                    created_topic = self.log.create_topic(wanted.name, partitions, save=False)
+                    topic_id = created_topic.topic_id
                     created = True
             except KafkaProtocolError as exc:
                 code, message = exc.code, exc.message
@@ -238,6 +250,7 @@ class Cluster:
                 }
             )
         if created:
+            self.log.save_catalog()
             self.on_topics_changed()
         return build(response_class(19, version), {"throttle_time": 0, "topics": results})
 
@@ -339,15 +352,26 @@ class Cluster:
 
     # -- Fetch (1) ----------------------------------------------------------------------
 
-    @staticmethod
-    def fetch_plan(req: DecodedRequest) -> FetchPlan:
-        return FetchPlan(max(0, ms(req.body.max_wait)), max(0, req.body.min_bytes))
+    def fetch_plan(self, req: DecodedRequest) -> FetchPlan:
+        body = req.body
+        wanted: set[tuple[str, int]] = set()
+        for topic in body.topics:
+            found = (
+                self.log.topic_by_id(to_uuid(topic.topic_id))
+                if req.api_version >= 13
+                else self.log.topic(topic.topic)
+            )
+            if found is not None:
+                wanted.update((found.name, p.partition) for p in topic.partitions)
+        return FetchPlan(max(0, ms(body.max_wait)), max(0, body.min_bytes), frozenset(wanted))
 
     def fetch(self, req: DecodedRequest) -> tuple[Any, int]:
         """The response and the number of record bytes in it (rule 4)."""
         body, version = req.body, req.api_version
         by_id = version >= 13
-        budget = body.max_bytes if body.max_bytes > 0 else 1 << 30
+        # KIP-74: at most min(max_bytes, fetch.max.bytes); the first batch of the first
+        # partition with data even when larger, nothing above the limit after it.
+        budget = max(0, min(body.max_bytes, self.fetch_max_bytes))
         total = 0
         responses = []
         for topic in body.topics:
@@ -370,9 +394,9 @@ class Cluster:
                     hwm, start = log.high_watermark, log.start_offset
                     if not start <= p.fetch_offset <= hwm:
                         code = ErrorCode.OFFSET_OUT_OF_RANGE
-                    elif p.fetch_offset < hwm and budget > 0:
-                        limit = min(p.partition_max_bytes, budget)
-                        records = log.read(p.fetch_offset, limit)
+                    elif p.fetch_offset < hwm:
+                        limit = max(0, min(p.partition_max_bytes, budget))
+                        records = log.read(p.fetch_offset, limit, min_one=total == 0)
                         budget -= len(records)
                         total += len(records)
                 partitions.append(

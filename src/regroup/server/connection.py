@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from regroup.model.requests.classic import HeartbeatRequest
     from regroup.server.heartbeat_codec import RegroupHeartbeat
+    from regroup.server.log_limit import RateLimitedLog
 
 __all__ = ["CloseConnection", "ConnectionProtocol", "ConnectionState", "Served", "Stopping"]
 
@@ -69,6 +70,7 @@ class _Server:
 
     max_frame_bytes: int
     stats: dict[str, int]
+    bad_input_log: RateLimitedLog
 
     def serve_now(self, conn: ConnectionState, body: bytes) -> Served:
         raise NotImplementedError
@@ -90,16 +92,20 @@ class ConnectionProtocol(asyncio.Protocol):
         self._write_paused = False
         self._read_paused = False
         self._closed = False
+        #: The loop time of the last bytes read or written (``connections.max.idle.ms``).
+        self.last_active = 0.0
 
     # -- asyncio callbacks -------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self._transport = transport
+        self.last_active = asyncio.get_running_loop().time()
         peer = transport.get_extra_info("peername")
         self.state = ConnectionState(self._conn_id, str(peer[0]) if peer else "unknown")
 
     def data_received(self, data: bytes) -> None:
+        self.last_active = asyncio.get_running_loop().time()
         self._buffer += data
         self._serve_buffered()
 
@@ -143,7 +149,9 @@ class ConnectionProtocol(asyncio.Protocol):
                 break
             size = int.from_bytes(buffer[:4], "big", signed=True)
             if not 8 <= size <= server.max_frame_bytes:
-                logger.warning("connection %d: bad frame size %d, closing", self._conn_id, size)
+                server.bad_input_log.warning(
+                    "connection %d: bad frame size %d, closing", self._conn_id, size
+                )
                 self._bad_input()
                 return
             end = 4 + size
@@ -156,9 +164,9 @@ class ConnectionProtocol(asyncio.Protocol):
             except CloseConnection:
                 self._bad_input()
                 return
-            except Exception:
+            except Exception as exc:
                 # A bug, not the client's fault: still only this connection pays (rule 2).
-                logger.exception("connection %d: request failed, closing", self._conn_id)
+                server.bad_input_log.failure("connection %d: request failed", exc, self._conn_id)
                 self._bad_input()
                 return
             if isinstance(served, bytes):
@@ -188,8 +196,8 @@ class ConnectionProtocol(asyncio.Protocol):
             self._inflight = None
             self.close()
             return
-        except Exception:
-            logger.exception("connection %d failed", self._conn_id)
+        except Exception as exc:
+            self._server.bad_input_log.failure("connection %d failed", exc, self._conn_id)
             self._inflight = None
             self.close()
             return
@@ -197,5 +205,6 @@ class ConnectionProtocol(asyncio.Protocol):
         if self._closed or self._transport is None:
             return
         if response is not None:
+            self.last_active = asyncio.get_running_loop().time()
             self._transport.write(response)
         self._serve_buffered()

@@ -119,8 +119,12 @@ def delete_group(state: GroupCoordinatorState, group_id: str, now_ms: int) -> Co
     return out
 
 
-def on_loaded(state: GroupCoordinatorState, now_ms: int) -> CoordinatorResult:
+def on_loaded(
+    state: GroupCoordinatorState, now_ms: int, only: str | None = None
+) -> CoordinatorResult:
     """After a replay: arm every member's session timer (Kafka ``onLoaded``).
+
+    ``only``: the one group rebuilt (``regroup.coordinator.guard``), not all.
 
     Records carry no timers, so a rebuilt group would never expire a member;
     like Kafka, every member of a loaded group gets a fresh session timeout, and
@@ -128,7 +132,7 @@ def on_loaded(state: GroupCoordinatorState, now_ms: int) -> CoordinatorResult:
     rebalances at once.
     """
     out = CoordinatorResult()
-    for group_id in list(state.groups):
+    for group_id in list(state.groups) if only is None else [only]:
         group = state.classic_group(group_id)
         if group is None or not group.members:
             continue
@@ -227,6 +231,7 @@ def schedule_pending_member_heartbeat(
         heartbeat_key(group_id, member_id),
         now_ms + session_timeout_ms,
         lambda now: _expire_heartbeat(state, group_id, member_id, now),
+        owner=group_id,
     )
 
 
@@ -305,6 +310,7 @@ def _schedule_initial_delay(
         join_key(group_id),
         now_ms + delay,
         lambda now: _initial_delay_expired(state, group_id, delay, remaining, now),
+        owner=group_id,
     )
 
 
@@ -332,6 +338,7 @@ def _schedule_join_timeout(state: GroupCoordinatorState, group: ClassicGroup, no
         join_key(group_id),
         now_ms + group.rebalance_timeout_ms(),
         lambda now: _join_timeout_expired(state, group_id, now),
+        owner=group_id,
     )
 
 
@@ -440,6 +447,7 @@ def _schedule_pending_sync(state: GroupCoordinatorState, group: ClassicGroup, no
         sync_key(group_id),
         now_ms + group.rebalance_timeout_ms(),
         lambda now: _expire_pending_sync(state, group_id, generation, now),
+        owner=group_id,
     )
 
 

@@ -110,6 +110,7 @@ def notify_selected(
         client_assign_key(group_id),
         in_flight.deadline_ms,
         lambda now: _timed_out(state, group_id, member_id, now),
+        owner=group_id,
     )
     return True
 

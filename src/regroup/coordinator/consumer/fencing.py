@@ -136,6 +136,7 @@ def schedule_session(
         session_key(group_id, member_id),
         now_ms + timeout,
         lambda now: _session_timed_out(state, group_id, member_id, now),
+        owner=group_id,
     )
 
 
@@ -149,6 +150,7 @@ def schedule_rebalance(
         rebalance_key(group_id, member_id),
         now_ms + max(member.rebalance_timeout_ms, 0),
         lambda now: _rebalance_timed_out(state, group_id, member_id, epoch, now),
+        owner=group_id,
     )
 
 
@@ -166,6 +168,7 @@ def schedule_classic_timeout(
         key,
         now_ms + max(timeout_ms, 0),
         lambda now: _classic_timed_out(state, group_id, member_id, reason, now),
+        owner=group_id,
     )
 
 
@@ -208,13 +211,15 @@ def _classic_timed_out(
     return txn.finish()
 
 
-def on_loaded(state: GroupCoordinatorState, now_ms: int) -> None:
+def on_loaded(state: GroupCoordinatorState, now_ms: int, only: str | None = None) -> None:
     """Arm the timers of groups rebuilt from records (Kafka ``GroupMetadataManager.onLoaded``).
+
+    ``only``: the one group rebuilt (``regroup.coordinator.guard``), not all.
 
     Every member gets a fresh session timer, every member still revoking a
     rebalance timer, and every EMPTY group its expiration.
     """
-    for group_id in sorted(state.groups):
+    for group_id in sorted(state.groups) if only is None else [only]:
         group = state.consumer_group(group_id)
         if group is None:
             continue

@@ -106,7 +106,12 @@ def after_operation(
     if state_name == "Empty":
         if not state.timer.is_scheduled(key):
             retention = state.config.offsets_retention_minutes * 60_000
-            state.timer.schedule(key, now_ms + retention, lambda now: _expire(state, group_id, now))
+            state.timer.schedule(
+                key,
+                now_ms + retention,
+                lambda now: _expire(state, group_id, now),
+                owner=group_id,
+            )
     else:
         state.timer.cancel(key)
     if state_name in (None, "Dead"):

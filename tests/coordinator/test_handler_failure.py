@@ -1,0 +1,163 @@
+"""Issue 20, defect 3: a JoinGroup listing one protocol twice, and handlers or timers that raise.
+
+Before the fix, a member listing ``range`` twice counted as two supporters of
+``range``: no protocol was ever supported by exactly every member, the vote in
+the join-completion timer raised, and the group stayed in PreparingRebalance
+with its members' JoinGroups unanswered; every later member got
+INCONSISTENT_GROUP_PROTOCOL. More generally a handler or timer that raises must
+change nothing (its group is rebuilt from its records) and answer every request
+waiting on the group with UNKNOWN_SERVER_ERROR.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from regroup.classic.group_state import ClassicGroupState
+from regroup.coordinator import service
+from regroup.coordinator.classic import rebalance
+from regroup.coordinator.config import GroupCoordinatorConfig
+from regroup.coordinator.state import CommittedOffset
+from regroup.model.errors import ErrorCode
+from regroup.model.requests.consumer import (
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+)
+from regroup.model.requests.offsets import (
+    OffsetCommitRequest,
+    OffsetCommitRequestPartition,
+    OffsetCommitRequestTopic,
+    OffsetCommitResponse,
+)
+from regroup.model.topic_partition import TopicPartition
+from regroup.testing import CoordinatorTestContext
+
+TWICE = (("range", b"r"), ("range", b"r2"))
+
+
+def test_a_member_listing_one_protocol_twice_joins_and_the_group_stays_usable(
+    classic_coordinator: Any,
+) -> None:
+    cc = classic_coordinator(GroupCoordinatorConfig(group_initial_rebalance_delay_ms=0))
+    dup_id, dup = cc.join_new(protocols=TWICE)
+    cc.settle(dup)
+    reply = cc.join_reply(dup)
+    assert reply.error_code == ErrorCode.NONE
+    assert reply.protocol_name == "range"
+    assert reply.members[0].metadata == b"r"  # the first entry's metadata
+    assert cc.group().state is ClassicGroupState.COMPLETING_REBALANCE
+    # A real consumer joins the same group afterwards: one rebalance, both members.
+    other_id, other = cc.join_new()
+    again = cc.join(dup_id, protocols=TWICE)
+    cc.settle(other, again)
+    assert cc.join_reply(other).error_code == ErrorCode.NONE
+    assert cc.join_reply(again).error_code == ErrorCode.NONE
+    assert set(cc.group().members) == {dup_id, other_id}
+    assert cc.group().supported_protocol_counts() == {"range": 2}
+
+
+def _boom(*args: Any) -> None:
+    raise RuntimeError("injected")
+
+
+def test_a_timer_that_raises_rebuilds_its_group_and_answers_every_waiting_join(
+    classic_coordinator: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cc = classic_coordinator(GroupCoordinatorConfig(group_initial_rebalance_delay_ms=0))
+    leader, first = cc.stable_group(2)
+    records_before = len(cc.records)
+    waiting = cc.join(leader)  # the leader rejoins; ``first`` does not: the timer completes
+    with monkeypatch.context() as patch:
+        patch.setattr(rebalance, "complete_join", _boom)
+        result = cc.advance(10_000)  # first's session times out: the join completes
+    assert [f.operation for f in result.failures] == ["timer"]
+    assert result.failures[0].group_id == "g" and result.failures[0].answered == 1
+    assert isinstance(result.failures[0].error, RuntimeError)
+    assert cc.join_reply(waiting).error_code == ErrorCode.UNKNOWN_SERVER_ERROR
+    # Nothing of the failed operation was recorded; the group is what its records say.
+    assert len(cc.records) == records_before
+    group = cc.group()
+    assert group.state is ClassicGroupState.STABLE and set(group.members) == {leader, first}
+    assert not any(m.is_awaiting_join for m in group.members.values())
+    # The members rejoin and the group rebalances as usual.
+    tokens = [cc.join(leader), cc.join(first)]
+    cc.settle(*tokens)
+    assert all(cc.join_reply(t).error_code == ErrorCode.NONE for t in tokens)
+
+
+def test_a_handler_that_raises_changes_nothing_and_answers_unknown_server_error(
+    classic_coordinator: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cc = classic_coordinator(GroupCoordinatorConfig(group_initial_rebalance_delay_ms=0))
+    leader, _ = cc.stable_group(2)
+    waiting = cc.join(leader)  # parked: the group prepares a rebalance
+    assert cc.group().state is ClassicGroupState.PREPARING_REBALANCE
+    commit = OffsetCommitRequest(
+        "g", -1, "", (OffsetCommitRequestTopic("t", (OffsetCommitRequestPartition(0, 5),)),)
+    )
+    with monkeypatch.context() as patch:
+        patch.setitem(
+            service.ROUTES,  # type: ignore[arg-type]
+            OffsetCommitRequest,
+            service.to(OffsetCommitRequest, _boom_handler),
+        )
+        call = cc.submit(commit, OffsetCommitResponse)
+    response = call.response
+    assert response is not None
+    assert response.topics[0].partitions[0].error_code == ErrorCode.UNKNOWN_SERVER_ERROR
+    assert cc.join_reply(waiting).error_code == ErrorCode.UNKNOWN_SERVER_ERROR
+    assert cc.group().state is ClassicGroupState.STABLE
+    assert cc.coordinator.offsets.committed("g", _tp("t", 0)) is None
+
+
+def _boom_handler(state: Any, token: Any, request: Any, now: int) -> Any:
+    state.offsets.put(request.group_id, _tp("t", 0), CommittedOffset(5))
+    group = state.classic_group(request.group_id)
+    group.state = ClassicGroupState.DEAD  # a half-applied change, then the failure
+    raise RuntimeError("injected")
+
+
+def _tp(topic: str, partition: int) -> TopicPartition:
+    return TopicPartition(topic, partition)
+
+
+def test_a_consumer_group_handler_that_raises_leaves_the_group_as_its_records_say(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    cc = CoordinatorTestContext()
+    cc.set_topics({"t": 2})
+
+    def heartbeat(member_id: str, epoch: int) -> ConsumerGroupHeartbeatResponse:
+        request = ConsumerGroupHeartbeatRequest(
+            "cg",
+            member_id,
+            epoch,
+            rebalance_timeout_ms=30_000,
+            subscribed_topic_names=("t",) if epoch == 0 else None,
+            topic_partitions=() if epoch == 0 else None,
+        )
+        return cc.call(request, ConsumerGroupHeartbeatResponse)
+
+    joined = heartbeat("m-1", 0)
+    assert joined.error_code == ErrorCode.NONE and joined.member_id == "m-1"
+    before = dict(cc.coordinator.state.consumer_group("cg").members)  # type: ignore[union-attr]
+
+    def half_then_raise(state: Any, token: Any, request: Any, now: int) -> Any:
+        state.consumer_group("cg").members.clear()  # a half-applied change
+        raise RuntimeError("injected")
+
+    with monkeypatch.context() as patch:
+        patch.setitem(
+            service.ROUTES,  # type: ignore[arg-type]
+            ConsumerGroupHeartbeatRequest,
+            service.to(ConsumerGroupHeartbeatRequest, half_then_raise),
+        )
+        failed = heartbeat("m-1", joined.member_epoch)
+    assert failed.error_code == ErrorCode.UNKNOWN_SERVER_ERROR
+    assert cc.last_result is not None and len(cc.last_result.failures) == 1
+    group = cc.coordinator.state.consumer_group("cg")
+    assert group is not None and set(group.members) == set(before)
+    again = heartbeat("m-1", joined.member_epoch)
+    assert again.error_code == ErrorCode.NONE
