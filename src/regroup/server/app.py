@@ -78,6 +78,15 @@ from regroup.server.events import EventSink
 from regroup.server.heartbeat_codec import HeartbeatDecodeError, RegroupHeartbeat
 from regroup.server.log import Log, encode_batch
 from regroup.server.mapping import GROUP_APIS
+from regroup.server.security.acl_apis import serve_acl_api
+from regroup.server.security.authenticator import (
+    SASL_AUTHENTICATE_KEY,
+    SASL_HANDSHAKE_KEY,
+    after_authentication,
+)
+from regroup.server.security.cluster_rules import GUARDED_KEYS
+from regroup.server.security.config import Listener, SecurityConfig
+from regroup.server.security.service import ACL_KEYS, Security
 from regroup.server.store import (
     MemoryStore,
     RecordStore,
@@ -92,6 +101,7 @@ __all__ = ["RegroupServer", "ServerOptions", "check_data_dir"]
 logger = logging.getLogger("regroup.server")
 
 _PRIVATE_KEYS = (PREPARE_ASSIGNMENT_KEY, INSTALL_ASSIGNMENT_KEY)
+_SASL_KEYS = (SASL_HANDSHAKE_KEY, SASL_AUTHENTICATE_KEY)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +121,9 @@ class ServerOptions:
     #: Start with no groups and no committed offsets when ``data_dir`` has partition
     #: logs but no ``coordinator.db`` (refused otherwise: ``check_data_dir``).
     allow_empty_coordinator: bool = False
+    #: Listeners, SASL, TLS and the authorizer (``regroup.server.security``); ``None``: one
+    #: PLAINTEXT listener on ``host:port`` and no authorizer.
+    security: SecurityConfig | None = None
 
 
 _NO_REPLY: Any = object()
@@ -162,6 +175,12 @@ class RegroupServer:
         self.store: RecordStore = (
             MemoryStore() if data_dir is None else SqliteRecordStore(data_dir / STORE_FILE)
         )
+        # Security next: a bad users or ACL file (SecurityError) leaves nothing open.
+        self.security = (
+            None
+            if options.security is None
+            else Security(options.security, options.host, options.port)
+        )
         self.log = Log(None if data_dir is None else data_dir / LOG_DIR)
         events_path = options.events_path
         if events_path is None and data_dir is not None:
@@ -191,6 +210,7 @@ class RegroupServer:
         self._armed: int | None = None
         self._append_waiters: set[asyncio.Future[None]] = set()
         self._server: asyncio.Server | None = None
+        self._servers: list[asyncio.Server] = []
         self._connections: set[ConnectionProtocol] = set()
         self.max_frame_bytes = options.max_frame_bytes
         self._stopping = False
@@ -211,18 +231,45 @@ class RegroupServer:
 
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
-        self._server = await self._loop.create_server(
-            self._new_connection, self.options.host, self.options.port
-        )
-        sock = self._server.sockets[0]
-        self.cluster.port = int(sock.getsockname()[1])
-        logger.info("regroup serving on %s:%d", self.options.host, self.cluster.port)
+        if self.security is None:
+            self._server = await self._loop.create_server(
+                self._new_connection, self.options.host, self.options.port
+            )
+            sock = self._server.sockets[0]
+            self.cluster.port = int(sock.getsockname()[1])
+            logger.info("regroup serving on %s:%d", self.options.host, self.cluster.port)
+        else:
+            await self._listen(self.security)
         # Timers are not records: arm those of the groups rebuilt from the store
         # (session timeouts of replayed members, Kafka's onLoaded), then re-arm.
         self._apply(self.coordinator.on_loaded(self.now_ms()))
 
-    def _new_connection(self) -> ConnectionProtocol:
-        protocol = ConnectionProtocol(self, next(self._ids))
+    async def _listen(self, security: Security) -> None:
+        """One server per listener; the first one's address is the cluster's default."""
+        assert self._loop is not None
+        for listener in security.listeners:
+            server = await self._loop.create_server(
+                lambda listener=listener: self._new_connection(listener),
+                listener.host,
+                listener.port,
+                ssl=security.ssl_for(listener),
+            )
+            self._servers.append(server)
+            port = int(server.sockets[0].getsockname()[1])
+            security.bound[listener] = (listener.host, port)
+            logger.info("regroup serving %s on %s:%d", listener.name, listener.host, port)
+        self._server = self._servers[0]
+        self.cluster.host, self.cluster.port = security.bound[security.listeners[0]]
+
+    def _new_connection(self, listener: Listener | None = None) -> ConnectionProtocol:
+        security = self.security
+        new_session = None
+        if security is not None and listener is not None:
+
+            def new_session(host: str, peercert: Any) -> Any:
+                return security.new_session(listener, host, peercert)
+
+        protocol = ConnectionProtocol(self, next(self._ids), new_session)
         self._connections.add(protocol)
         return protocol
 
@@ -236,6 +283,8 @@ class RegroupServer:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+        for server in self._servers[1:]:
+            server.close()
         if self._server is not None:
             self._server.close()
         self._stopping = True
@@ -255,6 +304,8 @@ class RegroupServer:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+        for server in self._servers[1:]:
+            await server.wait_closed()
         if self._server is not None:
             await self._server.wait_closed()
             self._server = None
@@ -335,6 +386,10 @@ class RegroupServer:
         Everything is synchronous until the coordinator parks a request or a
         Fetch must wait for records; only then does a coroutine come back.
         """
+        session = conn.session
+        if session is not None and not session.authenticated:
+            assert self.security is not None
+            return self.security.serve_unauthenticated(session, body, self.cluster.api_versions)
         prefix = body[:4]  # api key and version
         if prefix in _CONSUMER_HEARTBEATS:
             return self._consumer_heartbeat(conn, body)
@@ -374,6 +429,9 @@ class RegroupServer:
         """Heartbeat v0-4, the classic hot path: a steady member's bytes repeat, so the
         request decoded last time on this connection is reused (it is immutable)."""
         self.stats["requests"] += 1
+        denied = self._denial(conn, request)
+        if denied is not None:
+            return codec.encode_heartbeat_response(version, cid, int(denied.error_code))
         token = (conn.conn_id, cid, 0)
         response = self._apply(self.coordinator.handle(token, request, self.now_ms()), token)
         if response is _NO_REPLY:
@@ -429,6 +487,9 @@ class RegroupServer:
             conn.last_heartbeat = (body[:4], body[8:], hb)
             cid = hb.correlation_id
         self.stats["requests"] += 1
+        denied = self._denial(conn, hb.request)
+        if denied is not None:
+            return heartbeat_codec.encode_response(cid, denied, hb.regroup_client)
         token = (conn.conn_id, cid, 0)
         response = self._apply(self.coordinator.handle(token, hb.request, self.now_ms()), token)
         if response is _NO_REPLY:
@@ -441,12 +502,34 @@ class RegroupServer:
         (response,) = await self._park(conn, [(0, token)], [_NO_REPLY])
         return heartbeat_codec.encode_response(cid, response, regroup_client)
 
+    def _denial(self, conn: ConnectionState, request: object) -> Any:
+        """The authorizer's answer to a heartbeat the principal may not send, else ``None``."""
+        security = self.security
+        if security is None or security.authorizer is None or conn.session is None:
+            return None
+        return security.denial(conn.session, request)
+
     def _serve(self, conn: ConnectionState, req: DecodedRequest) -> Any:
         """The response object, or a coroutine when it must wait."""
         key = req.api_key
-        cluster = self.cluster
         if key == 18:
-            return cluster.api_versions(req)
+            return self.cluster.api_versions(req)
+        if key in _SASL_KEYS:  # authenticated, or a PLAINTEXT listener (Kafka's KafkaApis)
+            return after_authentication(key, req.api_version)
+        security = self.security
+        if key in ACL_KEYS:
+            if security is None:
+                return serve_acl_api(None, None, req)  # SECURITY_DISABLED
+            return security.acl_api(conn.session, req)
+        if key in GROUP_APIS or key in _PRIVATE_KEYS:
+            return self._serve_group(conn, req)
+        if security is not None and key in GUARDED_KEYS:
+            return security.guard(conn.session, req, self._serve_cluster, self.log)
+        return self._serve_cluster(req)
+
+    def _serve_cluster(self, req: DecodedRequest) -> Any:
+        key = req.api_key
+        cluster = self.cluster
         if key == 3:
             return cluster.metadata(req)
         if key == 10:
@@ -461,14 +544,18 @@ class RegroupServer:
             return self._produce(req)
         if key == 1:
             return self._fetch(req)
+        raise AssertionError(f"no handler for API key {key}")  # codec.decode_request refused it
+
+    def _serve_group(self, conn: ConnectionState, req: DecodedRequest) -> Any:
+        key = req.api_key
         if key in _PRIVATE_KEYS:
-            answers = self._coordinate(conn, req, [req.body])
+            answers = self._authorized_coordinate(conn, req, [req.body])
             if isinstance(answers, Coroutine):
                 return self._first(answers)
             return answers[0]
         decode, encode = GROUP_APIS[key]
         requests = decode(req, conn.host)
-        responses = self._coordinate(conn, req, requests)
+        responses = self._authorized_coordinate(conn, req, requests)
         if isinstance(responses, Coroutine):
             return self._group_response_later(encode, req, requests, responses)
         return encode(req.api_version, requests, responses)
@@ -483,6 +570,17 @@ class RegroupServer:
     ) -> Any:
         responses = await pending
         return encode(req.api_version, requests, responses)
+
+    def _authorized_coordinate(
+        self, conn: ConnectionState, req: DecodedRequest, requests: list[object]
+    ) -> list[Any] | Coroutine[Any, Any, list[Any]]:
+        """``_coordinate`` what the authorizer allows (``security.group_rules``)."""
+        security = self.security
+        if security is None or security.authorizer is None or conn.session is None:
+            return self._coordinate(conn, req, requests)
+        return security.coordinate(
+            conn.session, requests, lambda allowed: self._coordinate(conn, req, allowed)
+        )
 
     def _coordinate(
         self, conn: ConnectionState, req: DecodedRequest, requests: list[object]

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Coroutine, Hashable
+from collections.abc import Callable, Coroutine, Hashable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -44,7 +44,15 @@ Served = bytes | None | Coroutine[Any, Any, bytes | None]
 
 
 class CloseConnection(Exception):
-    """Rule 2: the request cannot be answered; drop the connection."""
+    """Rule 2: the request cannot be answered; drop the connection.
+
+    ``farewell``, when given, is written first (a failed SASL exchange is answered,
+    then closed, as Kafka's ``SaslServerAuthenticator`` does).
+    """
+
+    def __init__(self, farewell: bytes | None = None) -> None:
+        super().__init__()
+        self.farewell = farewell
 
 
 class Stopping(Exception):
@@ -62,6 +70,8 @@ class ConnectionState:
     #: The last heartbeat (either protocol) decoded here: its api key and version
     #: bytes, its bytes after the correlation id, and the decoded request.
     last_heartbeat: tuple[bytes, bytes, RegroupHeartbeat | HeartbeatRequest] | None = None
+    #: The listener, principal and SASL state (``regroup.server.security``), if configured.
+    session: Any = None
 
 
 class _Server:
@@ -80,9 +90,16 @@ class _Server:
 class ConnectionProtocol(asyncio.Protocol):
     """Rules 1-3 for one socket."""
 
-    def __init__(self, server: Any, conn_id: int) -> None:
+    def __init__(
+        self,
+        server: Any,
+        conn_id: int,
+        new_session: Callable[[str, Any], Any] | None = None,
+    ) -> None:
         self._server: _Server = server
         self._conn_id = conn_id
+        #: ``new_session(peer host, peer certificate)`` (``regroup.server.security``).
+        self._new_session = new_session
         self.state = ConnectionState(conn_id, "unknown")
         self._buffer = bytearray()
         self._transport: asyncio.Transport | None = None
@@ -98,6 +115,9 @@ class ConnectionProtocol(asyncio.Protocol):
         self._transport = transport
         peer = transport.get_extra_info("peername")
         self.state = ConnectionState(self._conn_id, str(peer[0]) if peer else "unknown")
+        if self._new_session is not None:
+            peercert = transport.get_extra_info("peercert")
+            self.state.session = self._new_session(self.state.host, peercert)
 
     def data_received(self, data: bytes) -> None:
         self._buffer += data
@@ -153,7 +173,9 @@ class ConnectionProtocol(asyncio.Protocol):
             del buffer[:end]
             try:
                 served = server.serve_now(self.state, body)
-            except CloseConnection:
+            except CloseConnection as exc:
+                if exc.farewell:
+                    transport.write(exc.farewell)
                 self._bad_input()
                 return
             except Exception:

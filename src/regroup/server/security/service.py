@@ -1,0 +1,287 @@
+"""The security the server holds: listeners, TLS, sessions, SASL, and the authorizer's checks.
+
+``Security`` is built once from ``SecurityConfig`` (loading the users file and
+the ACL file: a bad one raises ``SecurityError``/``CredentialsError``/
+``InvalidAclError`` before anything listens). Each connection gets a
+``Session``: its listener, its peer host and its principal, which is
+``User:ANONYMOUS`` on PLAINTEXT (Kafka's ``KafkaPrincipal.ANONYMOUS``), the
+client certificate's distinguished name on SSL with a client certificate
+(``User:CN=..,O=..``, Kafka's ``DefaultKafkaPrincipalBuilder``), and the SASL
+user once a SASL exchange completes (``authenticator``). Until then every
+frame of a SASL listener goes to ``serve_unauthenticated``.
+
+With an authorizer, ``coordinate`` and ``denial`` apply ``group_rules`` to the
+group requests and ``guard`` applies ``cluster_rules`` to the others; without
+one, nothing is checked (Kafka without ``authorizer.class.name``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import ssl
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import Any
+
+from regroup.model.uuid import Uuid
+from regroup.server import codec
+from regroup.server.codec import DecodedRequest, MalformedRequestError, UnsupportedApiError
+from regroup.server.connection import CloseConnection
+from regroup.server.security import cluster_rules, group_rules
+from regroup.server.security.acl import AclOperation, ResourceType, parse_acls
+from regroup.server.security.acl_apis import ACL_KEYS, serve_acl_api
+from regroup.server.security.authenticator import Authenticator
+from regroup.server.security.authorizer import Authorizer, AuthorizerConfig
+from regroup.server.security.config import (
+    Listener,
+    SecurityConfig,
+    SecurityError,
+    SecurityProtocol,
+)
+from regroup.server.security.credentials import Credentials, load_credentials
+
+__all__ = ["ACL_KEYS", "ANONYMOUS", "Security", "Session"]
+
+logger = logging.getLogger("regroup.server")
+
+ANONYMOUS = "User:ANONYMOUS"
+
+_DN_NAMES = {
+    "commonName": "CN",
+    "organizationName": "O",
+    "organizationalUnitName": "OU",
+    "countryName": "C",
+    "stateOrProvinceName": "ST",
+    "localityName": "L",
+    "emailAddress": "EMAILADDRESS",
+    "domainComponent": "DC",
+}
+
+
+@dataclass(eq=False, slots=True)
+class Session:
+    listener: Listener
+    host: str
+    principal: str = ANONYMOUS
+    authenticator: Authenticator | None = None
+    #: The listener's bound address, answered in Metadata and FindCoordinator.
+    advertised: tuple[str, int] | None = field(default=None)
+
+    @property
+    def authenticated(self) -> bool:
+        return self.authenticator is None or self.authenticator.complete
+
+
+def certificate_principal(peercert: Any) -> str:
+    """``User:`` and the subject in RFC 2253 order (most specific first), as Kafka's
+    ``X500Principal.getName()``; ANONYMOUS without a certificate."""
+    if not peercert:
+        return ANONYMOUS
+    parts = [
+        f"{_DN_NAMES.get(name, name)}={value}"
+        for rdn in peercert.get("subject", ())
+        for name, value in rdn
+    ]
+    return "User:" + ",".join(reversed(parts)) if parts else ANONYMOUS
+
+
+class Security:
+    def __init__(self, config: SecurityConfig, host: str, port: int) -> None:
+        config.check()
+        self.config = config
+        self.listeners = config.listeners or (Listener(SecurityProtocol.PLAINTEXT, host, port),)
+        self.credentials = (
+            load_credentials(config.credentials_file)
+            if config.credentials_file is not None
+            else Credentials()
+        )
+        self._ssl = self._ssl_context() if any(lst.protocol.tls for lst in self.listeners) else None
+        self.authorizer: Authorizer | None = None
+        if config.authorizer_enabled:
+            acls = []
+            if config.acls_file is not None:
+                try:
+                    text = config.acls_file.read_text(encoding="utf-8")
+                except (OSError, UnicodeDecodeError) as exc:
+                    raise SecurityError(f"cannot read {config.acls_file}: {exc}") from None
+                acls = parse_acls(text, str(config.acls_file))
+            self.authorizer = Authorizer(
+                AuthorizerConfig(config.super_users, config.allow_everyone_if_no_acl_found), acls
+            )
+        #: Each listener's bound (host, port), filled in by the server when it listens.
+        self.bound: dict[Listener, tuple[str, int]] = {}
+
+    def _ssl_context(self) -> ssl.SSLContext:
+        config = self.config
+        assert config.ssl_keystore_location is not None
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        try:
+            context.load_cert_chain(
+                str(config.ssl_keystore_location), password=config.ssl_key_password
+            )
+            if config.ssl_truststore_location is not None:
+                context.load_verify_locations(cafile=str(config.ssl_truststore_location))
+        except (OSError, ssl.SSLError) as exc:
+            raise SecurityError(f"ssl.keystore.location / ssl.truststore.location: {exc}") from None
+        context.verify_mode = {
+            "none": ssl.CERT_NONE,
+            "requested": ssl.CERT_OPTIONAL,
+            "required": ssl.CERT_REQUIRED,
+        }[config.ssl_client_auth]
+        return context
+
+    def ssl_for(self, listener: Listener) -> ssl.SSLContext | None:
+        return self._ssl if listener.protocol.tls else None
+
+    # -- sessions and authentication ---------------------------------------------------
+
+    def new_session(self, listener: Listener, host: str, peercert: Any) -> Session:
+        session = Session(listener, host, advertised=self.bound.get(listener))
+        if listener.protocol is SecurityProtocol.SSL:
+            session.principal = certificate_principal(peercert)
+        if listener.protocol.sasl:
+            session.authenticator = Authenticator(
+                self.config.sasl_enabled_mechanisms, self.credentials
+            )
+        return session
+
+    def serve_unauthenticated(
+        self, session: Session, body: bytes, api_versions: Callable[[DecodedRequest], Any]
+    ) -> bytes:
+        """One frame before the SASL exchange completed (``authenticator``'s rules)."""
+        authenticator = session.authenticator
+        assert authenticator is not None
+        if authenticator.raw_tokens:
+            step = authenticator.on_raw_token(body)
+            if step.close:
+                raise CloseConnection(None)
+            self._authenticated(session)
+            return codec.frame(step.response)
+        try:
+            req = codec.decode_request(body)
+        except UnsupportedApiError as exc:
+            if exc.api_key == codec.API_VERSIONS_KEY:
+                return codec.api_versions_fallback(exc.correlation_id)
+            raise CloseConnection(None) from None
+        except MalformedRequestError:
+            raise CloseConnection(None) from None
+        step = authenticator.on_request(req.api_key, req.api_version, req.body)
+        response = api_versions(req) if step.api_versions else step.response
+        framed = (
+            None
+            if response is None
+            else codec.encode_response(req.api_key, req.api_version, req.correlation_id, response)
+        )
+        if step.close:
+            logger.info(
+                "connection from %s on %s: authentication failed (%s)",
+                session.host,
+                session.listener.name,
+                authenticator.mechanism or "no handshake",
+            )
+            raise CloseConnection(framed)
+        self._authenticated(session)
+        return framed if framed is not None else b""
+
+    @staticmethod
+    def _authenticated(session: Session) -> None:
+        authenticator = session.authenticator
+        if authenticator is not None and authenticator.complete:
+            assert authenticator.principal is not None
+            session.principal = authenticator.principal
+
+    # -- authorization -------------------------------------------------------------------
+
+    def check_for(self, session: Session) -> group_rules.Check:
+        authorizer = self.authorizer
+        assert authorizer is not None
+        principal, host = session.principal, session.host
+
+        def check(operation: AclOperation, resource_type: ResourceType, name: str) -> bool:
+            return authorizer.authorize(principal, host, operation, resource_type, name)
+
+        return check
+
+    def denial(self, session: Session, request: object) -> Any:
+        """The answer to a request the principal may not send at all, else ``None``."""
+        plan = group_rules.plan(self.check_for(session), request)
+        return plan.finish(None) if plan.forward is None else None
+
+    def coordinate(
+        self,
+        session: Session,
+        requests: list[object],
+        coordinate: Callable[[list[object]], list[Any] | Coroutine[Any, Any, list[Any]]],
+    ) -> list[Any] | Coroutine[Any, Any, list[Any]]:
+        """``coordinate`` the authorized part of ``requests``; every answer, in order."""
+        check = self.check_for(session)
+        plans = [group_rules.plan(check, request) for request in requests]
+        forwarded = [p.forward for p in plans if p.forward is not None]
+        answers = coordinate(forwarded) if forwarded else []
+        if isinstance(answers, Coroutine):
+            return self._finish_later(plans, answers)
+        return self._finish(plans, answers)
+
+    @staticmethod
+    def _finish(plans: list[group_rules.Plan], answers: list[Any]) -> list[Any]:
+        given = iter(answers)
+        return [p.finish(None if p.forward is None else next(given)) for p in plans]
+
+    async def _finish_later(
+        self, plans: list[group_rules.Plan], pending: Coroutine[Any, Any, list[Any]]
+    ) -> list[Any]:
+        return self._finish(plans, await pending)
+
+    def guard(
+        self,
+        session: Session | None,
+        req: DecodedRequest,
+        inner: Callable[[DecodedRequest], Any],
+        log: Any,
+    ) -> Any:
+        """A non-group API: ``cluster_rules`` with an authorizer, and the listener's address."""
+        served: Any
+        if self.authorizer is not None and session is not None:
+            authorizer = self.authorizer
+
+            def topic_name(topic_id: Uuid) -> str | None:
+                topic = log.topic_by_id(topic_id)
+                return None if topic is None else str(topic.name)
+
+            served = cluster_rules.guard(
+                self.check_for(session),
+                req,
+                inner,
+                topic_name=topic_name,
+                topic_exists=lambda name: log.topic(name) is not None,
+                any_topic_write=lambda: authorizer.authorize_any_topic_write(
+                    session.principal, session.host
+                ),
+            )
+        else:
+            served = inner(req)
+        if session is None or session.advertised is None or req.api_key not in (3, 10):
+            return served
+        return _advertise(served, session.advertised)
+
+    def acl_api(self, session: Session | None, req: DecodedRequest) -> Any:
+        check = None if session is None or self.authorizer is None else self.check_for(session)
+        return serve_acl_api(self.authorizer, check, req)
+
+
+def _advertise(response: Any, address: tuple[str, int]) -> Any:
+    """Metadata and FindCoordinator name the listener the client connected to."""
+    host, port = address
+    if hasattr(response, "brokers"):
+        brokers = tuple(dataclasses.replace(b, host=host, port=port) for b in response.brokers)
+        return dataclasses.replace(response, brokers=brokers)
+    if hasattr(response, "coordinators"):
+        coordinators = tuple(
+            c if c.node_id < 0 else dataclasses.replace(c, host=host, port=port)
+            for c in response.coordinators
+        )
+        return dataclasses.replace(response, coordinators=coordinators)
+    if getattr(response, "node_id", -1) >= 0:
+        return dataclasses.replace(response, host=host, port=port)
+    return response
