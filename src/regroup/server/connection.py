@@ -39,6 +39,10 @@ logger = logging.getLogger("regroup.server")
 #: Stop reading from a client that sends far ahead of the answers.
 READ_PAUSE_BYTES = 1 << 20
 
+#: Kafka's ``connection.failed.authentication.delay.ms`` (100): a failed SASL exchange is
+#: answered and the connection closed this much later.
+FAILED_AUTHENTICATION_DELAY_S = 0.1
+
 #: What serving a request gives: the framed answer, nothing, or a coroutine for later.
 Served = bytes | None | Coroutine[Any, Any, bytes | None]
 
@@ -175,7 +179,8 @@ class ConnectionProtocol(asyncio.Protocol):
                 served = server.serve_now(self.state, body)
             except CloseConnection as exc:
                 if exc.farewell:
-                    transport.write(exc.farewell)
+                    self._farewell(transport, exc.farewell)
+                    return
                 self._bad_input()
                 return
             except Exception:
@@ -188,6 +193,14 @@ class ConnectionProtocol(asyncio.Protocol):
             elif served is not None:
                 self._inflight = asyncio.get_running_loop().create_task(self._finish(served))
         self._flow_control(transport)
+
+    def _farewell(self, transport: asyncio.Transport, farewell: bytes) -> None:
+        """Answer, stop serving, close after ``FAILED_AUTHENTICATION_DELAY_S``: closing at
+        once over unread client bytes would reset the connection and lose the answer."""
+        transport.write(farewell)
+        self._buffer.clear()
+        self._closed = True
+        asyncio.get_running_loop().call_later(FAILED_AUTHENTICATION_DELAY_S, transport.close)
 
     def _flow_control(self, transport: asyncio.Transport) -> None:
         waiting = self._inflight is not None or self._write_paused
