@@ -168,7 +168,7 @@ requests = st.tuples(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(bindings, max_size=8), requests, st.booleans())
 def test_deny_wins(acls: list[AclBinding], request: tuple, everyone: bool) -> None:  # type: ignore[type-arg]
     principal, op, rtype, name = request
@@ -182,7 +182,7 @@ def test_deny_wins(acls: list[AclBinding], request: tuple, everyone: bool) -> No
     assert not authorizer.authorize(principal, "10.0.0.1", op, rtype, name)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(bindings, max_size=8), requests)
 def test_super_users_are_always_allowed(acls: list[AclBinding], request: tuple) -> None:  # type: ignore[type-arg]
     principal, op, rtype, name = request
@@ -191,7 +191,7 @@ def test_super_users_are_always_allowed(acls: list[AclBinding], request: tuple) 
     assert authorizer.authorize(principal, "10.0.0.1", op, rtype, name)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(bindings, max_size=8), requests)
 def test_implied_operations(acls: list[AclBinding], request: tuple) -> None:  # type: ignore[type-arg]
     principal, op, rtype, name = request

@@ -103,7 +103,7 @@ def test_scram_refusals() -> None:
 _BOB = credential_from_password(SHA256, "pw", salt=b"s")
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.binary(max_size=200), st.binary(max_size=200))
 def test_scram_never_raises_anything_but_sasl_errors(first: bytes, final: bytes) -> None:
     server = ScramServer(SHA256, {"bob": _BOB}.get)
