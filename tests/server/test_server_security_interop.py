@@ -255,3 +255,28 @@ def test_aiokafka_wrong_password_fails_authentication(
         "due to invalid credentials with SASL mechanism SCRAM-SHA-512"
     )
     assert any(expected in r.getMessage() for r in caplog.records)
+
+
+def test_a_stranger_cannot_commit_for_another_principals_group(server: BackgroundServer) -> None:
+    """mallory (authenticated, with ACLs of her own) commits for alice's group "shop".
+
+    Already FindCoordinator is refused (DESCRIBE on the group), as Kafka refuses it;
+    librdkafka then waits for a coordinator forever (_WAIT_COORD), so kafka-python shows
+    the error.
+    """
+    from kafka import KafkaConsumer
+    from kafka import TopicPartition as KafkaPythonTopicPartition
+    from kafka.errors import GroupAuthorizationFailedError
+    from kafka.structs import OffsetAndMetadata
+
+    kp = KafkaConsumer(
+        group_id="shop",
+        enable_auto_commit=False,
+        **_kafka_python(server.bootstrap, "SCRAM-SHA-512", "mallory", PASSWORDS["mallory"]),
+    )
+    try:
+        kp.assign([KafkaPythonTopicPartition(TOPIC, 0)])
+        with pytest.raises(GroupAuthorizationFailedError):
+            kp.commit({KafkaPythonTopicPartition(TOPIC, 0): OffsetAndMetadata(1, "", -1)})
+    finally:
+        kp.close()
