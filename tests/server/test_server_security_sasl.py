@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -28,6 +29,8 @@ from regroup.server.security.scram import (
 )
 
 SHA256 = ScramMechanism.SCRAM_SHA_256
+#: SaslAuthenticate v2 (header v2, client id null) carrying PLAIN's \0alice\0pw.
+_AUTHENTICATE = bytes.fromhex("0024000200000004ffff000a00616c6963650070770000")
 
 
 def test_rfc_7677_exchange() -> None:
@@ -200,3 +203,74 @@ def test_security_configs_by_kafkas_names() -> None:
     ]:
         with pytest.raises(SecurityError, match=message):
             SecurityConfig.from_properties(props)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.binary(max_size=64),
+            st.sampled_from(
+                [
+                    bytes.fromhex("0011000100000001ffff0005504c41494e"),  # SaslHandshake v1 PLAIN
+                    bytes.fromhex("0011000000000001ffff0005504c41494e"),  # v0: bare tokens next
+                    bytes.fromhex("0012000000000002ffff"),  # ApiVersions v0
+                    bytes.fromhex("0024000200000003000000"),  # SaslAuthenticate v2, short
+                    _AUTHENTICATE,  # SaslAuthenticate v2 with alice's password
+                    b"\0alice\0pw",  # the same token, bare
+                ]
+            ),
+        ),
+        max_size=5,
+    )
+)
+def test_unauthenticated_frames_only_answer_or_close(frames: list[bytes]) -> None:
+    """Whatever an unauthenticated client sends, a frame is answered or closes the
+    connection (CloseConnection); nothing else escapes and nobody gets authenticated."""
+    from regroup.server.connection import CloseConnection
+    from regroup.server.security.config import Listener, SecurityProtocol
+    from regroup.server.security.service import Security
+
+    security = _SECURITY
+    session = security.new_session(
+        Listener(SecurityProtocol.SASL_PLAINTEXT, "127.0.0.1", 0), "127.0.0.1", None
+    )
+    for frame in frames:
+        try:
+            answer = security.serve_unauthenticated(session, frame, lambda req: _versions(req))
+        except CloseConnection:
+            break
+        assert isinstance(answer, bytes)
+    assert session.principal == "User:ANONYMOUS" or session.principal == "User:alice"
+    assert isinstance(security, Security)
+
+
+def test_the_fuzzed_frames_can_authenticate() -> None:
+    from regroup.server.security.config import Listener, SecurityProtocol
+
+    session = _SECURITY.new_session(
+        Listener(SecurityProtocol.SASL_PLAINTEXT, "127.0.0.1", 0), "127.0.0.1", None
+    )
+    handshake = bytes.fromhex("0011000100000001ffff0005504c41494e")
+    for frame in (handshake, _AUTHENTICATE):
+        assert _SECURITY.serve_unauthenticated(session, frame, _versions)
+    assert session.authenticated and session.principal == "User:alice"
+
+
+def _versions(req: object) -> object:
+    from regroup.server.cluster import Cluster
+    from regroup.server.log import Log
+
+    return Cluster(Log(None), host="h", port=1, node_id=0).api_versions(req)  # type: ignore[arg-type]
+
+
+def _security() -> object:
+    from regroup.server.security.config import SecurityConfig
+    from regroup.server.security.service import Security
+
+    security = Security(SecurityConfig(), "127.0.0.1", 0)
+    security.credentials = parse_credentials("alice PLAIN password=pw")
+    return security
+
+
+_SECURITY: Any = _security()

@@ -429,9 +429,10 @@ class RegroupServer:
         """Heartbeat v0-4, the classic hot path: a steady member's bytes repeat, so the
         request decoded last time on this connection is reused (it is immutable)."""
         self.stats["requests"] += 1
-        denied = self._denial(conn, request)
-        if denied is not None:
-            return codec.encode_heartbeat_response(version, cid, int(denied.error_code))
+        if self.security is not None:
+            denied = self._denial(conn, request)
+            if denied is not None:
+                return codec.encode_heartbeat_response(version, cid, int(denied.error_code))
         token = (conn.conn_id, cid, 0)
         response = self._apply(self.coordinator.handle(token, request, self.now_ms()), token)
         if response is _NO_REPLY:
@@ -487,9 +488,10 @@ class RegroupServer:
             conn.last_heartbeat = (body[:4], body[8:], hb)
             cid = hb.correlation_id
         self.stats["requests"] += 1
-        denied = self._denial(conn, hb.request)
-        if denied is not None:
-            return heartbeat_codec.encode_response(cid, denied, hb.regroup_client)
+        if self.security is not None:
+            denied = self._denial(conn, hb.request)
+            if denied is not None:
+                return heartbeat_codec.encode_response(cid, denied, hb.regroup_client)
         token = (conn.conn_id, cid, 0)
         response = self._apply(self.coordinator.handle(token, hb.request, self.now_ms()), token)
         if response is _NO_REPLY:
