@@ -23,11 +23,13 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import typing
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
+from types import MappingProxyType
 from typing import Any
 
 from regroup.model.errors import ErrorCode
 from regroup.model.uuid import Uuid
+from regroup.server.cluster import Cluster
 from regroup.server.codec import DecodedRequest
 from regroup.server.kio_build import build, kio_error, to_uuid
 from regroup.server.security.acl import CLUSTER_NAME, AclOperation, ResourceType
@@ -108,32 +110,51 @@ def guard(
     return inner(req)
 
 
-def _produce(check: Check, req: DecodedRequest, inner: Inner) -> Any:
-    topics = req.body.topic_data
-    allowed = tuple(t for t in topics if check(AclOperation.WRITE, ResourceType.TOPIC, t.name))
-    if len(allowed) == len(topics):
+def _split(
+    req: DecodedRequest,
+    inner: Inner,
+    *,
+    field: str,
+    answer_field: str,
+    allowed: Callable[[Any], bool],
+    denied_entry: Callable[[Any], dict[str, Any]],
+    when_none_left: Mapping[str, Any] = MappingProxyType({}),
+) -> Any:
+    """Serve the allowed items of the request's ``field``; the others' error entries are
+    added to the answer's ``answer_field``."""
+    items = getattr(req.body, field)
+    kept = tuple(item for item in items if allowed(item))
+    if len(kept) == len(items):
         return inner(req)
-    denied = [
-        {
-            "name": t.name,
-            "partition_responses": [
-                {
-                    "index": p.index,
-                    "error_code": TOPIC_DENIED,
-                    "base_offset": -1,
-                    "log_append_time": -1,
-                    "log_start_offset": -1,
-                    "record_errors": (),
-                    "error_message": None,
-                }
-                for p in t.partition_data
-            ],
-        }
-        for t in topics
-        if t not in allowed
-    ]
-    return _then(
-        inner(_with_body(req, topic_data=allowed)), lambda r: _extend(r, "responses", denied)
+    denied = [denied_entry(item) for item in items if item not in kept]
+    changes = {field: kept, **(when_none_left if not kept else {})}
+    served = inner(_with_body(req, **changes))
+    return _then(served, lambda answer: _extend(answer, answer_field, denied))
+
+
+def _produce(check: Check, req: DecodedRequest, inner: Inner) -> Any:
+    def denied(topic: Any) -> dict[str, Any]:
+        partitions = [
+            {
+                "index": p.index,
+                "error_code": TOPIC_DENIED,
+                "base_offset": -1,
+                "log_append_time": -1,
+                "log_start_offset": -1,
+                "record_errors": (),
+                "error_message": None,
+            }
+            for p in topic.partition_data
+        ]
+        return {"name": topic.name, "partition_responses": partitions}
+
+    return _split(
+        req,
+        inner,
+        field="topic_data",
+        answer_field="responses",
+        allowed=lambda t: check(AclOperation.WRITE, ResourceType.TOPIC, t.name),
+        denied_entry=denied,
     )
 
 
@@ -142,23 +163,13 @@ def _fetch(
 ) -> Any:
     by_id = req.api_version >= 13
 
-    def name_of(topic: Any) -> str | None:
-        return topic_name(to_uuid(topic.topic_id)) if by_id else topic.topic
-
     def readable(topic: Any) -> bool:
-        name = name_of(topic)
+        name = topic_name(to_uuid(topic.topic_id)) if by_id else topic.topic
         # An unknown topic id is answered UNKNOWN_TOPIC_ID by the server, as Kafka does.
         return name is None or check(AclOperation.READ, ResourceType.TOPIC, name)
 
-    topics = req.body.topics
-    allowed = tuple(t for t in topics if readable(t))
-    if len(allowed) == len(topics):
-        return inner(req)
-    denied = []
-    for t in topics:
-        if t in allowed:
-            continue
-        key = {"topic_id": t.topic_id} if by_id else {"topic": t.topic}
+    def denied(topic: Any) -> dict[str, Any]:
+        key = {"topic_id": topic.topic_id} if by_id else {"topic": topic.topic}
         partitions = [
             {
                 "partition_index": p.partition,
@@ -170,49 +181,43 @@ def _fetch(
                 "preferred_read_replica": -1,
                 "records": b"",
             }
-            for p in t.partitions
+            for p in topic.partitions
         ]
-        denied.append({**key, "partitions": partitions})
-    changes: dict[str, Any] = {"topics": allowed}
-    if not allowed:
-        changes["max_wait"] = datetime.timedelta(0)
-    return _then(inner(_with_body(req, **changes)), lambda r: _extend(r, "responses", denied))
+        return {**key, "partitions": partitions}
+
+    return _split(
+        req,
+        inner,
+        field="topics",
+        answer_field="responses",
+        allowed=readable,
+        denied_entry=denied,
+        when_none_left={"max_wait": datetime.timedelta(0)},
+    )
 
 
 def _list_offsets(check: Check, req: DecodedRequest, inner: Inner) -> Any:
-    topics = req.body.topics
-    allowed = tuple(t for t in topics if check(AclOperation.DESCRIBE, ResourceType.TOPIC, t.name))
-    if len(allowed) == len(topics):
-        return inner(req)
-    denied = [
-        {
-            "name": t.name,
-            "partitions": [
-                {
-                    "partition_index": p.partition_index,
-                    "error_code": TOPIC_DENIED,
-                    "timestamp": -1,
-                    "offset": -1,
-                    "leader_epoch": -1,
-                }
-                for p in t.partitions
-            ],
-        }
-        for t in topics
-        if t not in allowed
-    ]
-    return _then(inner(_with_body(req, topics=allowed)), lambda r: _extend(r, "topics", denied))
+    def denied(topic: Any) -> dict[str, Any]:
+        partitions = [
+            {
+                "partition_index": p.partition_index,
+                "error_code": TOPIC_DENIED,
+                "timestamp": -1,
+                "offset": -1,
+                "leader_epoch": -1,
+            }
+            for p in topic.partitions
+        ]
+        return {"name": topic.name, "partitions": partitions}
 
-
-def _missing(name: str | None, topic_id: Any, code: ErrorCode) -> dict[str, Any]:
-    return {
-        "error_code": code,
-        "name": name,
-        "topic_id": topic_id,
-        "is_internal": False,
-        "partitions": (),
-        "topic_authorized_operations": -(2**31),
-    }
+    return _split(
+        req,
+        inner,
+        field="topics",
+        answer_field="topics",
+        allowed=lambda t: check(AclOperation.DESCRIBE, ResourceType.TOPIC, t.name),
+        denied_entry=denied,
+    )
 
 
 def _metadata(
@@ -230,7 +235,9 @@ def _metadata(
     for wanted in body.topics:
         name = wanted.name
         if not describable(name):
-            extra.append(_missing(name, getattr(wanted, "topic_id", None), TOPIC_DENIED))
+            extra.append(
+                Cluster._missing(name, to_uuid(getattr(wanted, "topic_id", None)), TOPIC_DENIED)
+            )
         elif (
             name is not None
             and not may_create
@@ -238,8 +245,10 @@ def _metadata(
             and not check(AclOperation.CREATE, ResourceType.TOPIC, name)
         ):
             extra.append(
-                _missing(
-                    name, getattr(wanted, "topic_id", None), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                Cluster._missing(
+                    name,
+                    to_uuid(getattr(wanted, "topic_id", None)),
+                    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                 )
             )
         else:
@@ -267,13 +276,10 @@ def _keep_topics(response: Any, keep: Callable[[str | None], bool]) -> Any:
 def _create_topics(check: Check, req: DecodedRequest, inner: Inner) -> Any:
     if check(AclOperation.CREATE, ResourceType.CLUSTER, CLUSTER_NAME):
         return inner(req)
-    topics = req.body.topics
-    allowed = tuple(t for t in topics if check(AclOperation.CREATE, ResourceType.TOPIC, t.name))
-    if len(allowed) == len(topics):
-        return inner(req)
-    denied = [
-        {
-            "name": t.name,
+
+    def denied(topic: Any) -> dict[str, Any]:
+        return {
+            "name": topic.name,
             "topic_id": None,
             "error_code": TOPIC_DENIED,
             "error_message": "Authorization failed.",
@@ -282,10 +288,15 @@ def _create_topics(check: Check, req: DecodedRequest, inner: Inner) -> Any:
             "replication_factor": -1,
             "configs": (),
         }
-        for t in topics
-        if t not in allowed
-    ]
-    return _then(inner(_with_body(req, topics=allowed)), lambda r: _extend(r, "topics", denied))
+
+    return _split(
+        req,
+        inner,
+        field="topics",
+        answer_field="topics",
+        allowed=lambda t: check(AclOperation.CREATE, ResourceType.TOPIC, t.name),
+        denied_entry=denied,
+    )
 
 
 def _find_coordinator(check: Check, req: DecodedRequest, inner: Inner) -> Any:

@@ -27,6 +27,7 @@ from regroup.server.security.scram import (
     ScramCredential,
     ScramMechanism,
     credential_from_password,
+    parse_fields,
 )
 
 __all__ = ["Credentials", "CredentialsError", "format_scram_line", "parse_credentials"]
@@ -50,16 +51,6 @@ class Credentials:
         return self.scram.get((mechanism, username))
 
 
-def _fields(text: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for part in text.split(","):
-        name, sep, value = part.partition("=")
-        if not sep:
-            raise ValueError(f"expected NAME=VALUE, got {part!r}")
-        out[name.strip()] = value.strip()
-    return out
-
-
 def parse_credentials(text: str, source: str = "<credentials>") -> Credentials:
     """Parse a users file's text (see the module docstring)."""
     credentials = Credentials()
@@ -74,7 +65,7 @@ def parse_credentials(text: str, source: str = "<credentials>") -> Credentials:
         user, mechanism_name, credential = parts
         try:
             if mechanism_name == "PLAIN":
-                password = _fields(credential).get("password")
+                password = parse_fields(credential).get("password")
                 if not password:
                     raise ValueError("a PLAIN credential is password=...")
                 credentials.plain[user] = password
@@ -84,7 +75,7 @@ def parse_credentials(text: str, source: str = "<credentials>") -> Credentials:
                 raise ValueError(
                     f"unknown mechanism {mechanism_name!r} (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)"
                 )
-            values = _fields(credential)
+            values = parse_fields(credential)
             if "password" in values:
                 iterations = int(values.get("iterations", "4096"))
                 salted = credential_from_password(

@@ -60,24 +60,30 @@ def _read_group(check: Check, group_id: str) -> bool:
     return check(AclOperation.READ, ResourceType.GROUP, group_id)
 
 
-def plan(check: Check, request: object) -> Plan:
+#: The requests that need READ on their group and nothing else, and their refusal.
+_READ_GROUP: dict[type[Any], Callable[[Any], object]] = {
+    classic.JoinGroupRequest: lambda r: classic.JoinGroupResponse(
+        GROUP_DENIED, member_id=r.member_id
+    ),
+    classic.SyncGroupRequest: lambda _: classic.SyncGroupResponse(GROUP_DENIED),
+    classic.HeartbeatRequest: lambda _: classic.HeartbeatResponse(GROUP_DENIED),
+    classic.LeaveGroupRequest: lambda _: classic.LeaveGroupResponse(GROUP_DENIED),
+    consumer.ConsumerGroupPrepareAssignmentRequest: lambda _: (
+        consumer.ConsumerGroupPrepareAssignmentResponse(GROUP_DENIED)
+    ),
+    consumer.ConsumerGroupInstallAssignmentRequest: lambda _: (
+        consumer.ConsumerGroupInstallAssignmentResponse(GROUP_DENIED)
+    ),
+}
+
+
+def plan(check: Check, request: Any) -> Plan:
     """The plan for one neutral request (see the module docstring)."""
-    if isinstance(request, classic.JoinGroupRequest):
+    refusal = _READ_GROUP.get(type(request))
+    if refusal is not None:
         if _read_group(check, request.group_id):
             return Plan(request, _same)
-        return _deny(classic.JoinGroupResponse(GROUP_DENIED, member_id=request.member_id))
-    if isinstance(request, classic.SyncGroupRequest):
-        if _read_group(check, request.group_id):
-            return Plan(request, _same)
-        return _deny(classic.SyncGroupResponse(GROUP_DENIED))
-    if isinstance(request, classic.HeartbeatRequest):
-        if _read_group(check, request.group_id):
-            return Plan(request, _same)
-        return _deny(classic.HeartbeatResponse(GROUP_DENIED))
-    if isinstance(request, classic.LeaveGroupRequest):
-        if _read_group(check, request.group_id):
-            return Plan(request, _same)
-        return _deny(classic.LeaveGroupResponse(GROUP_DENIED))
+        return _deny(refusal(request))
     if isinstance(request, consumer.ConsumerGroupHeartbeatRequest):
         return _consumer_heartbeat(check, request)
     if isinstance(request, offsets.OffsetCommitRequest):
@@ -90,14 +96,6 @@ def plan(check: Check, request: object) -> Plan:
         return _describe(check, request.group_ids, _describe_consumer, "group_ids", request)
     if isinstance(request, admin.ListGroupsRequest):
         return _list_groups(check, request)
-    if isinstance(request, consumer.ConsumerGroupPrepareAssignmentRequest):
-        if _read_group(check, request.group_id):
-            return Plan(request, _same)
-        return _deny(consumer.ConsumerGroupPrepareAssignmentResponse(GROUP_DENIED))
-    if isinstance(request, consumer.ConsumerGroupInstallAssignmentRequest):
-        if _read_group(check, request.group_id):
-            return Plan(request, _same)
-        return _deny(consumer.ConsumerGroupInstallAssignmentResponse(GROUP_DENIED))
     raise TypeError(f"no authorization rule for {type(request).__name__}")
 
 

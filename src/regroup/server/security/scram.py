@@ -39,6 +39,7 @@ __all__ = [
     "ScramMechanism",
     "ScramServer",
     "credential_from_password",
+    "parse_fields",
 ]
 
 
@@ -93,12 +94,7 @@ class ScramCredential:
     @classmethod
     def from_kafka_string(cls, text: str) -> ScramCredential:
         """Parse ``to_kafka_string``'s form; ``ValueError`` names what is wrong."""
-        fields: dict[str, str] = {}
-        for part in text.split(","):
-            name, sep, value = part.partition("=")
-            if not sep:
-                raise ValueError(f"expected NAME=VALUE, got {part!r}")
-            fields[name.strip()] = value.strip()
+        fields = parse_fields(text)
         missing = {"salt", "stored_key", "server_key", "iterations"} - fields.keys()
         if missing:
             raise ValueError(f"missing {', '.join(sorted(missing))}")
@@ -111,6 +107,17 @@ class ScramCredential:
             )
         except ValueError as exc:  # binascii.Error is a ValueError
             raise ValueError(f"bad SCRAM credential: {exc}") from None
+
+
+def parse_fields(text: str) -> dict[str, str]:
+    """``a=1,b=2`` as a dict (Kafka's ``ScramCredentialUtils`` form); ``ValueError`` if not."""
+    fields: dict[str, str] = {}
+    for part in text.split(","):
+        name, sep, value = part.partition("=")
+        if not sep:
+            raise ValueError(f"expected NAME=VALUE, got {part!r}")
+        fields[name.strip()] = value.strip()
+    return fields
 
 
 def _hmac(mechanism: ScramMechanism, key: bytes, data: bytes) -> bytes:
