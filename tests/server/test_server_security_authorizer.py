@@ -229,3 +229,23 @@ def test_adding_an_allow_never_revokes_and_a_deny_never_grants(
     authorizer.add([acl(ALLOW, principal, op, rtype, name)])
     after = authorizer.authorize(principal, "10.0.0.1", op, rtype, name)
     assert after or any(a.permission is DENY for a in authorizer.acls())
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(bindings, max_size=12),
+    st.lists(st.sampled_from([*NAMES, None]), max_size=3),
+    requests,
+)
+def test_the_index_finds_what_a_scan_finds(
+    acls: list[AclBinding],
+    removed_names: list[str | None],
+    request: tuple,  # type: ignore[type-arg]
+) -> None:
+    """Rule 2 from the index equals rule 2 from a scan, after adds and removes."""
+    _, _, rtype, name = request
+    authorizer = Authorizer(acls=acls)
+    for removed in removed_names:
+        authorizer.remove(AclBindingFilter(resource_name=removed))
+    scanned = {a for a in authorizer.acls() if a.resource_type == rtype and a.applies_to(name)}
+    assert set(authorizer._applying(rtype, name)) == scanned

@@ -75,34 +75,73 @@ class AuthorizerConfig:
 
 
 class Authorizer:
-    """The ACL set, indexed by resource type, and the decisions over it."""
+    """The ACL set and the decisions over it.
+
+    Rule 2 is answered from an index rather than a scan (Kafka's
+    ``StandardAuthorizerData`` keeps its ACLs sorted for the same reason): per
+    resource type, LITERAL ACLs by name (the wildcard ``*`` is one of them) and
+    PREFIXED ACLs by prefix, so finding the ACLs of a resource costs one lookup
+    per prefix length that some PREFIXED ACL has, whatever the number of ACLs.
+    """
 
     def __init__(
         self, config: AuthorizerConfig | None = None, acls: Iterable[AclBinding] = ()
     ) -> None:
         self.config = config or AuthorizerConfig()
-        self._by_type: dict[ResourceType, dict[AclBinding, None]] = {}
+        #: Every ACL, in the order added (DescribeAcls and DeleteAcls answer in it).
+        self._all: dict[AclBinding, None] = {}
+        self._literal: dict[tuple[ResourceType, str], dict[AclBinding, None]] = {}
+        self._prefixed: dict[tuple[ResourceType, str], dict[AclBinding, None]] = {}
+        #: Per resource type, how many PREFIXED ACLs have a prefix of each length.
+        self._prefix_lengths: dict[ResourceType, dict[int, int]] = {}
         self.add(acls)
 
     # -- the ACL set -------------------------------------------------------------------
 
     def acls(self, flt: AclBindingFilter | None = None) -> list[AclBinding]:
-        return [
-            acl
-            for bucket in self._by_type.values()
-            for acl in bucket
-            if flt is None or flt.matches(acl)
-        ]
+        return [acl for acl in self._all if flt is None or flt.matches(acl)]
 
     def add(self, acls: Iterable[AclBinding]) -> None:
         for acl in acls:
-            self._by_type.setdefault(acl.resource_type, {})[acl] = None
+            if acl in self._all:
+                continue
+            self._all[acl] = None
+            key = (acl.resource_type, acl.resource_name)
+            if acl.pattern_type is PatternType.PREFIXED:
+                self._prefixed.setdefault(key, {})[acl] = None
+                lengths = self._prefix_lengths.setdefault(acl.resource_type, {})
+                lengths[len(acl.resource_name)] = lengths.get(len(acl.resource_name), 0) + 1
+            else:
+                self._literal.setdefault(key, {})[acl] = None
 
     def remove(self, flt: AclBindingFilter) -> list[AclBinding]:
         gone = self.acls(flt)
         for acl in gone:
-            del self._by_type[acl.resource_type][acl]
+            del self._all[acl]
+            key = (acl.resource_type, acl.resource_name)
+            index = self._prefixed if acl.pattern_type is PatternType.PREFIXED else self._literal
+            del index[key][acl]
+            if not index[key]:
+                del index[key]
+            if acl.pattern_type is PatternType.PREFIXED:
+                lengths = self._prefix_lengths[acl.resource_type]
+                lengths[len(acl.resource_name)] -= 1
+                if not lengths[len(acl.resource_name)]:
+                    del lengths[len(acl.resource_name)]
         return gone
+
+    def _applying(self, resource_type: ResourceType, name: str) -> list[AclBinding]:
+        """Rule 2: the ACLs whose pattern covers the resource."""
+        found: list[AclBinding] = []
+        literal = self._literal
+        found.extend(literal.get((resource_type, name), ()))
+        if name != WILDCARD:
+            found.extend(literal.get((resource_type, WILDCARD), ()))
+        prefixed = self._prefixed
+        for length in self._prefix_lengths.get(resource_type, {}):
+            if length <= len(name):
+                found.extend(prefixed.get((resource_type, name[:length]), ()))
+        return found
 
     # -- decisions ---------------------------------------------------------------------
 
@@ -119,11 +158,7 @@ class Authorizer:
     ) -> bool:
         if principal in self.config.super_users:  # rule 1
             return True
-        applying = [
-            acl
-            for acl in self._by_type.get(resource_type, ())
-            if acl.applies_to(name)  # rule 2
-        ]
+        applying = self._applying(resource_type, name)  # rule 2
         if not applying:  # rule 3
             return self.config.allow_everyone_if_no_acl_found
         mine = [acl for acl in applying if _entry_matches(acl, principal, host)]  # rule 4
@@ -139,7 +174,7 @@ class Authorizer:
         """WRITE on some topic (``authorizeByResourceType``), for InitProducerId."""
         if principal in self.config.super_users:
             return True
-        topic_acls = list(self._by_type.get(ResourceType.TOPIC, ()))
+        topic_acls = [a for a in self._all if a.resource_type is ResourceType.TOPIC]
         if not topic_acls:
             return self.config.allow_everyone_if_no_acl_found
         ops = {AclOperation.WRITE, AclOperation.ALL}
