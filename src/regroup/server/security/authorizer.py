@@ -94,6 +94,9 @@ class Authorizer:
         self._prefixed: dict[tuple[ResourceType, str], dict[AclBinding, None]] = {}
         #: Per resource type, how many PREFIXED ACLs have a prefix of each length.
         self._prefix_lengths: dict[ResourceType, dict[int, int]] = {}
+        #: Bumped by every change of the set: a decision cached with it is still valid
+        #: while it has not moved.
+        self.version = 0
         self.add(acls)
 
     # -- the ACL set -------------------------------------------------------------------
@@ -102,6 +105,7 @@ class Authorizer:
         return [acl for acl in self._all if flt is None or flt.matches(acl)]
 
     def add(self, acls: Iterable[AclBinding]) -> None:
+        self.version += 1
         for acl in acls:
             if acl in self._all:
                 continue
@@ -116,6 +120,7 @@ class Authorizer:
 
     def remove(self, flt: AclBindingFilter) -> list[AclBinding]:
         gone = self.acls(flt)
+        self.version += 1
         for acl in gone:
             del self._all[acl]
             key = (acl.resource_type, acl.resource_name)

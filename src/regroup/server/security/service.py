@@ -67,6 +67,9 @@ class Session:
     authenticator: Authenticator | None = None
     #: The listener's bound address, answered in Metadata and FindCoordinator.
     advertised: tuple[str, int] | None = field(default=None)
+    #: (authorizer version, heartbeat request) last allowed: a steady member's hot path
+    #: reuses its decoded request, so the decision is reused until an ACL changes.
+    allowed: tuple[int, object] | None = None
 
     @property
     def authenticated(self) -> bool:
@@ -204,9 +207,17 @@ class Security:
         return check
 
     def denial(self, session: Session, request: object) -> Any:
-        """The answer to a request the principal may not send at all, else ``None``."""
+        """The answer to a heartbeat the principal may not send, else ``None``."""
+        authorizer = self.authorizer
+        assert authorizer is not None
+        allowed = session.allowed
+        if allowed is not None and allowed[1] is request and allowed[0] == authorizer.version:
+            return None
         plan = group_rules.plan(self.check_for(session), request)
-        return plan.finish(None) if plan.forward is None else None
+        if plan.forward is None:
+            return plan.finish(None)
+        session.allowed = (authorizer.version, request)
+        return None
 
     def coordinate(
         self,
