@@ -22,9 +22,6 @@ CPU time of this process (``time.process_time``); figures only, nothing asserted
 from __future__ import annotations
 
 import argparse
-import base64
-import hashlib
-import hmac
 import json
 import time
 from typing import Any
@@ -38,6 +35,7 @@ from regroup.server.security.acl import (
 )
 from regroup.server.security.authenticator import Authenticator
 from regroup.server.security.authorizer import Authorizer
+from regroup.server.security.client_login import scram_client_final
 from regroup.server.security.credentials import parse_credentials
 from regroup.server.security.scram import ScramMechanism
 
@@ -158,20 +156,6 @@ class _Body:
         self.auth_bytes = auth_bytes
 
 
-def _scram_final(mechanism: ScramMechanism, password: str, bare: str, first: bytes) -> bytes:
-    fields = dict(part.split("=", 1) for part in first.decode().split(","))
-    salted = hashlib.pbkdf2_hmac(
-        mechanism.hash_name, password.encode(), base64.b64decode(fields["s"]), int(fields["i"])
-    )
-    client_key = hmac.new(salted, b"Client Key", mechanism.hash_name).digest()
-    stored = hashlib.new(mechanism.hash_name, client_key).digest()
-    without_proof = f"c=biws,r={fields['r']}"
-    message = f"{bare},{first.decode()},{without_proof}".encode()
-    signature = hmac.new(stored, message, mechanism.hash_name).digest()
-    proof = bytes(a ^ b for a, b in zip(client_key, signature, strict=True))
-    return f"{without_proof},p={base64.b64encode(proof).decode()}".encode()
-
-
 def bench_login(mechanism: str, logins: int) -> float:
     """ms of server CPU per login (the client's proofs are computed beforehand)."""
     credentials = parse_credentials(f"alice {mechanism} password=pw")
@@ -186,7 +170,7 @@ def bench_login(mechanism: str, logins: int) -> float:
         else:
             first = auth.on_request(36, 2, _Body(auth_bytes=b"n,,n=alice,r=nonce")).response
             total += time.process_time() - start
-            final = _scram_final(scram, "pw", "n=alice,r=nonce", bytes(first.auth_bytes))
+            final, _ = scram_client_final(scram, "pw", "n=alice,r=nonce", bytes(first.auth_bytes))
             start = time.process_time()
             auth.on_request(36, 2, _Body(auth_bytes=final))
         total += time.process_time() - start

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import base64
-import hashlib
-import hmac
 from typing import Any
 
 import pytest
@@ -12,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from regroup.server.security.authenticator import Authenticator, AuthState
+from regroup.server.security.client_login import scram_client_final
 from regroup.server.security.config import SecurityConfig, SecurityError
 from regroup.server.security.credentials import (
     CredentialsError,
@@ -55,18 +54,8 @@ def test_rfc_7677_exchange() -> None:
 def _client_final(
     mechanism: ScramMechanism, password: str, first_bare: str, server_first: bytes
 ) -> bytes:
-    """What a SCRAM client sends second (RFC 5802 section 3)."""
-    fields = dict(part.split("=", 1) for part in server_first.decode().split(","))
-    salted = hashlib.pbkdf2_hmac(
-        mechanism.hash_name, password.encode(), base64.b64decode(fields["s"]), int(fields["i"])
-    )
-    client_key = hmac.new(salted, b"Client Key", mechanism.hash_name).digest()
-    stored_key = hashlib.new(mechanism.hash_name, client_key).digest()
-    without_proof = f"c=biws,r={fields['r']}"
-    auth_message = f"{first_bare},{server_first.decode()},{without_proof}".encode()
-    signature = hmac.new(stored_key, auth_message, mechanism.hash_name).digest()
-    proof = bytes(a ^ b for a, b in zip(client_key, signature, strict=True))
-    return f"{without_proof},p={base64.b64encode(proof).decode()}".encode()
+    """What a SCRAM client sends second (regroup's own client, RFC 5802 section 3)."""
+    return scram_client_final(mechanism, password, first_bare, server_first)[0]
 
 
 @pytest.mark.parametrize("mechanism", list(ScramMechanism))

@@ -281,3 +281,20 @@ def test_revoking_the_group_acl_stops_the_next_heartbeat(sasl_server: Background
             AclBindingFilter(resource_type=ResourceType.GROUP, resource_name="shop"),
         )
         assert alice.request(12, 4, beat).error_code.value == 30
+
+
+def test_regroup_groups_over_sasl_ssl(
+    tls_server: tuple[BackgroundServer, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from regroup.cli.main import main
+
+    server, cert = tls_server
+    config = tmp_path / "client.properties"
+    config.write_text(
+        "security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-256\n"
+        f"sasl.username=admin\nsasl.password={PASSWORDS['admin']}\nssl.ca.location={cert}\n"
+    )
+    bootstrap = f"127.0.0.1:{_port(server, 'SASL_SSL')}"
+    argv = ["groups", "list", "--json", "--bootstrap-server", bootstrap]
+    assert main([*argv, "--command-config", str(config)]) == 0
+    assert capsys.readouterr().out.startswith("[")
