@@ -292,3 +292,38 @@ def test_regroup_groups_logs_in_with_a_command_config(
     # Without a login the SASL listener closes the connection: one line, exit 2.
     assert main(["groups", "list", *bootstrap]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_acls_changed_over_the_wire_survive_a_restart(tmp_path: Path) -> None:
+    """With --data-dir, CreateAcls/DeleteAcls are kept (DIR/acls.json), any group name."""
+    import dataclasses
+
+    from regroup.server.app import RegroupServer
+    from regroup.server.security.config import SecurityError
+
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    options = dataclasses.replace(
+        secure_options(tmp_path, "SASL_PLAINTEXT://127.0.0.1:0"), data_dir=data_dir
+    )
+    odd = "my shop #1"
+    grant = {**_acl("User:mallory"), "resource_name": odd}
+    describe = {"groups": [odd], "include_authorized_operations": False}
+    with BackgroundServer(options) as server, client_as(server, "admin") as admin:
+        assert [
+            r.error_code.value for r in admin.request(30, 3, {"creations": [grant]}).results
+        ] == [0]
+        gone = admin.request(
+            31, 3, {"filters": [{**_all_acls(), "principal_filter": "User:alice"}]}
+        )
+        assert len(gone.filter_results[0].matching_acls) == 3
+    with BackgroundServer(options) as server, client_as(server, "mallory") as mallory:
+        assert mallory.request(15, 5, describe).groups[0].error_code.value == 0
+    with BackgroundServer(options) as server, client_as(server, "alice") as alice:
+        # alice's ACLs from regroup.acls.file were deleted over the wire: they stay deleted.
+        assert (
+            alice.request(15, 5, {**describe, "groups": ["shop"]}).groups[0].error_code.value == 30
+        )
+    (data_dir / "acls.json").write_text("{not json")
+    with pytest.raises(SecurityError, match="not a valid ACL store"):
+        RegroupServer(options)

@@ -169,17 +169,17 @@ class RegroupServer:
     def __init__(self, options: ServerOptions | None = None) -> None:
         self.options = options = options or ServerOptions()
         data_dir = options.data_dir
-        # The store first: a data dir it refuses (StoreError) leaves nothing open.
+        # Security first: a bad users, ACL or TLS file (SecurityError) opens nothing.
+        self.security = (
+            None
+            if options.security is None
+            else Security(options.security, options.host, options.port, data_dir)
+        )
+        # The store next: a data dir it refuses (StoreError) leaves nothing open.
         if data_dir is not None:
             check_data_dir(data_dir, allow_empty_coordinator=options.allow_empty_coordinator)
         self.store: RecordStore = (
             MemoryStore() if data_dir is None else SqliteRecordStore(data_dir / STORE_FILE)
-        )
-        # Security next: a bad users or ACL file (SecurityError) leaves nothing open.
-        self.security = (
-            None
-            if options.security is None
-            else Security(options.security, options.host, options.port)
         )
         self.log = Log(None if data_dir is None else data_dir / LOG_DIR)
         events_path = options.events_path

@@ -18,10 +18,13 @@ one, nothing is checked (Kafka without ``authorizer.class.name``).
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
+import os
 import ssl
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from regroup.model.uuid import Uuid
@@ -29,7 +32,15 @@ from regroup.server import codec
 from regroup.server.codec import DecodedRequest, MalformedRequestError, UnsupportedApiError
 from regroup.server.connection import CloseConnection
 from regroup.server.security import cluster_rules, group_rules
-from regroup.server.security.acl import AclOperation, ResourceType, parse_acls
+from regroup.server.security.acl import (
+    AclBinding,
+    AclOperation,
+    AclPermissionType,
+    PatternType,
+    ResourceType,
+    parse_acls,
+    validate_binding,
+)
 from regroup.server.security.acl_apis import ACL_KEYS, serve_acl_api
 from regroup.server.security.authenticator import Authenticator
 from regroup.server.security.authorizer import Authorizer, AuthorizerConfig
@@ -46,6 +57,8 @@ __all__ = ["ACL_KEYS", "ANONYMOUS", "Security", "Session"]
 logger = logging.getLogger("regroup.server")
 
 ANONYMOUS = "User:ANONYMOUS"
+#: With ``--data-dir``: the ACL set as CreateAcls/DeleteAcls left it.
+ACLS_STORE = "acls.json"
 
 _DN_NAMES = {
     "commonName": "CN",
@@ -90,7 +103,9 @@ def certificate_principal(peercert: Any) -> str:
 
 
 class Security:
-    def __init__(self, config: SecurityConfig, host: str, port: int) -> None:
+    def __init__(
+        self, config: SecurityConfig, host: str, port: int, data_dir: Path | None = None
+    ) -> None:
         config.check()
         self.config = config
         self.listeners = config.listeners or (Listener(SecurityProtocol.PLAINTEXT, host, port),)
@@ -101,14 +116,16 @@ class Security:
         )
         self._ssl = self._ssl_context() if any(lst.protocol.tls for lst in self.listeners) else None
         self.authorizer: Authorizer | None = None
+        #: Where ACLs changed over the wire are kept (``--data-dir``), else ``None``.
+        self.acls_store = None if data_dir is None else data_dir / ACLS_STORE
         if config.authorizer_enabled:
-            acls = []
-            if config.acls_file is not None:
-                try:
-                    text = config.acls_file.read_text(encoding="utf-8")
-                except (OSError, UnicodeDecodeError) as exc:
-                    raise SecurityError(f"cannot read {config.acls_file}: {exc}") from None
-                acls = parse_acls(text, str(config.acls_file))
+            source = config.acls_file
+            if self.acls_store is not None and self.acls_store.exists():
+                source = self.acls_store
+                logger.info(
+                    "ACLs from %s (changed over the wire), not from regroup.acls.file", source
+                )
+            acls = [] if source is None else _load_acls(source, self.acls_store)
             self.authorizer = Authorizer(
                 AuthorizerConfig(config.super_users, config.allow_everyone_if_no_acl_found), acls
             )
@@ -277,8 +294,77 @@ class Security:
         return _advertise(served, session.advertised)
 
     def acl_api(self, session: Session | None, req: DecodedRequest) -> Any:
-        check = None if session is None or self.authorizer is None else self.check_for(session)
-        return serve_acl_api(self.authorizer, check, req)
+        authorizer = self.authorizer
+        check = None if session is None or authorizer is None else self.check_for(session)
+        before = None if authorizer is None else authorizer.version
+        response = serve_acl_api(authorizer, check, req)
+        if authorizer is not None and authorizer.version != before:
+            self._save_acls(authorizer)
+        return response
+
+    def _save_acls(self, authorizer: Authorizer) -> None:
+        """Keep the ACL set in ``DIR/acls.json`` (whole, replaced atomically) so a restart
+        has the ACLs CreateAcls and DeleteAcls left, as Kafka's metadata log keeps them."""
+        store = self.acls_store
+        if store is None:
+            return
+        rows = [
+            {
+                "resource_type": acl.resource_type.name,
+                "resource_name": acl.resource_name,
+                "pattern_type": acl.pattern_type.name,
+                "principal": acl.principal,
+                "host": acl.host,
+                "operation": acl.operation.name,
+                "permission": acl.permission.name,
+            }
+            for acl in authorizer.acls()
+        ]
+        scratch = store.with_suffix(".tmp")
+        try:
+            with scratch.open("w", encoding="utf-8") as out:
+                json.dump({"version": 1, "acls": rows}, out, indent=1)
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(scratch, store)
+        except OSError as exc:  # the change holds in memory; say the restart would lose it
+            logger.error("cannot keep the ACLs in %s: %s", store, exc)
+
+
+def _load_acls(source: Path, store: Path | None) -> list[AclBinding]:
+    """The ACL file (text lines), or the store a run with ``--data-dir`` wrote (JSON)."""
+    text = _read(source)
+    if source != store:
+        return parse_acls(text, str(source))
+    try:
+        rows = json.loads(text)["acls"]
+        acls = [
+            AclBinding(
+                resource_type=ResourceType[row["resource_type"]],
+                resource_name=row["resource_name"],
+                pattern_type=PatternType[row["pattern_type"]],
+                principal=row["principal"],
+                host=row["host"],
+                operation=AclOperation[row["operation"]],
+                permission=AclPermissionType[row["permission"]],
+            )
+            for row in rows
+        ]
+        for acl in acls:
+            validate_binding(acl)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise SecurityError(
+            f"{source} is not a valid ACL store ({type(exc).__name__}: {exc}); restore it, or "
+            "delete it to start from regroup.acls.file"
+        ) from None
+    return acls
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SecurityError(f"cannot read {path}: {exc}") from None
 
 
 def _advertise(response: Any, address: tuple[str, int]) -> Any:
