@@ -148,7 +148,7 @@ class ConnectionProtocol(asyncio.Protocol):
         return self._inflight
 
     def close(self) -> None:
-        if self._transport is not None and not self._closed:
+        if self._transport is not None and not self._transport.is_closing():
             self._transport.close()
         self._closed = True
 
@@ -198,6 +198,7 @@ class ConnectionProtocol(asyncio.Protocol):
         """Answer, stop serving, close after ``FAILED_AUTHENTICATION_DELAY_S``: closing at
         once over unread client bytes would reset the connection and lose the answer."""
         transport.write(farewell)
+        transport.pause_reading()
         self._buffer.clear()
         self._closed = True
         asyncio.get_running_loop().call_later(FAILED_AUTHENTICATION_DELAY_S, transport.close)
