@@ -327,3 +327,20 @@ def test_acls_changed_over_the_wire_survive_a_restart(tmp_path: Path) -> None:
     (data_dir / "acls.json").write_text("{not json")
     with pytest.raises(SecurityError, match="not a valid ACL store"):
         RegroupServer(options)
+
+
+def test_described_groups_carry_the_principals_authorized_operations(
+    sasl_server: BackgroundServer,
+) -> None:
+    """DescribeGroups v3+ ``include_authorized_operations``: Kafka's bit field of the
+    GROUP operations the principal may perform (bit = AclOperation code)."""
+    describe = {"groups": ["shop"], "include_authorized_operations": True}
+    with client_as(sasl_server, "alice") as alice, client_as(sasl_server, "admin") as admin:
+        assert alice.request(11, 5, _join("shop")).error_code.value == 79
+        (group,) = alice.request(15, 5, describe).groups
+        assert group.authorized_operations == (1 << 3) | (1 << 8)  # READ, DESCRIBE (implied)
+        (group,) = admin.request(15, 5, describe).groups
+        assert group.authorized_operations == sum(1 << op for op in (3, 6, 8, 10, 11))
+        without = {**describe, "include_authorized_operations": False}
+        (group,) = alice.request(15, 5, without).groups
+        assert group.authorized_operations == -(2**31)

@@ -192,6 +192,22 @@ def _describe_consumer(group_id: str) -> Any:
     return consumer.DescribedGroup(GROUP_DENIED, group_id)
 
 
+#: The operations Kafka reports for a GROUP (``AclEntry.supportedOperations(GROUP)``).
+GROUP_OPERATIONS = (
+    AclOperation.READ,
+    AclOperation.DESCRIBE,
+    AclOperation.DELETE,
+    AclOperation.DESCRIBE_CONFIGS,
+    AclOperation.ALTER_CONFIGS,
+)
+
+
+def authorized_operations(check: Check, group_id: str) -> int:
+    """The ``authorized_operations`` bit field of a described group: bit ``code`` set for
+    each operation the principal may perform (Kafka's ``Utils.to32BitField``)."""
+    return sum(1 << int(op) for op in GROUP_OPERATIONS if check(op, ResourceType.GROUP, group_id))
+
+
 def _describe(
     check: Check,
     group_ids: tuple[str, ...],
@@ -200,7 +216,8 @@ def _describe(
     request: Any,
 ) -> Plan:
     allowed = tuple(g for g in group_ids if check(AclOperation.DESCRIBE, ResourceType.GROUP, g))
-    if len(allowed) == len(group_ids):
+    with_operations = bool(request.include_authorized_operations)
+    if len(allowed) == len(group_ids) and not with_operations:
         return Plan(request, _same)
     response_type = (
         admin.DescribeGroupsResponse
@@ -210,10 +227,18 @@ def _describe(
     if not allowed:
         return _deny(response_type(tuple(denied_entry(g) for g in group_ids)))
 
+    def described(group: Any) -> Any:
+        if not with_operations or group.error_code != ErrorCode.NONE:
+            return group
+        operations = authorized_operations(check, group.group_id)
+        return dataclasses.replace(group, authorized_operations=operations)
+
     def finish(answer: Any) -> Any:
         # Kafka answers in the request's order; the coordinator answered the allowed ones.
-        described = iter(answer.groups)
-        groups = tuple(next(described) if g in allowed else denied_entry(g) for g in group_ids)
+        answered = iter(answer.groups)
+        groups = tuple(
+            described(next(answered)) if g in allowed else denied_entry(g) for g in group_ids
+        )
         return dataclasses.replace(answer, groups=groups)
 
     return Plan(dataclasses.replace(request, **{field: allowed}), finish)
