@@ -263,3 +263,26 @@ def _security() -> object:
 
 
 _SECURITY: Any = _security()
+
+
+def test_the_salted_line_maker(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``python -m regroup.server.security.credentials``: a password in, a salted line out."""
+    import io
+
+    from regroup.server.security.credentials import main
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("s3cret\n"))
+    assert main(["carol", "SCRAM-SHA-512", "8192"]) == 0
+    line = capsys.readouterr().out
+    credential = parse_credentials(line).scram_credential(ScramMechanism.SCRAM_SHA_512, "carol")
+    assert credential is not None and credential.iterations == 8192
+    assert "s3cret" not in line
+    server = ScramServer(ScramMechanism.SCRAM_SHA_512, {"carol": credential}.get)
+    first = server.evaluate(b"n,,n=carol,r=x")
+    server.evaluate(_client_final(ScramMechanism.SCRAM_SHA_512, "s3cret", "n=carol,r=x", first))
+    assert server.complete
+    assert main(["carol", "PLAIN"]) == 2
+    monkeypatch.setattr("sys.stdin", io.StringIO("pw\n"))
+    assert main(["carol", "SCRAM-SHA-256", "100"]) == 2  # below Kafka's 4096

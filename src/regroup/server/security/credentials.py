@@ -30,7 +30,14 @@ from regroup.server.security.scram import (
     parse_fields,
 )
 
-__all__ = ["Credentials", "CredentialsError", "format_scram_line", "parse_credentials"]
+__all__ = [
+    "Credentials",
+    "CredentialsError",
+    "format_scram_line",
+    "load_credentials",
+    "main",
+    "parse_credentials",
+]
 
 
 class CredentialsError(ValueError):
@@ -108,3 +115,34 @@ def format_scram_line(
     """A users-file line holding ``password`` salted as Kafka stores it."""
     credential = credential_from_password(mechanism, password, iterations=iterations)
     return f"{user} {mechanism.mechanism_name} {credential.to_kafka_string()}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m regroup.server.security.credentials USER MECHANISM [ITERATIONS]``: read
+    a password from stdin, print its users-file line salted as Kafka stores it."""
+    import sys
+
+    args = sys.argv[1:] if argv is None else argv
+    mechanism = ScramMechanism.for_name(args[1]) if len(args) in (2, 3) else None
+    if mechanism is None or (len(args) == 3 and not args[2].isdigit()):
+        print(
+            "usage: python -m regroup.server.security.credentials USER "
+            "SCRAM-SHA-256|SCRAM-SHA-512 [ITERATIONS] < password",
+            file=sys.stderr,
+        )
+        return 2
+    password = sys.stdin.readline().rstrip("\r\n")
+    if not password:
+        print("no password on stdin", file=sys.stderr)
+        return 2
+    iterations = int(args[2]) if len(args) == 3 else 4096
+    try:
+        print(format_scram_line(args[0], mechanism, password, iterations))
+    except ValueError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
