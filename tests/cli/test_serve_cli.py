@@ -284,3 +284,70 @@ def test_serve_cli_deleted_store_beside_logs_says_how_to_proceed(tmp_path: Path)
         ["serve", "--data-dir", str(tmp_path), "--allow-empty-coordinator"]
     )
     assert options_from_args(args).allow_empty_coordinator
+
+
+def test_serve_cli_reads_security_configs_from_a_properties_file(tmp_path: Path) -> None:
+    properties = tmp_path / "server.properties"
+    properties.write_text(
+        "# Kafka's names\n"
+        "listeners=SASL_PLAINTEXT://127.0.0.1:0,PLAINTEXT://127.0.0.1:0\n"
+        "regroup.sasl.credentials.file=users.txt\n"
+        "sasl.enabled.mechanisms=SCRAM-SHA-512\n"
+        "group.initial.rebalance.delay.ms=0\n"
+    )
+    args = build_parser().parse_args(
+        ["serve", "--config-file", str(properties), "--config", "super.users=User:admin"]
+    )
+    options = options_from_args(args)
+    assert options.config.group_initial_rebalance_delay_ms == 0
+    security = options.security
+    assert security is not None
+    assert [lst.name for lst in security.listeners] == ["SASL_PLAINTEXT", "PLAINTEXT"]
+    assert security.sasl_enabled_mechanisms == ("SCRAM-SHA-512",)
+    assert security.super_users == {"User:admin"}
+    assert options_from_args(build_parser().parse_args(["serve"])).security is None
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--config", "listeners=SASL_PLAINTEXT://127.0.0.1:0"], "regroup.sasl.credentials.file"),
+        (["--config", "sasl.enabled.mechanisms=GSSAPI"], "GSSAPI is not supported"),
+        (["--config-file", "/nonexistent/server.properties"], "cannot read --config-file"),
+        (["--config", "regroup.sasl.credentials.file=/nonexistent/users.txt"], "cannot read"),
+        (
+            [
+                "--config",
+                "ssl.keystore.location=/nonexistent.pem",
+                "--config",
+                "listeners=SSL://127.0.0.1:0",
+            ],
+            "ssl.keystore.location",
+        ),
+    ],
+)
+def test_serve_cli_bad_security_config_is_one_line_exit_2(
+    extra: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["serve", "--port", "0", *extra]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err and "Traceback" not in err
+
+
+def test_serve_cli_bad_acl_file_names_the_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    acls = tmp_path / "acls.txt"
+    acls.write_text("ALLOW User:alice READ GROUP LITERAL shop\nALLOW alice READ GROUP LITERAL x\n")
+    argv = [
+        "serve",
+        "--port",
+        "0",
+        "--config",
+        "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+        "--config",
+        f"regroup.acls.file={acls}",
+    ]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"{acls}:2: Could not parse principal" in err and err.count("\n") == 1

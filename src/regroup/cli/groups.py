@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from regroup.classic.protocol import decode_assignment, decode_subscription
@@ -25,6 +26,7 @@ from regroup.model.wire import WireFormatError
 
 if TYPE_CHECKING:  # the wire client (and kio) load only when a group command runs
     from regroup.server.client import WireClient
+    from regroup.server.security.client_login import ClientSecurity
 
 __all__ = ["add_parser", "run"]
 
@@ -61,6 +63,14 @@ def _connection_options(parser: argparse.ArgumentParser, *, defaults: bool) -> N
         default=10.0 if defaults else argparse.SUPPRESS,
         help="socket timeout in seconds (default: 10)",
     )
+    parser.add_argument(
+        "--command-config",
+        type=Path,
+        default=None if defaults else argparse.SUPPRESS,
+        metavar="PATH",
+        help="client properties: security.protocol, sasl.mechanism, sasl.username, "
+        "sasl.password, ssl.ca.location (as kafka-consumer-groups.sh --command-config)",
+    )
 
 
 def _connect(args: argparse.Namespace) -> WireClient:
@@ -69,10 +79,41 @@ def _connect(args: argparse.Namespace) -> WireClient:
     host, sep, port = str(args.bootstrap_server).rpartition(":")
     if not sep or not port.isdigit():
         raise UsageError(f"--bootstrap-server must be HOST:PORT, got {args.bootstrap_server!r}")
+    security = _client_security(args.command_config)
     try:
-        return WireClient(host or "127.0.0.1", int(port), timeout=args.timeout)
+        client = WireClient(
+            host or "127.0.0.1",
+            int(port),
+            timeout=args.timeout,
+            ssl_context=security.ssl_context(),
+        )
     except OSError as exc:
         raise UsageError(f"cannot connect to {args.bootstrap_server}: {exc}") from None
+    if security.sasl:
+        from regroup.server.client import WireClientError
+        from regroup.server.security.client_login import LoginError, login
+
+        assert security.username is not None and security.password is not None
+        try:
+            login(client, security.mechanism, security.username, security.password)
+        except (LoginError, WireClientError, OSError) as exc:
+            client.close()
+            raise UsageError(f"server {args.bootstrap_server}: {exc}") from None
+    return client
+
+
+def _client_security(path: Path | None) -> ClientSecurity:
+    from regroup.server.security.client_login import ClientSecurity, client_properties
+    from regroup.server.security.config import parse_properties
+
+    if path is None:
+        return ClientSecurity()
+    try:
+        return client_properties(parse_properties(path.read_text(encoding="utf-8")))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read --command-config {path}: {exc}") from None
+    except ValueError as exc:
+        raise UsageError(f"--command-config {path}: {exc}") from None
 
 
 def list_groups(client: WireClient) -> list[dict[str, str]]:

@@ -7,7 +7,12 @@ consumer groups of both protocols against regroup's coordinator. With
 (JSON lines) live on disk, and a restart resumes where the server stopped. A
 data dir whose store is corrupt, or deleted beside the partition logs, is
 refused with one line saying how to proceed (``--allow-empty-coordinator``).
-Broker configs use Kafka's names: ``--config group.initial.rebalance.delay.ms=0``.
+Broker configs use Kafka's names: ``--config group.initial.rebalance.delay.ms=0``,
+on the command line or in a properties file (``--config-file``, Kafka's
+``server.properties``). The security configs (``listeners``,
+``sasl.enabled.mechanisms``, ``ssl.keystore.location``, ``authorizer.class.name``,
+``super.users``, ...; ``regroup.server.security.config``) go the same way: SASL
+PLAIN/SCRAM and TLS listeners, and Kafka's ACL authorizer (docs/security.md).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from regroup.coordinator.config import GroupCoordinatorConfig, InvalidConfigErro
 if TYPE_CHECKING:  # the server (asyncio, kio) loads only when `serve` runs
     from regroup.server.app import ServerOptions
     from regroup.server.limits import ServerLimits
+    from regroup.server.security.config import SecurityConfig
 
 __all__ = ["add_parser", "run"]
 
@@ -46,7 +52,14 @@ def add_parser(subparsers: Any) -> None:
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="a broker config by Kafka's name (repeatable)",
+        help="a broker config by Kafka's name (repeatable; security configs too)",
+    )
+    parser.add_argument(
+        "--config-file",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="broker configs as a properties file (server.properties); --config wins",
     )
     parser.add_argument(
         "--partitions", type=int, default=1, help="partitions of auto-created topics"
@@ -64,16 +77,28 @@ def add_parser(subparsers: Any) -> None:
     parser.set_defaults(run=run)
 
 
-def _config(pairs: list[str]) -> tuple[GroupCoordinatorConfig, ServerLimits]:
-    """The coordinator's configs and the server's limits (``server.limits``), by Kafka name."""
-    from regroup.server.limits import ServerLimits
+def _properties(pairs: list[str], config_file: Path | None) -> dict[str, str]:
+    """Every broker config given, by Kafka name: the ``--config-file`` first, ``--config`` wins."""
+    from regroup.server.security.config import parse_properties
 
     properties: dict[str, str] = {}
+    if config_file is not None:
+        try:
+            properties.update(parse_properties(config_file.read_text(encoding="utf-8")))
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"cannot read --config-file {config_file}: {exc}") from None
     for pair in pairs:
         name, sep, value = pair.partition("=")
         if not sep or not name:
             raise UsageError(f"--config expects NAME=VALUE, got {pair!r}")
         properties[name.strip()] = value.strip()
+    return properties
+
+
+def _config(properties: dict[str, str]) -> tuple[GroupCoordinatorConfig, ServerLimits]:
+    """The coordinator's configs and the server's limits (``server.limits``), by Kafka name."""
+    from regroup.server.limits import ServerLimits
+
     server_names = ServerLimits.kafka_names()
     limits = {k: v for k, v in properties.items() if k in server_names}
     try:
@@ -85,6 +110,18 @@ def _config(pairs: list[str]) -> tuple[GroupCoordinatorConfig, ServerLimits]:
         raise UsageError(str(exc)) from None
 
 
+def _security(properties: dict[str, str]) -> SecurityConfig | None:
+    """The security configs, or ``None`` when none is set (the server as before)."""
+    from regroup.server.security.config import SecurityConfig, SecurityError
+
+    if not properties:
+        return None
+    try:
+        return SecurityConfig.from_properties(properties)
+    except SecurityError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def options_from_args(args: argparse.Namespace) -> ServerOptions:
     from regroup.server.app import ServerOptions
 
@@ -92,7 +129,11 @@ def options_from_args(args: argparse.Namespace) -> ServerOptions:
         raise UsageError(f"--port must be 0-65535, got {args.port}")
     if args.partitions < 1:
         raise UsageError("--partitions must be at least 1")
-    config, limits = _config(args.config)
+    from regroup.server.security.config import SECURITY_CONFIG_NAMES
+
+    properties = _properties(args.config, args.config_file)
+    security = {k: v for k, v in properties.items() if k in SECURITY_CONFIG_NAMES}
+    config, limits = _config({k: v for k, v in properties.items() if k not in security})
     return ServerOptions(
         host=args.host,
         port=args.port,
@@ -103,23 +144,32 @@ def options_from_args(args: argparse.Namespace) -> ServerOptions:
         auto_create_topics=not args.no_auto_create,
         default_partitions=args.partitions,
         allow_empty_coordinator=args.allow_empty_coordinator,
+        security=_security(security),
     )
 
 
 async def _serve(options: ServerOptions) -> None:
     from regroup.server.app import RegroupServer
+    from regroup.server.security.acl import InvalidAclError
+    from regroup.server.security.config import SecurityError
+    from regroup.server.security.credentials import CredentialsError
     from regroup.server.store import StoreError
 
     try:
         server = RegroupServer(options)
     except StoreError as exc:  # a corrupt or missing store: one line, exit 2 (no traceback)
         raise UsageError(str(exc)) from None
+    except (SecurityError, CredentialsError, InvalidAclError) as exc:  # users, ACLs, TLS files
+        raise UsageError(str(exc)) from None
     try:
         await server.start()
     except OSError as exc:
         await server.stop()
         raise UsageError(f"cannot listen on {options.host}:{options.port}: {exc}") from None
-    print(f"regroup serving on {options.host}:{server.port}", file=sys.stderr, flush=True)
+    print(f"regroup serving on {server.cluster.host}:{server.port}", file=sys.stderr, flush=True)
+    if server.security is not None:
+        for listener, (host, port) in server.security.bound.items():
+            print(f"  listener {listener.name} on {host}:{port}", file=sys.stderr, flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

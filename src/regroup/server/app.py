@@ -49,7 +49,7 @@ import logging
 import random
 import struct
 import time
-from collections.abc import Coroutine, Hashable
+from collections.abc import Callable, Coroutine, Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -81,6 +81,15 @@ from regroup.server.limits import RefusedConnection, ServerLimits, install_descr
 from regroup.server.log import Log, encode_batch
 from regroup.server.log_limit import RateLimitedLog
 from regroup.server.mapping import GROUP_APIS
+from regroup.server.security.acl_apis import serve_acl_api
+from regroup.server.security.authenticator import (
+    SASL_AUTHENTICATE_KEY,
+    SASL_HANDSHAKE_KEY,
+    after_authentication,
+)
+from regroup.server.security.cluster_rules import GUARDED_KEYS
+from regroup.server.security.config import Listener, SecurityConfig
+from regroup.server.security.service import ACL_KEYS, Security
 from regroup.server.store import (
     MemoryStore,
     RecordStore,
@@ -95,6 +104,7 @@ __all__ = ["RegroupServer", "ServerOptions", "check_data_dir"]
 logger = logging.getLogger("regroup.server")
 
 _PRIVATE_KEYS = (PREPARE_ASSIGNMENT_KEY, INSTALL_ASSIGNMENT_KEY)
+_SASL_KEYS = (SASL_HANDSHAKE_KEY, SASL_AUTHENTICATE_KEY)
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +126,9 @@ class ServerOptions:
     #: Start with no groups and no committed offsets when ``data_dir`` has partition
     #: logs but no ``coordinator.db`` (refused otherwise: ``check_data_dir``).
     allow_empty_coordinator: bool = False
+    #: Listeners, SASL, TLS and the authorizer (``regroup.server.security``); ``None``: one
+    #: PLAINTEXT listener on ``host:port`` and no authorizer.
+    security: SecurityConfig | None = None
 
 
 _NO_REPLY: Any = object()
@@ -162,7 +175,13 @@ class RegroupServer:
     def __init__(self, options: ServerOptions | None = None) -> None:
         self.options = options = options or ServerOptions()
         data_dir = options.data_dir
-        # The store first: a data dir it refuses (StoreError) leaves nothing open.
+        # Security first: a bad users, ACL or TLS file (SecurityError) opens nothing.
+        self.security = (
+            None
+            if options.security is None
+            else Security(options.security, options.host, options.port, data_dir)
+        )
+        # The store next: a data dir it refuses (StoreError) leaves nothing open.
         if data_dir is not None:
             check_data_dir(data_dir, allow_empty_coordinator=options.allow_empty_coordinator)
         self.store: RecordStore = (
@@ -200,6 +219,7 @@ class RegroupServer:
         self._armed: int | None = None
         self._fetch_waiters = FetchWaiters()
         self._server: asyncio.Server | None = None
+        self._servers: list[asyncio.Server] = []
         self._connections: set[ConnectionProtocol] = set()
         self.max_frame_bytes = min(options.max_frame_bytes, options.limits.socket_request_max_bytes)
         self._idle_sweep: asyncio.TimerHandle | None = None
@@ -224,12 +244,15 @@ class RegroupServer:
 
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
-        self._server = await self._loop.create_server(
-            self._new_connection, self.options.host, self.options.port
-        )
-        sock = self._server.sockets[0]
-        self.cluster.port = int(sock.getsockname()[1])
-        logger.info("regroup serving on %s:%d", self.options.host, self.cluster.port)
+        if self.security is None:
+            self._server = await self._loop.create_server(
+                self._new_connection, self.options.host, self.options.port
+            )
+            sock = self._server.sockets[0]
+            self.cluster.port = int(sock.getsockname()[1])
+            logger.info("regroup serving on %s:%d", self.options.host, self.cluster.port)
+        else:
+            await self._listen(self.security)
         install_descriptor_warning(self._loop, self.bad_input_log)
         self._sweep_idle()
         self._arm_offset_expiry()
@@ -237,7 +260,24 @@ class RegroupServer:
         # (session timeouts of replayed members, Kafka's onLoaded), then re-arm.
         self._apply(self.coordinator.on_loaded(self.now_ms()))
 
-    def _new_connection(self) -> asyncio.Protocol:
+    async def _listen(self, security: Security) -> None:
+        """One server per listener; the first one's address is the cluster's default."""
+        assert self._loop is not None
+        for listener in security.listeners:
+            server = await self._loop.create_server(
+                lambda listener=listener: self._new_connection(listener),
+                listener.host,
+                listener.port,
+                ssl=security.ssl_for(listener),
+            )
+            self._servers.append(server)
+            port = int(server.sockets[0].getsockname()[1])
+            security.bound[listener] = (listener.host, port)
+            logger.info("regroup serving %s on %s:%d", listener.name, listener.host, port)
+        self._server = self._servers[0]
+        self.cluster.host, self.cluster.port = security.bound[security.listeners[0]]
+
+    def _new_connection(self, listener: Listener | None = None) -> asyncio.Protocol:
         limit = self.options.limits.max_connections
         if len(self._connections) >= limit:
             self.stats["connections_refused"] = self.stats.get("connections_refused", 0) + 1
@@ -245,7 +285,14 @@ class RegroupServer:
                 "max.connections (%d) reached: closing a new connection", limit
             )
             return RefusedConnection()
-        protocol = ConnectionProtocol(self, next(self._ids))
+        security = self.security
+        new_session = None
+        if security is not None and listener is not None:
+
+            def new_session(host: str, peercert: Any) -> Any:
+                return security.new_session(listener, host, peercert)
+
+        protocol = ConnectionProtocol(self, next(self._ids), new_session)
         self._connections.add(protocol)
         return protocol
 
@@ -292,6 +339,8 @@ class RegroupServer:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+        for server in self._servers[1:]:
+            server.close()
         if self._server is not None:
             self._server.close()
         self._stopping = True
@@ -309,6 +358,8 @@ class RegroupServer:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+        for server in self._servers[1:]:
+            await server.wait_closed()
         if self._server is not None:
             await self._server.wait_closed()
             self._server = None
@@ -399,6 +450,10 @@ class RegroupServer:
         Everything is synchronous until the coordinator parks a request or a
         Fetch must wait for records; only then does a coroutine come back.
         """
+        session = conn.session
+        if session is not None and not session.authenticated:
+            assert self.security is not None
+            return self.security.serve_unauthenticated(session, body, self.cluster.api_versions)
         prefix = body[:4]  # api key and version
         if prefix in _CONSUMER_HEARTBEATS:
             return self._consumer_heartbeat(conn, body)
@@ -443,6 +498,10 @@ class RegroupServer:
         """Heartbeat v0-4, the classic hot path: a steady member's bytes repeat, so the
         request decoded last time on this connection is reused (it is immutable)."""
         self.stats["requests"] += 1
+        if self.security is not None:
+            denied = self._denial(conn, request)
+            if denied is not None:
+                return codec.encode_heartbeat_response(version, cid, int(denied.error_code))
         token = (conn.conn_id, cid, 0)
         response = self._apply(self.coordinator.handle(token, request, self.now_ms()), token)
         if response is _NO_REPLY:
@@ -499,6 +558,10 @@ class RegroupServer:
             conn.last_heartbeat = (body[:4], body[8:], hb)
             cid = hb.correlation_id
         self.stats["requests"] += 1
+        if self.security is not None:
+            denied = self._denial(conn, hb.request)
+            if denied is not None:
+                return heartbeat_codec.encode_response(cid, denied, hb.regroup_client)
         token = (conn.conn_id, cid, 0)
         response = self._apply(self.coordinator.handle(token, hb.request, self.now_ms()), token)
         if response is _NO_REPLY:
@@ -511,12 +574,34 @@ class RegroupServer:
         (response,) = await self._park(conn, [(0, token)], [_NO_REPLY])
         return heartbeat_codec.encode_response(cid, response, regroup_client)
 
+    def _denial(self, conn: ConnectionState, request: object) -> Any:
+        """The authorizer's answer to a heartbeat the principal may not send, else ``None``."""
+        security = self.security
+        if security is None or security.authorizer is None or conn.session is None:
+            return None
+        return security.denial(conn.session, request)
+
     def _serve(self, conn: ConnectionState, req: DecodedRequest) -> Any:
         """The response object, or a coroutine when it must wait."""
         key = req.api_key
-        cluster = self.cluster
         if key == 18:
-            return cluster.api_versions(req)
+            return self.cluster.api_versions(req)
+        if key in _SASL_KEYS:  # authenticated, or a PLAINTEXT listener (Kafka's KafkaApis)
+            return after_authentication(key, req.api_version)
+        security = self.security
+        if key in ACL_KEYS:
+            if security is None:
+                return serve_acl_api(None, None, req)  # SECURITY_DISABLED
+            return security.acl_api(conn.session, req)
+        if key in GROUP_APIS or key in _PRIVATE_KEYS:
+            return self._serve_group(conn, req)
+        if security is not None and key in GUARDED_KEYS:
+            return security.guard(conn.session, req, self._serve_cluster, self.log)
+        return self._serve_cluster(req)
+
+    def _serve_cluster(self, req: DecodedRequest) -> Any:
+        key = req.api_key
+        cluster = self.cluster
         if key == 3:
             return cluster.metadata(req)
         if key == 10:
@@ -531,16 +616,19 @@ class RegroupServer:
             return self._produce(req)
         if key == 1:
             return self._fetch(req)
+        raise AssertionError(f"no handler for API key {key}")  # codec.decode_request refused it
+
+    def _serve_group(self, conn: ConnectionState, req: DecodedRequest) -> Any:
+        key = req.api_key
         if key in _PRIVATE_KEYS:
-            answers = self._coordinate(conn, req, [req.body])
+            answers = self._authorized_coordinate(conn, req, [req.body])
             if isinstance(answers, Coroutine):
                 return self._first(answers)
             return answers[0]
         decode, encode = GROUP_APIS[key]
         requests = decode(req, conn.host)
-        if key == 8:
-            return self._offset_commit(conn, req, requests)
-        responses = self._coordinate(conn, req, requests)
+        coordinate = self._offset_commit if key == 8 else self._coordinate
+        responses = self._authorized_coordinate(conn, req, requests, coordinate)
         if isinstance(responses, Coroutine):
             return self._group_response_later(encode, req, requests, responses)
         return encode(req.api_version, requests, responses)
@@ -566,7 +654,7 @@ class RegroupServer:
             for piece in large_requests.split_offset_fetch(
                 request, large_requests.CHUNK_PARTITIONS
             ):
-                answers = self._coordinate(conn, req, [piece])
+                answers = self._authorized_coordinate(conn, req, [piece])
                 if isinstance(answers, Coroutine):  # an OffsetFetch is never parked
                     answers = await answers
                 pieces.append(answers[0])
@@ -581,26 +669,28 @@ class RegroupServer:
 
     def _offset_commit(
         self, conn: ConnectionState, req: DecodedRequest, requests: list[Any]
-    ) -> Any:
-        """OffsetCommit: partitions that do not exist never reach the coordinator."""
+    ) -> list[Any] | Coroutine[Any, Any, list[Any]]:
+        """OffsetCommit: partitions that do not exist never reach the coordinator.
+
+        Runs after the authorizer (``_authorized_coordinate``), as Kafka's
+        ``KafkaApis.handleOffsetCommitRequest`` checks the group and topic ACLs
+        before it looks the partitions up, so a refused client learns nothing of
+        which topics exist.
+        """
         (request,) = requests
         known = offset_topics.known_partitions(self.log, request)
-        encode = GROUP_APIS[8][1]
         if known is None:
-            response = offset_topics.with_unknown(self.log, request, None)
-            return encode(req.api_version, requests, [response])
+            return [offset_topics.with_unknown(self.log, request, None)]
         answers = self._coordinate(conn, req, [known])
         if isinstance(answers, Coroutine):
-            return self._offset_commit_later(req, requests, answers)
-        response = offset_topics.with_unknown(self.log, request, answers[0])
-        return encode(req.api_version, requests, [response])
+            return self._offset_commit_later(request, answers)
+        return [offset_topics.with_unknown(self.log, request, answers[0])]
 
     async def _offset_commit_later(
-        self, req: DecodedRequest, requests: list[Any], pending: Any
-    ) -> Any:
+        self, request: Any, pending: Coroutine[Any, Any, list[Any]]
+    ) -> list[Any]:
         (answered,) = await pending
-        response = offset_topics.with_unknown(self.log, requests[0], answered)
-        return GROUP_APIS[8][1](req.api_version, requests, [response])
+        return [offset_topics.with_unknown(self.log, request, answered)]
 
     @staticmethod
     async def _first(answers: Coroutine[Any, Any, list[Any]]) -> Any:
@@ -612,6 +702,27 @@ class RegroupServer:
     ) -> Any:
         responses = await pending
         return encode(req.api_version, requests, responses)
+
+    def _authorized_coordinate(
+        self,
+        conn: ConnectionState,
+        req: DecodedRequest,
+        requests: list[Any],
+        coordinate: Callable[
+            [ConnectionState, DecodedRequest, list[Any]],
+            list[Any] | Coroutine[Any, Any, list[Any]],
+        ]
+        | None = None,
+    ) -> list[Any] | Coroutine[Any, Any, list[Any]]:
+        """``coordinate`` (default ``_coordinate``) what the authorizer allows
+        (``security.group_rules``)."""
+        serve = self._coordinate if coordinate is None else coordinate
+        security = self.security
+        if security is None or security.authorizer is None or conn.session is None:
+            return serve(conn, req, requests)
+        return security.coordinate(
+            conn.session, requests, lambda allowed: serve(conn, req, allowed)
+        )
 
     def _coordinate(
         self, conn: ConnectionState, req: DecodedRequest, requests: list[object]

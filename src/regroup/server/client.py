@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import socket
+import ssl
 import struct
 from typing import Any
 
@@ -98,11 +99,24 @@ class RequestEncoder:
 
 class WireClient(RequestEncoder):
     def __init__(
-        self, host: str, port: int, *, client_id: str = "regroup-cli", timeout: float = 10.0
+        self,
+        host: str,
+        port: int,
+        *,
+        client_id: str = "regroup-cli",
+        timeout: float = 10.0,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         super().__init__(client_id)
-        self._sock = socket.create_connection((host, port), timeout=timeout)
-        self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock = socket.create_connection((host, port), timeout=timeout)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if ssl_context is not None:  # a TLS listener (regroup.server.security)
+            try:
+                sock = ssl_context.wrap_socket(sock, server_hostname=host)
+            except (OSError, ssl.SSLError):
+                sock.close()
+                raise
+        self._sock = sock
 
     def __enter__(self) -> WireClient:
         return self

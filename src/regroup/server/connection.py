@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Coroutine, Hashable
+from collections.abc import Callable, Coroutine, Hashable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -40,12 +40,24 @@ logger = logging.getLogger("regroup.server")
 #: Stop reading from a client that sends far ahead of the answers.
 READ_PAUSE_BYTES = 1 << 20
 
+#: Kafka's ``connection.failed.authentication.delay.ms`` (100): a failed SASL exchange is
+#: answered and the connection closed this much later.
+FAILED_AUTHENTICATION_DELAY_S = 0.1
+
 #: What serving a request gives: the framed answer, nothing, or a coroutine for later.
 Served = bytes | None | Coroutine[Any, Any, bytes | None]
 
 
 class CloseConnection(Exception):
-    """Rule 2: the request cannot be answered; drop the connection."""
+    """Rule 2: the request cannot be answered; drop the connection.
+
+    ``farewell``, when given, is written first (a failed SASL exchange is answered,
+    then closed, as Kafka's ``SaslServerAuthenticator`` does).
+    """
+
+    def __init__(self, farewell: bytes | None = None) -> None:
+        super().__init__()
+        self.farewell = farewell
 
 
 class Stopping(Exception):
@@ -63,6 +75,8 @@ class ConnectionState:
     #: The last heartbeat (either protocol) decoded here: its api key and version
     #: bytes, its bytes after the correlation id, and the decoded request.
     last_heartbeat: tuple[bytes, bytes, RegroupHeartbeat | HeartbeatRequest] | None = None
+    #: The listener, principal and SASL state (``regroup.server.security``), if configured.
+    session: Any = None
 
 
 class _Server:
@@ -82,9 +96,16 @@ class _Server:
 class ConnectionProtocol(asyncio.Protocol):
     """Rules 1-3 for one socket."""
 
-    def __init__(self, server: Any, conn_id: int) -> None:
+    def __init__(
+        self,
+        server: Any,
+        conn_id: int,
+        new_session: Callable[[str, Any], Any] | None = None,
+    ) -> None:
         self._server: _Server = server
         self._conn_id = conn_id
+        #: ``new_session(peer host, peer certificate)`` (``regroup.server.security``).
+        self._new_session = new_session
         self.state = ConnectionState(conn_id, "unknown")
         self._buffer = bytearray()
         self._transport: asyncio.Transport | None = None
@@ -103,6 +124,9 @@ class ConnectionProtocol(asyncio.Protocol):
         self.last_active = asyncio.get_running_loop().time()
         peer = transport.get_extra_info("peername")
         self.state = ConnectionState(self._conn_id, str(peer[0]) if peer else "unknown")
+        if self._new_session is not None:
+            peercert = transport.get_extra_info("peercert")
+            self.state.session = self._new_session(self.state.host, peercert)
 
     def data_received(self, data: bytes) -> None:
         self.last_active = asyncio.get_running_loop().time()
@@ -130,7 +154,7 @@ class ConnectionProtocol(asyncio.Protocol):
         return self._inflight
 
     def close(self) -> None:
-        if self._transport is not None and not self._closed:
+        if self._transport is not None and not self._transport.is_closing():
             self._transport.close()
         self._closed = True
 
@@ -161,7 +185,10 @@ class ConnectionProtocol(asyncio.Protocol):
             del buffer[:end]
             try:
                 served = server.serve_now(self.state, body)
-            except CloseConnection:
+            except CloseConnection as exc:
+                if exc.farewell:
+                    self._farewell(transport, exc.farewell)
+                    return
                 self._bad_input()
                 return
             except Exception as exc:
@@ -174,6 +201,15 @@ class ConnectionProtocol(asyncio.Protocol):
             elif served is not None:
                 self._inflight = asyncio.get_running_loop().create_task(self._finish(served))
         self._flow_control(transport)
+
+    def _farewell(self, transport: asyncio.Transport, farewell: bytes) -> None:
+        """Answer, stop serving, close after ``FAILED_AUTHENTICATION_DELAY_S``: closing at
+        once over unread client bytes would reset the connection and lose the answer."""
+        transport.write(farewell)
+        transport.pause_reading()
+        self._buffer.clear()
+        self._closed = True
+        asyncio.get_running_loop().call_later(FAILED_AUTHENTICATION_DELAY_S, transport.close)
 
     def _flow_control(self, transport: asyncio.Transport) -> None:
         waiting = self._inflight is not None or self._write_paused

@@ -22,6 +22,12 @@ of both. kio 0.6.5 has the v10 schemas, but no client of the interop matrix
 sends v10 (librdkafka 2.16 caps both at 9, kafka-python 3.0 at 8, aiokafka
 lower), and a Kafka 4.1+ client negotiates down to 9.
 
+Rule 5: SaslHandshake 0-1, SaslAuthenticate 0-2 and the ACL APIs 1-3 are
+advertised on every listener, as Kafka's broker does (Kafka 4 removed ACL v0,
+KIP-896); a PLAINTEXT listener answers the SASL ones ILLEGAL_SASL_STATE and,
+without an authorizer, the ACL ones SECURITY_DISABLED
+(``regroup.server.security``).
+
 The client-side assignor RPCs of KIP-848 ("Client-Side Assignor":
 ConsumerGroupPrepareAssignment and ConsumerGroupInstallAssignment) were
 removed from Apache Kafka before release and have no API key. regroup serves
@@ -69,9 +75,14 @@ API_NAMES: Mapping[int, str] = MappingProxyType(
         14: "SyncGroup",
         15: "DescribeGroups",
         16: "ListGroups",
+        17: "SaslHandshake",
         18: "ApiVersions",
         19: "CreateTopics",
         22: "InitProducerId",
+        29: "DescribeAcls",
+        30: "CreateAcls",
+        31: "DeleteAcls",
+        36: "SaslAuthenticate",
         68: "ConsumerGroupHeartbeat",
         69: "ConsumerGroupDescribe",
         PREPARE_ASSIGNMENT_KEY: "ConsumerGroupPrepareAssignment",
@@ -95,9 +106,14 @@ ADVERTISED: Mapping[int, VersionRange] = MappingProxyType(
         14: (0, 5),  # SyncGroup
         15: (0, 5),  # DescribeGroups
         16: (0, 5),  # ListGroups
+        17: (0, 1),  # SaslHandshake (rule 5)
         18: (0, 4),  # ApiVersions
         19: (2, 7),  # CreateTopics
         22: (0, 5),  # InitProducerId: kafka-python's and librdkafka's idempotent producers
+        29: (1, 3),  # DescribeAcls (rule 5)
+        30: (1, 3),  # CreateAcls
+        31: (1, 3),  # DeleteAcls
+        36: (0, 2),  # SaslAuthenticate (rule 5)
         68: (0, 1),  # ConsumerGroupHeartbeat (rule 3)
         69: (0, 1),  # ConsumerGroupDescribe
     }
