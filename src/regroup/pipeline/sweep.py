@@ -65,6 +65,7 @@ from regroup.sim.scenario import (
     builtin_scenario,
     parse_scenario,
 )
+from regroup.sim.settings import SettingsError
 from regroup.sim.simulation import Settings, Simulation, run_simulation
 
 if TYPE_CHECKING:
@@ -231,12 +232,18 @@ def parse_grid(data: Mapping[str, Any]) -> Grid:
     bad = [p for p in protocols if p is not None and p not in PROTOCOLS]
     if bad:
         raise GridError(f"protocol {bad[0]!r} is not one of {', '.join(PROTOCOLS)}")
+    members = _axis(data, "members", int, (None,))
+    partitions = _axis(data, "partitions", int, (None,))
+    for key, values in (("members", members), ("partitions", partitions)):
+        small = [v for v in values if v is not None and v < 1]
+        if small:
+            raise GridError(f"{key}: {small[0]} is not a group size >= 1")
     return Grid(
         scenarios=scenarios,
         protocols=protocols,
         assignors=_axis(data, "assignors", str, (None,)),
-        members=_axis(data, "members", int, (None,)),
-        partitions=_axis(data, "partitions", int, (None,)),
+        members=members,
+        partitions=partitions,
         seeds=seeds,
         configs=tuple({str(k): str(v) for k, v in c.items()} for c in configs) or ({},),
         data=tuple({str(k): int(v) for k, v in d.items()} for d in data_sets) or ({},),
@@ -316,6 +323,9 @@ def expand(grid: Grid) -> tuple[list[RunSpec], list[str]]:
                 continue
             try:
                 simulation = Simulation(settings, keep_events=False)
+            except SettingsError as error:
+                # A request that contradicts itself is refused, as ``simulate`` refuses it.
+                raise GridError(f"{label}: {error}") from None
             except (ScenarioError, ValueError) as error:
                 skipped.append(f"{label}: {error}")
                 continue
