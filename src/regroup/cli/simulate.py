@@ -27,11 +27,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from typing import Any
 
 from regroup.cli.errors import UsageError
+from regroup.cli.outputs import check_writable
 from regroup.sim.scenario import BUILTINS, PROTOCOLS, ScenarioError, load_scenario
 from regroup.sim.simulation import RunResult, Settings, Simulation
 
@@ -161,17 +161,6 @@ def _configs(args: argparse.Namespace, protocol: str) -> dict[str, str]:
     return configs
 
 
-def _check_writable(option: str, path: str) -> None:
-    """Refuse an output path up front, so a long run is not lost to a typo at the end."""
-    folder = os.path.dirname(os.path.abspath(path))
-    if os.path.isdir(path):
-        raise UsageError(f"{option} {path!r} is a directory")
-    if not os.path.isdir(folder):
-        raise UsageError(f"{option}: no such directory {folder!r}")
-    if not os.access(folder, os.W_OK):
-        raise UsageError(f"{option}: cannot write in {folder!r}")
-
-
 def run(args: argparse.Namespace) -> int:
     for name in ("members", "partitions", "duration_ms"):
         value = getattr(args, name)
@@ -182,7 +171,7 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"--timeline must end in .png or .html, got {path!r}")
     for option, path in (("--events", args.events), ("--timeline", args.timeline)):
         if path is not None:
-            _check_writable(option, path)
+            check_writable(option, path)
     try:
         scenario = load_scenario(args.scenario)
         protocol = args.protocol or scenario.protocol
