@@ -31,8 +31,10 @@ import sys
 from typing import Any
 
 from regroup.cli.errors import UsageError
+from regroup.cli.options import parse_configs, parse_data
 from regroup.cli.outputs import check_writable
-from regroup.sim.scenario import BUILTINS, PROTOCOLS, ScenarioError, load_scenario
+from regroup.sim.assumptions import assumption_lines, assumptions
+from regroup.sim.scenario import BUILTINS, PROTOCOLS, ScenarioError, load_scenario, with_data
 from regroup.sim.simulation import RunResult, Settings, Simulation
 
 __all__ = ["add_parser", "run"]
@@ -121,7 +123,18 @@ def add_parser(subparsers: Any) -> None:
         help="a Kafka consumer or coordinator config (repeatable)",
     )
     parser.add_argument(
-        "--json", action="store_true", help="print the metrics as one JSON object on stdout"
+        "--data",
+        action="append",
+        default=[],
+        metavar="KEY=N",
+        help="a [data] setting of the scenario, as sweep takes it, e.g. restore_ms=5000, "
+        "processing_us_per_record=1000, records_per_second=50, max_poll_records=500 "
+        "(repeatable)",
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print the metrics and the run's assumptions as one JSON object on stdout",
     )
     parser.add_argument(
         "--events", default=None, metavar="PATH", help="write the event log (JSON lines)"
@@ -136,12 +149,7 @@ def add_parser(subparsers: Any) -> None:
 
 
 def _configs(args: argparse.Namespace, protocol: str) -> dict[str, str]:
-    configs: dict[str, str] = {}
-    for item in args.config:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise UsageError(f"--config expects KEY=VALUE, got {item!r}")
-        configs[key.strip()] = value.strip()
+    configs = parse_configs(args.config)
     kip848 = protocol == "consumer"
     shortcuts = (
         (args.session_timeout_ms, "session.timeout.ms", "group.consumer.session.timeout.ms"),
@@ -173,7 +181,7 @@ def run(args: argparse.Namespace) -> int:
         if path is not None:
             check_writable(option, path)
     try:
-        scenario = load_scenario(args.scenario)
+        scenario = with_data(load_scenario(args.scenario), parse_data(args.data))
         protocol = args.protocol or scenario.protocol
         settings = Settings(
             scenario=scenario,
@@ -208,7 +216,9 @@ def run(args: argparse.Namespace) -> int:
         except OSError as error:
             raise UsageError(f"cannot write {args.timeline}: {error.strerror}") from None
     if args.json:
-        print(json.dumps(result.metrics.to_json(), sort_keys=False))
+        document = result.metrics.to_json()
+        document["assumptions"] = assumptions(simulation.plan)
+        print(json.dumps(document, sort_keys=False))
     else:
         _print_summary(simulation, result)
     return 0
@@ -241,10 +251,11 @@ def _print_summary(simulation: Simulation, result: RunResult) -> None:
     from rich.table import Table
 
     m = result.metrics
-    table = Table(
-        title=f"{simulation.scenario.name}: {simulation.protocol}, {simulation.assignor}, "
+    title = (
+        f"{simulation.scenario.name}: {simulation.protocol}, {simulation.assignor}, "
         f"{simulation.member_count} members, seed {simulation.seed}"
     )
+    table = Table()
     table.add_column("metric")
     table.add_column("value", justify="right")
     rows: list[tuple[str, object]] = [
@@ -269,7 +280,10 @@ def _print_summary(simulation: Simulation, result: RunResult) -> None:
     for name, value in rows:
         table.add_row(name, str(value))
     console = Console()
+    console.print(title, markup=False, highlight=False)
     console.print(table)
+    for line in assumption_lines(assumptions(simulation.plan)):
+        console.print(line, markup=False, highlight=False)
     for violation in m.violations[:10]:
         console.print(f"[red]violation[/red] {violation['invariant']}: {violation['detail']}")
     if len(m.violations) > 10:

@@ -59,12 +59,12 @@ from regroup.pipeline.schema import EVENT_SCHEMA, event_rows, rows_to_arrow_batc
 from regroup.sim.scenario import (
     BUILTINS,
     PROTOCOLS,
-    DataConfig,
     Scenario,
     ScenarioError,
     builtin_scenario,
     parse_scenario,
 )
+from regroup.sim.scenario import with_data as scenario_with_data
 from regroup.sim.settings import SettingsError
 from regroup.sim.simulation import Settings, Simulation, run_simulation
 
@@ -176,16 +176,10 @@ def sized(scenario: Scenario, members: int | None) -> Scenario:
 
 def with_data(scenario: Scenario, data: Mapping[str, int]) -> Scenario:
     """``scenario`` with keys of its ``[data]`` table replaced; ``GridError`` if one is wrong."""
-    if not data:
-        return scenario
-    known = set(DataConfig.__dataclass_fields__)
-    unknown = sorted(set(data) - known)
-    if unknown:
-        raise GridError(f"unknown [data] key {unknown[0]!r}; known: {', '.join(sorted(known))}")
     try:
-        return replace(scenario, data=replace(scenario.data, **dict(data)))
+        return scenario_with_data(scenario, data)
     except ScenarioError as error:
-        raise GridError(f"data {dict(data)}: {error}") from None
+        raise GridError(str(error)) from None
 
 
 def _axis(

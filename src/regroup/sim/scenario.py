@@ -92,6 +92,7 @@ __all__ = [
     "builtin_scenario",
     "load_scenario",
     "parse_scenario",
+    "with_data",
 ]
 
 PROTOCOLS = ("eager", "cooperative", "consumer")
@@ -360,6 +361,19 @@ def parse_scenario(data: Mapping[str, Any]) -> Scenario:
         broker=dict(_table(data, "broker")),
         actions=tuple(_parse_action(a, i) for i, a in enumerate(actions)),
     )
+
+
+def with_data(scenario: Scenario, data: Mapping[str, int]) -> Scenario:
+    """``scenario`` with keys of its ``[data]`` table replaced (``--data KEY=N``)."""
+    if not data:
+        return scenario
+    unknown = sorted(set(data) - set(DATA_KEYS))
+    if unknown:
+        raise ScenarioError(f"unknown [data] key {unknown[0]!r}; known: {', '.join(DATA_KEYS)}")
+    try:
+        return replace(scenario, data=replace(scenario.data, **dict(data)))
+    except ValueError as error:  # ScenarioError, or DataPlaneConfig's own check
+        raise ScenarioError(f"data {dict(data)}: {error}") from None
 
 
 def load_scenario(name_or_path: str) -> Scenario:

@@ -115,6 +115,9 @@ class RunPlan:
     duration_ms: int
     broker: GroupCoordinatorConfig
     consumer_props: dict[str, Any]
+    #: The Kafka configs the scenario and the command line set, and the broker bounds
+    #: widened for them, that differ from Kafka's defaults (``assumptions``).
+    stated_configs: dict[str, Any] = field(default_factory=dict)
 
 
 def classic_strategy(protocol: str, assignor: str | None) -> tuple[str, str]:
@@ -146,6 +149,19 @@ def split_configs(scenario: Scenario, settings: Settings) -> tuple[dict[str, Any
         else:
             consumer[key] = value
     return consumer, broker
+
+
+def _non_default_broker_configs(broker: GroupCoordinatorConfig) -> dict[str, Any]:
+    """The coordinator configs of ``broker`` that differ from Kafka's defaults, by name."""
+    default = GroupCoordinatorConfig()
+    out: dict[str, Any] = {}
+    for kafka_name, field_name in sorted(GroupCoordinatorConfig.kafka_names().items()):
+        value = getattr(broker, field_name)
+        if value != getattr(default, field_name):
+            if isinstance(value, tuple):
+                value = ",".join(value)
+            out[kafka_name] = getattr(value, "value", value)  # an enum by its Kafka name
+    return out
 
 
 def _int_config(props: Mapping[str, Any], key: str) -> int:
@@ -239,6 +255,7 @@ def plan_run(settings: Settings) -> RunPlan:
 
     consumer_props, broker_props = split_configs(scenario, settings)
     _check_group_protocol(consumer_props, group_protocol)
+    stated = {**consumer_props}
     _widen_broker_bounds(consumer_props, broker_props)
     try:
         broker = GroupCoordinatorConfig.from_properties(broker_props)
@@ -299,6 +316,7 @@ def plan_run(settings: Settings) -> RunPlan:
         duration_ms=duration,
         broker=broker,
         consumer_props=consumer_props,
+        stated_configs={**stated, **_non_default_broker_configs(broker)},
     )
 
 
