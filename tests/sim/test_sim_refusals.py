@@ -178,3 +178,33 @@ def test_add_partitions_on_an_unknown_topic_is_refused_before_the_run() -> None:
     )  # fmt: skip
     with pytest.raises(SettingsError, match="unknown topic 'evnets'; the run has events"):
         plan_run(Settings(scenario, protocol="eager"))
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        ({"max.poll.interval.ms": "abc"}, r"actions\[0\] config: max.poll.interval.ms must be"),
+        ({"group.protocol": "weird"}, "group.protocol must be classic or consumer"),
+    ],
+)
+def test_a_restart_config_that_cannot_build_a_member_is_refused_before_the_run(
+    config: dict[str, str], message: str
+) -> None:
+    """It used to fail at the restart, mid-run, with a traceback (or run KIP-848 for
+    any group.protocol but 'classic')."""
+    scenario = parse_scenario(
+        {"name": "r", "actions": [{"at_ms": 1000, "action": "restart", "members": 0,
+                                   "config": config}]}
+    )  # fmt: skip
+    with pytest.raises(ScenarioError, match=message):
+        plan_run(Settings(scenario, protocol="cooperative"))
+
+
+def test_a_migration_by_restart_config_still_plans() -> None:
+    for protocol in ("eager", "cooperative"):
+        plan_run(Settings(builtin_scenario("upgrade-to-consumer"), protocol=protocol))
+
+
+def test_group_protocol_must_name_a_protocol() -> None:
+    with pytest.raises(SettingsError, match=r"group\.protocol must be classic or consumer"):
+        plan_run(Settings(builtin_scenario("steady"), configs={"group.protocol": "weird"}))

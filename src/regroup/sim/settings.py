@@ -43,7 +43,12 @@ from regroup.assignors.classic.api import RebalanceProtocol
 from regroup.classic.member_config import ClassicMemberConfig
 from regroup.coordinator.config import GroupCoordinatorConfig, InvalidConfigError
 from regroup.events import Event
-from regroup.sim.configs import PROCESS_CONFIGS, consumer_member_config
+from regroup.sim.configs import (
+    CLASSIC_ONLY_CONFIGS,
+    CONSUMER_ONLY_CONFIGS,
+    PROCESS_CONFIGS,
+    consumer_member_config,
+)
 from regroup.sim.metrics import RunMetrics
 from regroup.sim.scenario import Scenario, ScenarioError
 
@@ -218,6 +223,32 @@ def _check_process_configs(props: Mapping[str, Any], where: str = "") -> None:
                 raise ScenarioError(f"{key}{where} must be >= 0, got {value}")
 
 
+def _check_restart_configs(
+    scenario: Scenario, props: Mapping[str, Any], group_protocol: str
+) -> None:
+    """Each restart's ``config`` on top of the run's properties makes a valid member, as
+    ``SimConsumer.start`` will build it (a bad value failed mid-run with a traceback)."""
+    for index, action in enumerate(scenario.actions):
+        if not action.config:
+            continue
+        where = f"actions[{index}] config: "
+        merged = {**props, **action.config}
+        member_protocol = str(merged.get("group.protocol", group_protocol)).strip().lower()
+        if member_protocol not in ("classic", "consumer"):
+            raise ScenarioError(
+                f"{where}group.protocol must be classic or consumer, got "
+                f"{merged['group.protocol']!r}"
+            )
+        if member_protocol == "classic" and group_protocol == "consumer":
+            merged = {k: v for k, v in merged.items() if k not in CONSUMER_ONLY_CONFIGS}
+        if member_protocol == "consumer" and group_protocol != "consumer":
+            merged = {k: v for k, v in merged.items() if k not in CLASSIC_ONLY_CONFIGS}
+        try:
+            _validate_consumer_props(member_protocol, merged)
+        except ScenarioError as error:
+            raise ScenarioError(f"{where}{error}") from None
+
+
 def _validate_consumer_props(group_protocol: str, props: Mapping[str, Any]) -> None:
     """Build the member configuration once, so a bad consumer config is refused up front."""
     try:
@@ -301,6 +332,7 @@ def plan_run(settings: Settings) -> RunPlan:
     if static:  # the first member's properties, as it will start with them
         probe["group.instance.id"] = "instance-c00"
     _validate_consumer_props(group_protocol, probe)
+    _check_restart_configs(scenario, probe, group_protocol)
     duration = (
         settings.duration_ms if settings.duration_ms is not None else scenario.total_duration_ms()
     )
@@ -390,6 +422,8 @@ def _check_duration(scenario: Scenario, duration: int, *, from_command_line: boo
 def _check_group_protocol(consumer_props: Mapping[str, Any], group_protocol: str) -> None:
     """``group.protocol`` given as a config must agree with the protocol chosen."""
     configured = consumer_props.get("group.protocol")
+    if configured is not None and str(configured).strip().lower() not in ("classic", "consumer"):
+        raise SettingsError(f"group.protocol must be classic or consumer, got {configured!r}")
     if configured is not None and str(configured).strip().lower() != group_protocol:
         wanted = "--protocol consumer" if group_protocol == "classic" else "--protocol eager"
         raise SettingsError(
