@@ -126,3 +126,41 @@ def test_event_logs_do_not_depend_on_the_hash_seed(tmp_path: Path) -> None:
         )  # fmt: skip
         outputs.append(path.read_bytes())
     assert outputs[0] == outputs[1]
+
+
+def test_data_is_taken_as_sweep_takes_it_and_the_assumptions_are_stated(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Issue 19, section 1: the verdict depends on the restore time; say it."""
+    argv = ["simulate", "--scenario", "rolling-bounce", "--protocol", "eager",
+            "--members", "4", "--partitions", "8"]  # fmt: skip
+    assert main([*argv, "--json"]) == 0
+    stateless = json.loads(capsys.readouterr().out)
+    assert main([*argv, "--json", "--data", "restore_ms=5000",
+                 "--config", "group.initial.rebalance.delay.ms=0"]) == 0  # fmt: skip
+    stateful = json.loads(capsys.readouterr().out)
+    assert stateless["assumptions"]["restore_ms"] == 0
+    assert stateful["assumptions"]["restore_ms"] == 5000
+    assert stateful["assumptions"]["configs"] == {"group.initial.rebalance.delay.ms": 0}
+    assert stateful["assumptions"]["static_membership"] is False
+    assert stateful["idle_partition_seconds"] > 5 * stateless["idle_partition_seconds"]
+    # The metrics keys come first and unchanged (the contract is extended, not changed).
+    assert list(stateful)[-1] == "assumptions" and stateful.keys() >= REQUIRED
+    assert main([*argv, "--data", "restore_ms=5000", "--static"]) == 0
+    out = capsys.readouterr().out
+    assert "assumptions" in out and "5000 ms per newly assigned partition" in out
+    assert "static (KIP-345" in out
+    assert max(len(line) for line in out.splitlines()) <= 80
+
+
+@pytest.mark.parametrize(
+    ("item", "message"),
+    [("restore=5", "unknown [data] key 'restore'"), ("restore_ms=x", "KEY=INTEGER"),
+     ("restore_ms=-1", "restore_ms must be >= 0")],
+)  # fmt: skip
+def test_a_bad_data_option_is_one_line(
+    item: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["simulate", "--scenario", "steady", "--data", item]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1

@@ -140,6 +140,7 @@ def joined(member: ConsumerMember, partitions: Sequence[int], epoch: int = 1) ->
     """Subscribe to foo and reach STABLE at ``epoch`` owning ``foo-<partitions>``."""
     member.subscribe(["foo"])
     exchange(member, 0, response(epoch, {FOO: partitions}))
+    member.on_application_poll(0)  # with auto-commit, reconciling waits for the app's poll
     ack = heartbeat(member, 0)
     member.on_response(ack, response(epoch), 0)
     assert member.state is S.STABLE
@@ -225,6 +226,7 @@ def test_case_study_member_a() -> None:
     # B joined: A's next heartbeat is answered with epoch 1 and foo-0, foo-1 (revoke foo-2).
     exchange(member, INTERVAL, response(1, {FOO: [0, 1]}))
     assert member.state is S.RECONCILING
+    member.on_application_poll(INTERVAL)
     requests = member.poll(INTERVAL)
     commits = [r for r in requests if isinstance(r, OffsetCommitRequest)]
     assert len(commits) == 1 and not any(
@@ -247,6 +249,7 @@ def test_case_study_member_a() -> None:
     # C joined: epoch 2 with foo-0 (revoke foo-1); the ack moves A to epoch 3.
     listener.calls.clear()
     exchange(member, 2 * INTERVAL, response(2, {FOO: [0]}))
+    member.on_application_poll(2 * INTERVAL)
     commit = next(r for r in member.poll(2 * INTERVAL) if isinstance(r, OffsetCommitRequest))
     assert commit.generation_id_or_member_epoch == 2
     member.on_response(commit, _commit_ok(commit), 2 * INTERVAL)
@@ -396,6 +399,7 @@ def test_fencing_aborts_a_revocation_waiting_for_its_commit() -> None:
     joined(member, [0, 1])
     listener.calls.clear()
     exchange(member, INTERVAL, response(1, {FOO: [0]}))
+    member.on_application_poll(INTERVAL)
     commit = next(r for r in member.poll(INTERVAL) if isinstance(r, OffsetCommitRequest))
     hb = heartbeat(member, 2 * INTERVAL)
     member.on_response(hb, error_response(ErrorCode.FENCED_MEMBER_EPOCH), 2 * INTERVAL)
@@ -634,12 +638,21 @@ def test_auto_commit_commits_moved_positions_every_interval() -> None:
     positions = {TopicPartition("foo", 0): 1}
     member = make_member(positions=positions, auto_commit_interval_ms=1000)
     joined(member, [0])
-    member.poll(0)  # starts the auto-commit clock
-    assert not [r for r in member.poll(999) if isinstance(r, OffsetCommitRequest)]
-    [commit] = [r for r in member.poll(1000) if isinstance(r, OffsetCommitRequest)]
+    member.on_application_poll(0)  # starts the auto-commit clock
+
+    def commits_at(now: int) -> list[OffsetCommitRequest]:
+        member.on_application_poll(now)
+        return [r for r in member.poll(now) if isinstance(r, OffsetCommitRequest)]
+
+    assert not commits_at(999)
+    # Kafka's updateTimerAndMaybeCommit: the auto-commit runs on the application's poll,
+    # never from the background poll alone.
+    assert member.next_deadline() != 1000
+    assert not [r for r in member.poll(1000) if isinstance(r, OffsetCommitRequest)]
+    [commit] = commits_at(1000)
     assert commit.topics[0].partitions[0].committed_offset == 1
     member.on_response(commit, _commit_ok(commit), 1000)
-    assert not [r for r in member.poll(2000) if isinstance(r, OffsetCommitRequest)]
+    assert not commits_at(2000)
 
 
 def test_a_failed_revocation_commit_does_not_stop_the_revocation() -> None:
@@ -648,8 +661,49 @@ def test_a_failed_revocation_commit_does_not_stop_the_revocation() -> None:
     joined(member, [0, 1])
     listener.calls.clear()
     exchange(member, INTERVAL, response(1, {FOO: [1]}))
+    member.on_application_poll(INTERVAL)
     commit = next(r for r in member.poll(INTERVAL) if isinstance(r, OffsetCommitRequest))
     member.on_request_failed(commit, INTERVAL)
     assert listener.calls == [("revoked", foo(0)), ("assigned", [])]
     [result] = member.take_commit_results()
     assert result.failed and result.purpose == "revocation"
+
+
+def test_with_auto_commit_a_revocation_waits_for_the_applications_poll() -> None:
+    """Kafka's ``maybeReconcile(canCommit)``: the background poll does not start a
+    reconciliation while auto-commit is on; the application's next poll does, and its
+    commit carries the positions the application reached meanwhile (issue 19, section 5:
+    no records processed twice in a clean reassignment)."""
+    listener = Recorder()
+    positions = {tp: 100 for tp in foo(0, 1)}
+    member = make_member(listener=listener, positions=positions)
+    joined(member, [0, 1])
+    listener.calls.clear()
+    exchange(member, INTERVAL, response(1, {FOO: [1]}))  # revoke foo-0
+    assert member.state is S.RECONCILING
+    # The application is processing a batch: the background thread polls, nothing moves.
+    assert member.pending_revocation == frozenset()
+    assert not [r for r in member.poll(INTERVAL + 1) if isinstance(r, OffsetCommitRequest)]
+    assert member.next_deadline() != INTERVAL + 1
+    assert listener.calls == []
+    # The batch ends (positions move), then the application polls: commit, then revoke.
+    positions.update({tp: 150 for tp in foo(0, 1)})
+    member.on_application_poll(INTERVAL + 500)
+    assert member.pending_revocation == frozenset(foo(0))
+    [commit] = [r for r in member.poll(INTERVAL + 500) if isinstance(r, OffsetCommitRequest)]
+    assert {p.committed_offset for t in commit.topics for p in t.partitions} == {150}
+    member.on_response(commit, _commit_ok(commit), INTERVAL + 500)
+    assert listener.calls == [("revoked", foo(0)), ("assigned", [])]
+
+
+def test_without_auto_commit_the_background_poll_reconciles() -> None:
+    """``enable.auto.commit=false``: nothing to commit first, so no wait for the app."""
+    listener = Recorder()
+    member = make_member(
+        listener=listener, positions={tp: 5 for tp in foo(0, 1)}, enable_auto_commit=False
+    )
+    joined(member, [0, 1])
+    listener.calls.clear()
+    exchange(member, INTERVAL, response(1, {FOO: [1]}))
+    heartbeat(member, INTERVAL)
+    assert listener.calls == [("revoked", foo(0)), ("assigned", [])]

@@ -396,7 +396,8 @@ def test_joining_after_the_poll_timer_has_no_stale_auto_commit_deadline() -> Non
         ErrorCode.NONE, member_epoch=1, heartbeat_interval_ms=5_000, assignment=assignment
     )
     member.on_response(hb, response, 0)
-    in_flight = member.poll(0)  # reconcile, acknowledge; the auto-commit clock starts
+    member.on_application_poll(0)  # reconcile (auto-commit: on the application's poll)
+    in_flight = member.poll(0)  # acknowledge
     assert member.state is S.STABLE
     for request in in_flight:
         if isinstance(request, ConsumerGroupHeartbeatRequest):

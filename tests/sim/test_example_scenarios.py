@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from regroup.events import PartitionsRestored
 from regroup.sim.scenario import load_scenario
 from regroup.sim.simulation import Settings, run_simulation
 
@@ -43,3 +44,18 @@ def test_static_members_bounced_within_the_session_timeout_move_nothing() -> Non
     assert static.metrics.partitions_moved == 0
     assert dynamic.metrics.partitions_moved > 0
     assert static.metrics.idle_partition_seconds < dynamic.metrics.idle_partition_seconds
+
+
+def test_static_members_still_restore_after_their_restart_as_the_example_says() -> None:
+    """The example's comment and the model agree (issue 19, section 1): a static member
+    keeps its partitions through the restart, and its new process restores them (an
+    instance whose state does not survive the restart): 8 s down + 20 s restore each."""
+    scenario = load_scenario(str(EXAMPLES / "stateful-rolling-bounce.toml"))
+    static = run_simulation(Settings(scenario, protocol="cooperative", static=True))
+    restores_after_the_bounce = [
+        e for e in static.events if isinstance(e, PartitionsRestored) and e.ts_ms > 60_000
+    ]
+    assert {e.restore_ms for e in restores_after_the_bounce} == {20_000}
+    assert sum(len(e.partitions) for e in restores_after_the_bounce) == 24
+    assert static.metrics.max_partition_pause_ms >= 8_000 + 20_000
+    assert static.metrics.partitions_moved == 0 and static.metrics.rebalances == 0

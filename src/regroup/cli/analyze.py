@@ -69,27 +69,26 @@ def analyze_and_report(events: DataFrame, out: Path, *, intro: str = "") -> dict
     return paths
 
 
-#: The console summary's columns: title, summary key, unit scale (ms -> s where 1000).
+#: The console summary's columns: title, summary key, unit scale (ms -> s where 1000),
+#: decimals. Times are in seconds (the caption says so).
 _COLUMNS = (
-    ("idle p-s", "idle_partition_s_mean", 1),
-    ("pause s", "longest_pause_ms", 1000),
-    ("rebal", "rebalances_mean", 1),
-    ("moved", "moved_mean", 1),
-    ("dups", "duplicates_mean", 1),
-    ("stable s", "time_to_stable_max_ms", 1000),
-    ("viol", "violations", 1),
+    ("idle p-s", "idle_partition_s_mean", 1, 1),
+    ("pause", "longest_pause_ms", 1000, 1),
+    ("rebal", "rebalances_mean", 1, 1),
+    ("moved", "moved_mean", 1, 0),
+    ("dups", "duplicates_mean", 1, 0),
+    ("stable", "time_to_stable_max_ms", 1000, 1),
+    ("viol", "violations", 1, 0),
 )
-#: The widest the console summary gets (it fits an 80-100 column terminal).
-SUMMARY_WIDTH = 100
+#: The widest the console summary gets: it fits an 80-column terminal.
+SUMMARY_WIDTH = 80
 
 
-def _cell(value: Any, scale: int) -> str:
+def _cell(value: Any, scale: int, decimals: int = 0) -> str:
     if value is None:
         return "-"
-    if scale != 1:
-        return f"{value / scale:.1f}"
-    if isinstance(value, float):
-        return f"{value:.1f}"
+    if scale != 1 or isinstance(value, float):
+        return f"{value / scale:.{decimals}f}"
     return str(value)
 
 
@@ -101,51 +100,83 @@ def print_summary(rows: list[dict[str, Any]], out: Path) -> None:
     assignors are named once in the caption instead of in a column.
     """
     from rich.console import Console
+
+    groups, caption = summary_tables(rows)
+    console = Console(width=SUMMARY_WIDTH) if not Console().is_terminal else Console()
+    if console.width > SUMMARY_WIDTH:
+        console = Console(width=SUMMARY_WIDTH)
+    console.print(f"summary (tables in {out})", markup=False, highlight=False)
+    for scenario, table in groups:
+        console.print(scenario, markup=False, highlight=False)
+        console.print(table)
+    for line in caption:
+        console.print(line, markup=False, highlight=False)
+
+
+def summary_tables(rows: list[dict[str, Any]]) -> tuple[list[tuple[str, Any]], list[str]]:
+    """The console summary: per scenario (in row order) its name and a rich ``Table`` of
+    its rows, the tables' columns equally wide; and the caption lines.
+
+    Within ``SUMMARY_WIDTH`` columns: the scenario is a heading above its rows rather
+    than a column (names run to 26 characters), counts are whole numbers, times are
+    seconds (said once in the caption), and the violations column is left out when
+    there are none (the caption says so).
+    """
+    import textwrap
+
     from rich.table import Table
 
     assignors: dict[str, set[str]] = {}
     for row in rows:
         assignors.setdefault(str(row["protocol"]), set()).add(str(row["assignor"]))
     one_each = all(len(names) == 1 for names in assignors.values())
-    table = Table(box=None, pad_edge=False, padding=(0, 1), header_style="bold")
-    table.add_column("scenario", no_wrap=True)
-    table.add_column("protocol" if one_each else "protocol / assignor", overflow="fold")
-    table.add_column("size", justify="right")
-    for title, _, _ in _COLUMNS:
-        table.add_column(title, justify="right")
-    previous = None
+    violations = any(row.get("violations") for row in rows)
+    columns = [c for c in _COLUMNS if violations or c[1] != "violations"]
+    headers = ["protocol" if one_each else "protocol / assignor", "size"]
+    headers += [title for title, _, _, _ in columns]
+    cells: dict[str, list[list[str]]] = {}
     for row in rows:
-        scenario = str(row["scenario"])
-        if previous is not None and scenario != previous:
-            table.add_row()
         protocol = str(row["protocol"])
         if not one_each:
             protocol = f"{protocol} / {row['assignor']}"
-        table.add_row(
-            scenario if scenario != previous else "",
-            protocol,
-            _cell(row["members"], 1),
-            *(_cell(row[key], scale) for _, key, scale in _COLUMNS),
+        cells.setdefault(str(row["scenario"]), []).append(
+            [
+                protocol,
+                _cell(row["members"], 1),
+                *(_cell(row[key], scale, decimals) for _, key, scale, decimals in columns),
+            ]
         )
-        previous = scenario
+    widths = [len(header) for header in headers]
+    for group in cells.values():
+        for line in group:
+            widths = [max(w, len(cell)) for w, cell in zip(widths, line, strict=True)]
+    groups: list[tuple[str, Any]] = []
+    for scenario, group in cells.items():
+        table = Table(box=None, padding=(0, 1), header_style="bold")
+        for index, (header, width) in enumerate(zip(headers, widths, strict=True)):
+            table.add_column(
+                header,
+                justify="left" if index == 0 else "right",
+                no_wrap=True,
+                min_width=width,
+            )
+        for line in group:
+            table.add_row(*line)
+        groups.append((scenario, table))
     runs = sorted({int(row["runs"]) for row in rows})
     seeds = str(runs[0]) if len(runs) == 1 else f"{runs[0]}-{runs[-1]}"
-    caption = [
-        f"means over {seeds} run(s) per row; idle p-s: idle partition-seconds; "
-        "pause: the longest idle gap of a partition; stable: time to stable; "
-        "both the worst run's"
+    text = [
+        f"Means over {seeds} run(s) per row. idle p-s: idle partition-seconds; pause: the "
+        "longest idle gap of a partition and stable: time to stable, both in seconds and "
+        "both the worst run's; dups: records processed twice."
+        + ("" if violations else " No invariant violations.")
     ]
     if one_each:
-        caption.append(
-            "assignors: " + ", ".join(f"{p}={next(iter(a))}" for p, a in sorted(assignors.items()))
+        text.append(
+            "Assignors: " + ", ".join(f"{p}={next(iter(a))}" for p, a in sorted(assignors.items()))
         )
-    console = Console(width=SUMMARY_WIDTH) if not Console().is_terminal else Console()
-    if console.width > SUMMARY_WIDTH:
-        console = Console(width=SUMMARY_WIDTH)
-    console.print(f"summary (tables in {out})")
-    console.print(table)
-    for line in caption:
-        console.print(line, soft_wrap=False, overflow="fold")
+    caption = [line for part in text for line in textwrap.wrap(part, SUMMARY_WIDTH)]
+    return groups, caption
 
 
 def run(args: argparse.Namespace) -> int:

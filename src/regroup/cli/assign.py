@@ -62,6 +62,19 @@ class AssignInputError(ValueError):
     """A document that is not a valid ``regroup assign`` input (one-line message)."""
 
 
+#: The most partitions (all topics together) one document may ask for: refused up front
+#: with the limit stated, rather than failing to allocate the assignor's arrays.
+MAX_PARTITIONS = 10_000_000
+
+
+def _check_total(counts: Mapping[str, int]) -> None:
+    total = sum(counts.values())
+    if total > MAX_PARTITIONS:
+        raise AssignInputError(
+            f"{total:,} partitions in topics: regroup assign takes at most {MAX_PARTITIONS:,}"
+        )
+
+
 def add_parser(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "assign",
@@ -157,6 +170,7 @@ def _assign_classic(obj: Mapping[str, Any]) -> dict[str, Any]:
         topic: _count(value, f"topics.{topic}")
         for topic, value in _object(_required(obj, "topics", "input"), "topics").items()
     }
+    _check_total(counts)
     racks: dict[str, list[frozenset[str]]] = {}
     for topic, per_partition in _object(
         obj.get("partition_racks") or {}, "partition_racks"
@@ -221,6 +235,7 @@ def _assign_consumer(obj: Mapping[str, Any]) -> dict[str, Any]:
         raise AssignInputError(str(exc)) from None
     topics: dict[str, TopicMetadata] = {}
     names_by_id: dict[Uuid, str] = {}
+    total = 0
     for topic, raw in _object(_required(obj, "topics", "input"), "topics").items():
         where = f"topics.{topic}"
         spec = _object(raw, where)
@@ -233,6 +248,8 @@ def _assign_consumer(obj: Mapping[str, Any]) -> dict[str, Any]:
         if topic_id in names_by_id:
             raise AssignInputError(f"{where}.id is also the id of topic {names_by_id[topic_id]!r}")
         count = _count(_required(spec, "partitions", where), f"{where}.partitions")
+        total += count
+        _check_total({"": total})
         racks = _rack_lists(spec.get("racks") or [], count, f"{where}.racks")
         topics[topic] = TopicMetadata(topic_id, topic, count, tuple(racks))
         names_by_id[topic_id] = topic

@@ -77,8 +77,14 @@ def _connect(args: argparse.Namespace) -> WireClient:
     from regroup.server.client import WireClient
 
     host, sep, port = str(args.bootstrap_server).rpartition(":")
-    if not sep or not port.isdigit():
-        raise UsageError(f"--bootstrap-server must be HOST:PORT, got {args.bootstrap_server!r}")
+    if not sep or not port.isdigit() or not 0 < int(port) < 65536:
+        raise UsageError(
+            f"--bootstrap-server must be HOST:PORT with a port 1-65535, "
+            f"got {args.bootstrap_server!r}"
+        )
+    timeout = args.timeout
+    if not timeout > 0 or timeout == float("inf"):  # also refuses NaN
+        raise UsageError(f"--timeout must be a positive number of seconds, got {timeout}")
     security = _client_security(args.command_config)
     try:
         client = WireClient(

@@ -124,13 +124,25 @@ def _topic(name: str, spec: Any, where: str) -> TopicImage:
     raise UsageError(f"{where}.{name}: expected a partition count or an object")
 
 
+#: The most partitions a topic of a script may have: refused up front with the limit
+#: stated, rather than found out of memory inside the first assignment.
+MAX_TOPIC_PARTITIONS = 1_000_000
+
+
 def _topics(spec: Any, where: str) -> list[TopicImage]:
     if not isinstance(spec, dict):
         raise UsageError(f"{where}: expected an object of topics")
     try:
-        return [_topic(name, value, where) for name, value in spec.items()]
+        topics = [_topic(name, value, where) for name, value in spec.items()]
     except ValueError as exc:
         raise UsageError(f"{where}: {exc}") from None
+    for topic in topics:
+        if topic.partitions > MAX_TOPIC_PARTITIONS:
+            raise UsageError(
+                f"{where}.{topic.name}: {topic.partitions:,} partitions; regroup replay takes "
+                f"at most {MAX_TOPIC_PARTITIONS:,} per topic"
+            )
+    return topics
 
 
 def _ids_for_names(data: Any, image: MetadataImage) -> Any:

@@ -27,12 +27,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from typing import Any
 
 from regroup.cli.errors import UsageError
-from regroup.sim.scenario import BUILTINS, PROTOCOLS, ScenarioError, load_scenario
+from regroup.cli.options import parse_configs, parse_data
+from regroup.cli.outputs import check_writable
+from regroup.sim.assumptions import assumption_lines, assumptions
+from regroup.sim.scenario import BUILTINS, PROTOCOLS, ScenarioError, load_scenario, with_data
 from regroup.sim.simulation import RunResult, Settings, Simulation
 
 __all__ = ["add_parser", "run"]
@@ -121,7 +123,18 @@ def add_parser(subparsers: Any) -> None:
         help="a Kafka consumer or coordinator config (repeatable)",
     )
     parser.add_argument(
-        "--json", action="store_true", help="print the metrics as one JSON object on stdout"
+        "--data",
+        action="append",
+        default=[],
+        metavar="KEY=N",
+        help="a [data] setting of the scenario, as sweep takes it, e.g. restore_ms=5000, "
+        "processing_us_per_record=1000, records_per_second=50, max_poll_records=500 "
+        "(repeatable)",
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print the metrics and the run's assumptions as one JSON object on stdout",
     )
     parser.add_argument(
         "--events", default=None, metavar="PATH", help="write the event log (JSON lines)"
@@ -136,12 +149,7 @@ def add_parser(subparsers: Any) -> None:
 
 
 def _configs(args: argparse.Namespace, protocol: str) -> dict[str, str]:
-    configs: dict[str, str] = {}
-    for item in args.config:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise UsageError(f"--config expects KEY=VALUE, got {item!r}")
-        configs[key.strip()] = value.strip()
+    configs = parse_configs(args.config)
     kip848 = protocol == "consumer"
     shortcuts = (
         (args.session_timeout_ms, "session.timeout.ms", "group.consumer.session.timeout.ms"),
@@ -161,17 +169,6 @@ def _configs(args: argparse.Namespace, protocol: str) -> dict[str, str]:
     return configs
 
 
-def _check_writable(option: str, path: str) -> None:
-    """Refuse an output path up front, so a long run is not lost to a typo at the end."""
-    folder = os.path.dirname(os.path.abspath(path))
-    if os.path.isdir(path):
-        raise UsageError(f"{option} {path!r} is a directory")
-    if not os.path.isdir(folder):
-        raise UsageError(f"{option}: no such directory {folder!r}")
-    if not os.access(folder, os.W_OK):
-        raise UsageError(f"{option}: cannot write in {folder!r}")
-
-
 def run(args: argparse.Namespace) -> int:
     for name in ("members", "partitions", "duration_ms"):
         value = getattr(args, name)
@@ -182,9 +179,9 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"--timeline must end in .png or .html, got {path!r}")
     for option, path in (("--events", args.events), ("--timeline", args.timeline)):
         if path is not None:
-            _check_writable(option, path)
+            check_writable(option, path)
     try:
-        scenario = load_scenario(args.scenario)
+        scenario = with_data(load_scenario(args.scenario), parse_data(args.data))
         protocol = args.protocol or scenario.protocol
         settings = Settings(
             scenario=scenario,
@@ -219,7 +216,9 @@ def run(args: argparse.Namespace) -> int:
         except OSError as error:
             raise UsageError(f"cannot write {args.timeline}: {error.strerror}") from None
     if args.json:
-        print(json.dumps(result.metrics.to_json(), sort_keys=False))
+        document = result.metrics.to_json()
+        document["assumptions"] = assumptions(simulation.plan)
+        print(json.dumps(document, sort_keys=False))
     else:
         _print_summary(simulation, result)
     return 0
@@ -252,10 +251,11 @@ def _print_summary(simulation: Simulation, result: RunResult) -> None:
     from rich.table import Table
 
     m = result.metrics
-    table = Table(
-        title=f"{simulation.scenario.name}: {simulation.protocol}, {simulation.assignor}, "
+    title = (
+        f"{simulation.scenario.name}: {simulation.protocol}, {simulation.assignor}, "
         f"{simulation.member_count} members, seed {simulation.seed}"
     )
+    table = Table()
     table.add_column("metric")
     table.add_column("value", justify="right")
     rows: list[tuple[str, object]] = [
@@ -280,7 +280,10 @@ def _print_summary(simulation: Simulation, result: RunResult) -> None:
     for name, value in rows:
         table.add_row(name, str(value))
     console = Console()
+    console.print(title, markup=False, highlight=False)
     console.print(table)
+    for line in assumption_lines(assumptions(simulation.plan)):
+        console.print(line, markup=False, highlight=False)
     for violation in m.violations[:10]:
         console.print(f"[red]violation[/red] {violation['invariant']}: {violation['detail']}")
     if len(m.violations) > 10:

@@ -19,6 +19,7 @@ from typing import Any
 
 from regroup.cli.analyze import add_master_argument, analyze_and_report
 from regroup.cli.errors import UsageError
+from regroup.cli.options import parse_configs, parse_data
 
 __all__ = ["add_parser", "run", "run_grid"]
 
@@ -100,23 +101,10 @@ def _grid(args: argparse.Namespace) -> Any:
         grid = parse_grid(merged)
     except GridError as error:
         raise UsageError(str(error)) from None
-    extra: dict[str, str] = {}
-    for item in args.config:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise UsageError(f"--config expects KEY=VALUE, got {item!r}")
-        extra[key.strip()] = value.strip()
+    extra = parse_configs(args.config)
     if extra:
         grid = replace(grid, configs=tuple({**c, **extra} for c in grid.configs))
-    data: dict[str, int] = {}
-    for item in getattr(args, "data", None) or ():
-        key, sep, value = item.partition("=")
-        try:
-            data[key.strip()] = int(value.strip())
-        except ValueError:
-            raise UsageError(f"--data expects KEY=INTEGER, got {item!r}") from None
-        if not sep or not key.strip():
-            raise UsageError(f"--data expects KEY=INTEGER, got {item!r}")
+    data = parse_data(getattr(args, "data", None) or ())
     if data:
         grid = replace(grid, data=tuple({**d, **data} for d in grid.data))
     return grid

@@ -50,11 +50,15 @@ Rule 5: ``ConsumerMember`` is a façade over parts, each owning one concern and
 Theory of operation
 -------------------
 
-``poll`` first raises what the application must see (KIP-429's first
-callback exception; the fatal error once), then starts a join, checks the
-poll timer, reconciles (KIP-848, "ConsumerGroupHeartbeat API", "Response
-Handling": commit, revoke, assign, acknowledge), auto-commits, and returns
+``poll`` (Kafka's background thread) first raises what the application must
+see (KIP-429's first callback exception; the fatal error once), then starts a
+join, checks the poll timer, reconciles (KIP-848, "ConsumerGroupHeartbeat
+API", "Response Handling": commit, revoke, assign, acknowledge), and returns
 the requests due now: commits, a client-side assignment request, a heartbeat.
+With auto-commit on, the reconciliation and the auto-commit run in
+``on_application_poll`` instead (Kafka's ``maybeReconcile(canCommit)``; see
+``_next_plan``): inside the application's ``poll()``, after it finished the
+previous batch, so the commit before a revocation covers that batch.
 A heartbeat response moves the member epoch and hands the target to the
 ``AssignmentTracker`` (Kafka ``onHeartbeatSuccess``); a fencing error drops
 every partition (``onPartitionsLost``) and rejoins with epoch 0; a leave runs
@@ -301,13 +305,25 @@ class ConsumerMember:
             self._queue_commit(dict(offsets), "application")
 
     def on_application_poll(self, now_ms: int) -> None:
-        """The application polled: reset the poll timer; a STALE member rejoins."""
+        """The application polled: reset the poll timer; a STALE member rejoins; then the
+        work that runs only inside the application's ``poll()``.
+
+        Kafka 4.x ``ApplicationEventProcessor`` (the application's poll event): first
+        ``maybeReconcile(canCommit=true)``, then ``updateTimerAndMaybeCommit`` (the
+        auto-commit). With auto-commit on, a reconciliation starts only here, so its commit
+        before the revocation carries every record the application finished (the
+        application calls ``poll()`` after processing the previous batch); the requests go
+        out at the next ``poll(now_ms)``.
+        """
         self._now = max(self._now, now_ms)
         self._heartbeats.application_polled(now_ms)
         if self._state is MemberState.STALE:
             self._leave.due_to_poll_timer = False
             if self._subscribed:
                 self._transition_to_joining()
+        if self._fatal is None:
+            self._maybe_reconcile(can_commit=True)
+            self._maybe_auto_commit()
 
     def update_metadata(self, image: MetadataImage) -> None:
         """New topic metadata: resolves topic ids the member was waiting for."""
@@ -322,7 +338,6 @@ class ConsumerMember:
         self._maybe_join()
         self._check_poll_timer()
         self._maybe_reconcile()
-        self._maybe_auto_commit()
         requests: list[MemberRequest] = list(self._commits.take_queued())
         assignment_request = self._process.next_request(
             self.config.group_id, self.member_id, self.member_epoch
@@ -369,11 +384,7 @@ class ConsumerMember:
         poll_timer_ms = self._heartbeats.poll_timer_deadline()
         if self._state.is_active and poll_timer_ms is not None:
             deadlines.append(poll_timer_ms)
-        auto_commit_ms = self._commits.next_auto_commit_ms
-        if auto_commit_ms is not None and self._auto_commit_applies:
-            # Only while ``_maybe_auto_commit`` would act on it: a deadline ``poll`` ignores
-            # (e.g. JOINING at epoch 0, after the poll timer expired) would be returned forever.
-            deadlines.append(auto_commit_ms)
+        # No auto-commit deadline: the auto-commit runs in ``on_application_poll`` only.
         return min(deadlines) if deadlines else None
 
     def on_response(self, request: object, response: object, now_ms: int) -> None:
@@ -500,18 +511,33 @@ class ConsumerMember:
 
     # -- reconciliation -----------------------------------------------------------------------
 
-    def _next_plan(self) -> ReconciliationPlan | None:
-        """The reconciliation ``poll`` would start now (``None``: none)."""
+    def _next_plan(self, *, can_commit: bool = False) -> ReconciliationPlan | None:
+        """The reconciliation that would start now (``None``: none).
+
+        Kafka's ``AbstractMembershipManager.maybeReconcile(canCommit)``: an acknowledgement
+        of the same partitions goes ahead anywhere; a real reconciliation with auto-commit
+        on waits for the application's poll (``can_commit``), because its commit must
+        carry the positions the application has finished; the background ``poll`` passes
+        ``canCommit=false``.
+        """
         if self._state is not MemberState.RECONCILING or self._assigned.waiting is not None:
             return None
-        return self._assigned.plan(self._metadata)
+        plan = self._assigned.plan(self._metadata)
+        if (
+            plan is not None
+            and not plan.acknowledge_only
+            and not can_commit
+            and self._commits.auto_commits
+        ):
+            return None
+        return plan
 
     def _reconcile_ready(self) -> bool:
         return self._next_plan() is not None
 
-    def _maybe_reconcile(self) -> None:
+    def _maybe_reconcile(self, *, can_commit: bool = False) -> None:
         """KIP-848, "Response Handling" steps 1-3 (Kafka's ``maybeReconcile``)."""
-        plan = self._next_plan()
+        plan = self._next_plan(can_commit=can_commit)
         if plan is None:
             return
         if plan.acknowledge_only:

@@ -7,7 +7,9 @@ commits with its member id and member epoch (OffsetCommit v9+,
 member id ``""`` and epoch -1, as Kafka's ``CommitRequestManager`` does.
 
 ``enable.auto.commit`` (Kafka default true) commits the consumed positions
-every ``auto.commit.interval.ms`` (5 s) and only the positions that moved.
+every ``auto.commit.interval.ms`` (5 s), on the application's poll (Kafka's
+``updateTimerAndMaybeCommit``), and only the positions that moved since they
+were last committed.
 The member does not own fetch positions: the driver reports them through the
 member's ``positions`` callable (Kafka's ``subscriptions.allConsumed()``), which
 the tracker holds, as Kafka's ``CommitRequestManager`` holds the subscriptions.
@@ -103,6 +105,9 @@ class CommitTracker:
             group_instance_id=instance_id,
         )
         self._queued.append(_Commit(request, purpose, dict(offsets)))
+        # The next auto-commit sends only what moved since any commit of these positions
+        # (a revocation's commit followed by a due auto-commit sends nothing twice).
+        self._last_auto.update(offsets)
         return request
 
     def take_queued(self) -> list[OffsetCommitRequest]:

@@ -59,12 +59,13 @@ from regroup.pipeline.schema import EVENT_SCHEMA, event_rows, rows_to_arrow_batc
 from regroup.sim.scenario import (
     BUILTINS,
     PROTOCOLS,
-    DataConfig,
     Scenario,
     ScenarioError,
     builtin_scenario,
     parse_scenario,
 )
+from regroup.sim.scenario import with_data as scenario_with_data
+from regroup.sim.settings import SettingsError
 from regroup.sim.simulation import Settings, Simulation, run_simulation
 
 if TYPE_CHECKING:
@@ -175,16 +176,10 @@ def sized(scenario: Scenario, members: int | None) -> Scenario:
 
 def with_data(scenario: Scenario, data: Mapping[str, int]) -> Scenario:
     """``scenario`` with keys of its ``[data]`` table replaced; ``GridError`` if one is wrong."""
-    if not data:
-        return scenario
-    known = set(DataConfig.__dataclass_fields__)
-    unknown = sorted(set(data) - known)
-    if unknown:
-        raise GridError(f"unknown [data] key {unknown[0]!r}; known: {', '.join(sorted(known))}")
     try:
-        return replace(scenario, data=replace(scenario.data, **dict(data)))
+        return scenario_with_data(scenario, data)
     except ScenarioError as error:
-        raise GridError(f"data {dict(data)}: {error}") from None
+        raise GridError(str(error)) from None
 
 
 def _axis(
@@ -231,12 +226,18 @@ def parse_grid(data: Mapping[str, Any]) -> Grid:
     bad = [p for p in protocols if p is not None and p not in PROTOCOLS]
     if bad:
         raise GridError(f"protocol {bad[0]!r} is not one of {', '.join(PROTOCOLS)}")
+    members = _axis(data, "members", int, (None,))
+    partitions = _axis(data, "partitions", int, (None,))
+    for key, values in (("members", members), ("partitions", partitions)):
+        small = [v for v in values if v is not None and v < 1]
+        if small:
+            raise GridError(f"{key}: {small[0]} is not a group size >= 1")
     return Grid(
         scenarios=scenarios,
         protocols=protocols,
         assignors=_axis(data, "assignors", str, (None,)),
-        members=_axis(data, "members", int, (None,)),
-        partitions=_axis(data, "partitions", int, (None,)),
+        members=members,
+        partitions=partitions,
         seeds=seeds,
         configs=tuple({str(k): str(v) for k, v in c.items()} for c in configs) or ({},),
         data=tuple({str(k): int(v) for k, v in d.items()} for d in data_sets) or ({},),
@@ -316,6 +317,9 @@ def expand(grid: Grid) -> tuple[list[RunSpec], list[str]]:
                 continue
             try:
                 simulation = Simulation(settings, keep_events=False)
+            except SettingsError as error:
+                # A request that contradicts itself is refused, as ``simulate`` refuses it.
+                raise GridError(f"{label}: {error}") from None
             except (ScenarioError, ValueError) as error:
                 skipped.append(f"{label}: {error}")
                 continue

@@ -42,6 +42,11 @@ heartbeat reports goes out at the application's next poll (Kafka sends
 JoinGroup from ``KafkaConsumer.poll`` -> ``ConsumerCoordinator.poll``), so a
 member busy with a batch (or stalled) joins after it; a member waiting inside
 ``poll()`` joins at once (every ``drive`` counts as a poll-loop iteration).
+The KIP-848 member likewise reconciles and auto-commits only on the
+application's poll (Kafka's ``maybeReconcile(canCommit=true)`` in the
+application poll event): a revocation that arrives during a batch waits for
+the batch to end, and its commit carries the batch's last offset + 1, so a
+clean reassignment processes nothing twice.
 
 New partitions: the committed offsets are fetched (OffsetFetch to the
 coordinator, through the network; none: ``auto.offset.reset=earliest``, offset
@@ -274,8 +279,9 @@ class SimConsumer:
         member = self.member
         if member is None or not self.alive:
             return
-        if self.in_poll and isinstance(member, ClassicMember):
-            # Kafka's poll() loop calls ConsumerCoordinator.poll while it waits for records.
+        if self.in_poll:
+            # Kafka's poll() loop runs the group's work while it waits for records:
+            # ConsumerCoordinator.poll (classic), the application poll event (KIP-848).
             member.on_application_poll(now)
         try:
             requests: Sequence[Any] = member.poll(now)

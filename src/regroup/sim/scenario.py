@@ -92,6 +92,7 @@ __all__ = [
     "builtin_scenario",
     "load_scenario",
     "parse_scenario",
+    "with_data",
 ]
 
 PROTOCOLS = ("eager", "cooperative", "consumer")
@@ -219,11 +220,32 @@ def _int(data: Mapping[str, Any], key: str, default: int, *, minimum: int = 0) -
     return value
 
 
-def _table(data: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+def _table(
+    data: Mapping[str, Any], key: str, known: tuple[str, ...] | None = None
+) -> Mapping[str, Any]:
+    """The table ``[key]``; with ``known``, a key it does not name is refused (a typo such
+    as ``memebers`` must not run with the default)."""
     value = data.get(key, {})
     if not isinstance(value, Mapping):
         raise ScenarioError(f"[{key}] must be a table")
+    if known is not None:
+        unknown = sorted(set(value) - set(known))
+        if unknown:
+            raise ScenarioError(f"unknown key {unknown[0]!r} in [{key}]; known: {', '.join(known)}")
     return value
+
+
+#: The keys of the ``[group]``, ``[network]`` and ``[data]`` tables.
+GROUP_KEYS = ("members", "protocol", "assignor", "static", "start_spread_ms")
+NETWORK_KEYS = ("latency_ms", "jitter_ms", "loss")
+DATA_KEYS = (
+    "records_per_second",
+    "produce_interval_ms",
+    "processing_us_per_record",
+    "max_poll_records",
+    "restore_ms",
+    "idle_poll_ms",
+)
 
 
 def _members_ref(value: Any) -> str | tuple[int, ...]:
@@ -266,7 +288,8 @@ def _parse_action(data: Any, index: int) -> Action:
         at_ms=None if at is None else _int(data, "at_ms", 0),
         after_ms=None if after is None else _int(data, "after_ms", 0),
         members=_members_ref(data.get("members", 0)),
-        count=_int(data, "count", 1),
+        # add_partitions without a count doubles the topic (0), as documented above.
+        count=_int(data, "count", 0 if name == "add_partitions" else 1),
         gap_ms=_int(data, "gap_ms", 10000),
         downtime_ms=_int(data, "downtime_ms", 0),
         crash=crash,
@@ -288,7 +311,7 @@ def parse_scenario(data: Mapping[str, Any]) -> Scenario:
     name = data.get("name")
     if not isinstance(name, str) or not name:
         raise ScenarioError("a scenario needs a name")
-    group = _table(data, "group")
+    group = _table(data, "group", GROUP_KEYS)
     protocol = group.get("protocol", "cooperative")
     if protocol not in PROTOCOLS:
         raise ScenarioError(f"group.protocol must be one of {', '.join(PROTOCOLS)}")
@@ -302,17 +325,15 @@ def parse_scenario(data: Mapping[str, Any]) -> Scenario:
     if not isinstance(topics_table, Mapping) or not topics_table:
         raise ScenarioError("[topics] must map topic names to partition counts")
     topics = {str(t): _int(topics_table, t, 0, minimum=1) for t in topics_table}
-    data_table = _table(data, "data")
+    data_table = _table(data, "data", DATA_KEYS)
+    network_table = _table(data, "network", NETWORK_KEYS)
     try:
         data_config = DataConfig(**{k: _int(data_table, k, 0) for k in data_table})
-        network_table = _table(data, "network")
         network = NetworkConfig(
             latency_ms=_int(network_table, "latency_ms", 1),
             jitter_ms=_int(network_table, "jitter_ms", 0),
             loss=float(network_table.get("loss", 0.0)),
         )
-    except TypeError as exc:
-        raise ScenarioError(f"unknown key in [data]: {exc}") from None
     except ValueError as exc:
         raise ScenarioError(str(exc)) from None
     actions = data.get("actions", [])
@@ -340,6 +361,19 @@ def parse_scenario(data: Mapping[str, Any]) -> Scenario:
         broker=dict(_table(data, "broker")),
         actions=tuple(_parse_action(a, i) for i, a in enumerate(actions)),
     )
+
+
+def with_data(scenario: Scenario, data: Mapping[str, int]) -> Scenario:
+    """``scenario`` with keys of its ``[data]`` table replaced (``--data KEY=N``)."""
+    if not data:
+        return scenario
+    unknown = sorted(set(data) - set(DATA_KEYS))
+    if unknown:
+        raise ScenarioError(f"unknown [data] key {unknown[0]!r}; known: {', '.join(DATA_KEYS)}")
+    try:
+        return replace(scenario, data=replace(scenario.data, **dict(data)))
+    except ValueError as error:  # ScenarioError, or DataPlaneConfig's own check
+        raise ScenarioError(f"data {dict(data)}: {error}") from None
 
 
 def load_scenario(name_or_path: str) -> Scenario:

@@ -70,6 +70,8 @@ class Simulation:
 
     def __init__(self, settings: Settings, *, keep_events: bool = True) -> None:
         plan = plan_run(settings)
+        #: What the run was resolved to (``assumptions`` reads it).
+        self.plan = plan
         scenario = plan.scenario
         self.scenario = scenario
         self.protocol = plan.protocol

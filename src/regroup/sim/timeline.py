@@ -38,7 +38,15 @@ from regroup.events import (
 )
 from regroup.model import TopicPartition
 
-__all__ = ["MAX_LANES", "Segment", "Timeline", "build_timeline", "write_timeline"]
+__all__ = [
+    "MAX_LANES",
+    "Segment",
+    "Timeline",
+    "build_timeline",
+    "to_html",
+    "to_svg",
+    "write_timeline",
+]
 
 MAX_LANES = 256
 #: Steps are labelled in the PNG up to this many (a 1,000-member bounce has thousands).
@@ -262,6 +270,11 @@ def _caption(lanes: bool) -> str:
         "Rows: consumers. Line: how many partitions the consumer serves (of its row's "
         "maximum); 'unowned': how many partitions no one serves. Dashed: scenario steps."
     )
+
+
+def to_svg(timeline: Timeline) -> str:
+    """The picture alone, as an inline SVG element (``compare --html`` puts three side by side)."""
+    return _svg(timeline)
 
 
 def to_html(timeline: Timeline) -> str:
