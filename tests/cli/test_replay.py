@@ -12,15 +12,43 @@ from regroup.cli.main import main
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
+KIP_848 = ["--config", "regroup.consumer.semantics=kip-848"]
+
+
 def test_case_study_example_matches_expected_output(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["replay", str(EXAMPLES / "replay-case-study.json")]) == 0
+    """Under the design document's semantics the KIP's case study replays exactly as before."""
+    assert main(["replay", *KIP_848, str(EXAMPLES / "replay-case-study.json")]) == 0
     out = capsys.readouterr().out
     expected = (EXAMPLES / "replay-case-study.expected.jsonl").read_text()
     assert out.splitlines() == expected.splitlines()
 
 
+def test_case_study_under_kafka_semantics_matches_its_own_output(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The default (Kafka 4.0): B and C wait at the target epoch, not at epoch 0."""
+    assert main(["replay", str(EXAMPLES / "replay-case-study.json")]) == 0
+    out = capsys.readouterr().out
+    expected = (EXAMPLES / "replay-case-study.kafka.expected.jsonl").read_text()
+    assert out.splitlines() == expected.splitlines()
+    lines = [json.loads(line) for line in out.splitlines()]
+    b_joins = next(line for line in lines if (line["response"] or {}).get("member_id") == "B")
+    assert b_joins["response"]["member_epoch"] == 2
+
+
+def test_replay_config_flag_overrides_the_script(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps({"config": {"regroup.consumer.semantics": "kafka"}, "steps": []}))
+    assert main(["replay", "--config", "regroup.consumer.semantics=bogus", str(path)]) == 2
+    assert "regroup.consumer.semantics must be kafka or kip-848" in capsys.readouterr().err
+    assert main(["replay", "--config", "nonsense", str(path)]) == 2
+    assert "--config expects NAME=VALUE" in capsys.readouterr().err
+
+
 def test_case_study_example_shows_the_kip_epochs(capsys: pytest.CaptureFixture[str]) -> None:
-    main(["replay", str(EXAMPLES / "replay-case-study.json")])
+    main(["replay", *KIP_848, str(EXAMPLES / "replay-case-study.json")])
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     final = lines[-1]["groups"]["case-study"]
     assert (final["group_epoch"], final["assignment_epoch"], final["group_state"]) == (

@@ -37,7 +37,6 @@ from regroup.model.requests.consumer import (
         (dict(subscribed_topic_names=None), "SubscribedTopicNames or SubscribedTopicRegex"),
         (dict(member_epoch=-2), "InstanceId can't be null."),
         (dict(member_epoch=-3), "MemberEpoch is invalid."),
-        (dict(subscribed_topic_regex="fo.*"), "cannot be used together"),
         (
             dict(server_assignor="range", client_assignors=(ClientAssignor("x", 0, 1),)),
             "ServerAssignor and ClientAssignors",
@@ -64,6 +63,31 @@ def test_invalid_requests(fields: dict[str, Any], message: str) -> None:
     assert message in response.error_message
     assert h.records == []
     assert "g" not in h.coordinator.groups
+
+
+def test_names_and_regex_together_only_under_the_kip() -> None:
+    """The KIP refuses SubscribedTopicNames with SubscribedTopicRegex; Kafka 4.0 takes both."""
+    join = dict(
+        group_id="g",
+        member_id="m",
+        member_epoch=0,
+        rebalance_timeout_ms=1000,
+        subscribed_topic_names=("foo",),
+        subscribed_topic_regex="ba.*",
+        topic_partitions=(),
+    )
+    kip = Harness(regroup_consumer_semantics="kip-848", topics={"foo": 3, "bar": 2})
+    refused = kip.call(ConsumerGroupHeartbeatRequest(**join))
+    assert refused.error_code is ErrorCode.INVALID_REQUEST
+    assert "cannot be used together" in (refused.error_message or "")
+    kafka = Harness(topics={"foo": 3, "bar": 2})
+    accepted = kafka.call(ConsumerGroupHeartbeatRequest(**join))
+    assert accepted.error_code is ErrorCode.NONE
+    member = kafka.group().members["m"]
+    assert (member.subscribed_topic_names, member.subscribed_topic_regex) == (
+        frozenset({"foo"}),
+        "ba.*",
+    )
 
 
 def test_joining_with_owned_partitions_is_invalid() -> None:
@@ -120,7 +144,7 @@ def test_group_max_size_never_rejects_existing_members() -> None:
 
 
 def test_fenced_member_epoch_greater_and_smaller() -> None:
-    h = Harness()
+    h = Harness(regroup_consumer_semantics="kip-848")
     h.join("a")
     response = h.hb("a", 2, [0, 1, 2])
     assert response.error_code is ErrorCode.FENCED_MEMBER_EPOCH
@@ -145,7 +169,7 @@ def test_fenced_member_epoch_greater_and_smaller() -> None:
 
 
 def test_bare_epoch_zero_from_a_dropped_member_is_unknown() -> None:
-    h = Harness()
+    h = Harness(regroup_consumer_semantics="kip-848")
     h.join("a")
     h.join("b")  # blocked at epoch 0 (Rule 5), then silent
     assert h.hb("b", 0).member_epoch == 0
@@ -222,7 +246,7 @@ def test_response_carries_assignment_only_when_needed() -> None:
 
 
 def test_partial_heartbeat_never_acknowledges_a_revocation() -> None:
-    h = Harness()
+    h = Harness(regroup_consumer_semantics="kip-848")
     h.join("a")
     h.hb("a", 1, [0, 1, 2])
     h.join("b")

@@ -77,12 +77,26 @@ def add_parser(subparsers: Any) -> None:
         "against the group coordinator; print one JSON line per step.",
     )
     parser.add_argument("script", help="path of the JSON script, or - for stdin")
+    parser.add_argument(
+        "--config",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a broker config by Kafka's name, over the script's 'config' (repeatable), "
+        "e.g. regroup.consumer.semantics=kip-848",
+    )
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     script = _load(args.script)
-    for line in replay_script(script):
+    overrides: dict[str, str] = {}
+    for pair in args.config:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise UsageError(f"--config expects NAME=VALUE, got {pair!r}")
+        overrides[name.strip()] = value.strip()
+    for line in replay_script(script, overrides):
         sys.stdout.write(json.dumps(line, separators=(",", ":")) + "\n")
     sys.stdout.flush()
     return 0
@@ -150,15 +164,23 @@ def _ids_for_names(data: Any, image: MetadataImage) -> Any:
     return data
 
 
-def replay_script(script: Any) -> list[dict[str, Any]]:
-    """Run a parsed script; the output lines as JSON-ready dicts."""
+def replay_script(
+    script: Any, config_overrides: Mapping[str, str] | None = None
+) -> list[dict[str, Any]]:
+    """Run a parsed script; the output lines as JSON-ready dicts.
+
+    ``config_overrides``: broker configs (``--config``) over the script's own.
+    """
     if not isinstance(script, dict):
         raise UsageError("a replay script must be a JSON object")
     unknown = set(script) - {"config", "topics", "initial_records", "steps"}
     if unknown:
         raise UsageError(f"unknown script field {sorted(unknown)[0]!r}")
+    properties = script.get("config") or {}
+    if not isinstance(properties, dict):
+        raise UsageError("config: expected an object of broker configs")
     try:
-        config = GroupCoordinatorConfig.from_properties(script.get("config") or {})
+        config = GroupCoordinatorConfig.from_properties({**properties, **(config_overrides or {})})
     except InvalidConfigError as exc:
         raise UsageError(f"config: {exc}") from None
     try:
