@@ -520,3 +520,41 @@ def test_events_name_topics() -> None:
         "group_state_changed",
     ):
         assert kind in kinds
+
+
+# -- issue 18, bug 1: the previous member epoch shifts in every reconciliation step ---------
+
+
+def _member_revoking_at_epoch_2(h: Harness) -> None:
+    """a: epoch 1 -> 2 (foo grown), then b joins and a must revoke at epoch 2."""
+    h.join("a")
+    h.hb("a", 1, [0, 1, 2])
+    h.set_topics({"foo": 4})
+    assert h.hb("a", 1, [0, 1, 2]).member_epoch == 2
+    h.hb("a", 2, [0, 1, 2, 3])
+    h.join("b")
+    assert h.hb("a", 2, [0, 1, 2, 3]).member_epoch == 2
+    assert h.group().members["a"].state is MemberState.UNREVOKED_PARTITIONS
+
+
+def test_a_revocation_at_the_same_epoch_shifts_the_previous_epoch_and_fences_stale() -> None:
+    """Kafka ``updateMemberEpoch`` in every branch of ``computeNextAssignment``: after the
+    revocation step at epoch 2 the previous epoch is 2, so a heartbeat at epoch 1 (even
+    with owned partitions within the assignment) is FENCED_MEMBER_EPOCH, not a lost
+    response."""
+    h = Harness()
+    _member_revoking_at_epoch_2(h)
+    a = h.group().members["a"]
+    assert (a.member_epoch, a.previous_member_epoch) == (2, 2)
+    kept = h.parts("a")
+    assert h.hb("a", 1, kept[:1]).error_code is ErrorCode.FENCED_MEMBER_EPOCH
+
+
+def test_under_the_kip_the_previous_epoch_moves_only_with_the_epoch() -> None:
+    """The design document's rule (kept under kip-848): the revocation step keeps the
+    previous epoch, and the epoch-1 heartbeat is the lost-response case."""
+    h = Harness(regroup_consumer_semantics="kip-848")
+    _member_revoking_at_epoch_2(h)
+    a = h.group().members["a"]
+    assert (a.member_epoch, a.previous_member_epoch) == (2, 1)
+    assert h.hb("a", 1, h.parts("a")[:1]).error_code is ErrorCode.NONE
