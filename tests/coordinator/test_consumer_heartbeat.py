@@ -558,3 +558,56 @@ def test_under_the_kip_the_previous_epoch_moves_only_with_the_epoch() -> None:
     a = h.group().members["a"]
     assert (a.member_epoch, a.previous_member_epoch) == (2, 1)
     assert h.hb("a", 1, h.parts("a")[:1]).error_code is ErrorCode.NONE
+
+
+# -- issue 18, bug 2 (Kafka GroupMetadataManagerTest.testStaticMemberRejoinsWithNewSubscribedTopics)
+
+
+def test_static_member_rejoins_with_new_subscribed_topics() -> None:
+    """The replaced member is copied as it was (old subscription), then updated: 12 records."""
+    h = Harness(topics={"foo": 6, "bar": 3})
+    h.join("m1", instance_id="instance-id-1", server_assignor="range")
+    h.join("m2", instance_id="instance-id-2", server_assignor="range")
+    h.stabilize(["m1", "m2"])
+    assert (h.parts("m1"), h.parts("m2")) == ([0, 1, 2], [3, 4, 5])
+    epoch = h.group().group_epoch
+    away = h.hb("m2", h.group().members["m2"].member_epoch, instance_id="instance-id-2")
+    assert away.error_code is ErrorCode.NONE
+    h.hb("m2", -2, instance_id="instance-id-2")
+    assert len(h.last_records) == 1
+
+    rejoin = h.join(
+        "m2-rejoin",
+        topics=("foo", "bar"),
+        instance_id="instance-id-2",
+        server_assignor="range",
+        rebalance_timeout_ms=5000,
+    )
+    assert rejoin.error_code is ErrorCode.NONE
+    assert rejoin.member_epoch == epoch + 1
+    by_topic = {tp.topic_id: sorted(tp.partitions) for tp in rejoin.assignment.topic_partitions}
+    assert by_topic == {h.topic_id("foo"): [3, 4, 5], h.topic_id("bar"): [0, 1, 2]}
+    records = h.last_records
+    names = [
+        (r.key.record_name, getattr(r.key, "member_id", None), r.value is None) for r in records
+    ]
+    assert names == [
+        ("ConsumerGroupCurrentMemberAssignment", "m2", True),
+        ("ConsumerGroupTargetAssignmentMember", "m2", True),
+        ("ConsumerGroupMemberMetadata", "m2", True),
+        ("ConsumerGroupMemberMetadata", "m2-rejoin", False),
+        ("ConsumerGroupTargetAssignmentMember", "m2-rejoin", False),
+        ("ConsumerGroupCurrentMemberAssignment", "m2-rejoin", False),
+        ("ConsumerGroupMemberMetadata", "m2-rejoin", False),
+        ("ConsumerGroupPartitionMetadata", None, False),
+        ("ConsumerGroupMetadata", None, False),
+        ("ConsumerGroupTargetAssignmentMember", "m2-rejoin", False),
+        ("ConsumerGroupTargetAssignmentMetadata", None, False),
+        ("ConsumerGroupCurrentMemberAssignment", "m2-rejoin", False),
+    ]
+    copied, updated = records[3].value, records[6].value
+    assert copied.subscribed_topic_names == ("foo",)
+    assert sorted(updated.subscribed_topic_names) == ["bar", "foo"]
+    copy_state = records[5].value
+    assert (copy_state.member_epoch, copy_state.previous_member_epoch) == (0, 0)
+    assert h.rebuilt() == h.group()

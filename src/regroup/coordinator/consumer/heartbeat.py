@@ -514,7 +514,12 @@ def _write_member(
     gid = txn.group_id
     reason: str | None = None
     if replaced is not None:
-        replace_static_member(txn, replaced, updated, "consumer")
+        # Kafka ``replaceStaticMember`` writes the replaced member as it was, under the
+        # new member id; then the request's changes are an ordinary update of it
+        # (``testStaticMemberRejoinsWithNewSubscribedTopics``: two member records).
+        replace_static_member(txn, replaced, member, "consumer")
+        if not updated.metadata_equals(member):
+            txn.write(records.member_metadata_record(gid, updated))
     elif is_new or not updated.metadata_equals(member):
         txn.write(records.member_metadata_record(gid, updated))
         if is_new:
