@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -136,3 +137,119 @@ def test_metadata_steps_timers_and_initial_records(
         r["name"] == "ConsumerGroupMemberMetadata" and r["value"] is None
         for r in lines[2]["records"]
     )
+
+
+# -- the format extensions of issue 18 --------------------------------------------------------
+
+
+def _join(member: str) -> dict[str, object]:
+    return {
+        "request": "ConsumerGroupHeartbeat",
+        "data": {
+            "group_id": "g",
+            "member_id": member,
+            "member_epoch": 0,
+            "rebalance_timeout_ms": 300000,
+            "subscribed_topic_names": ["foo"],
+            "topic_partitions": [],
+        },
+    }
+
+
+def _lines(tmp_path: Path, script: object, capsys: pytest.CaptureFixture[str]) -> list[Any]:
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps(script))
+    assert main(["replay", str(path)]) == 0
+    return [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+
+
+def test_output_keys_are_the_contract_plus_timers_and_member_states(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    main(["replay", str(EXAMPLES / "replay-case-study.json")])
+    for line in capsys.readouterr().out.splitlines():
+        assert list(json.loads(line)) == [
+            "step",
+            "now_ms",
+            "kind",
+            "response",
+            "records",
+            "groups",
+            "timers",
+            "member_states",
+        ]
+
+
+def test_timers_and_member_states_per_step(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = _lines(tmp_path, {"topics": {"foo": 2}, "steps": [_join("A"), _join("B")]}, capsys)
+    assert lines[0]["timers"] == [{"key": "consumer-session-g-A", "deadline_ms": 45000}]
+    b = lines[1]["member_states"]["g"]["B"]
+    assert (b["state"], b["member_epoch"], b["previous_member_epoch"]) == (
+        "UNRELEASED_PARTITIONS",
+        2,
+        0,
+    )
+    a = lines[1]["member_states"]["g"]["A"]
+    assert (a["assigned"], a["pending_revocation"]) == ({"foo": [0, 1]}, {})
+
+
+def test_scripted_assignor_failure(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    script = {
+        "topics": {"foo": 2},
+        "steps": [{"assignor_result": {"group_id": "g", "error": "boom"}}, _join("A")],
+    }
+    lines = _lines(tmp_path, script, capsys)
+    response = lines[1]["response"]
+    assert response["error_code"] == "UNKNOWN_SERVER_ERROR"
+    assert "boom" in response["error_message"]
+    assert lines[1]["records"] == []
+
+
+def test_repeating_assignor_result_until_replaced(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = {
+        "topics": {"foo": 4},
+        "steps": [
+            {"assignor_result": {"group_id": "g", "repeat": True, "members": {"A": {"foo": [0]}}}},
+            _join("A"),
+            _join("B"),  # the same result again: A keeps foo-0, B gets nothing
+            {"assignor_result": {"group_id": "g", "members": {"A": {"foo": [1]}}}},
+            _join("C"),  # the replacement, used once
+            _join("D"),  # then the real assignor
+        ],
+    }
+    lines = _lines(tmp_path, script, capsys)
+    targets = [
+        {
+            m["member_id"]: m["target_assignment"]
+            for m in line["groups"].get("g", {"members": []})["members"]
+        }
+        for line in lines
+    ]
+    assert _target_parts(targets[1]["A"]) == [0]
+    assert _target_parts(targets[2]["A"]) == [0] and _target_parts(targets[2]["B"]) == []
+    assert _target_parts(targets[4]["A"]) == [1]
+    assert sorted(p for t in targets[5].values() for p in _target_parts(t)) == [0, 1, 2, 3]
+
+
+def _target_parts(target: Any) -> list[int]:
+    return sorted(p for tp in target["topic_partitions"] for p in tp["partitions"])
+
+
+def test_records_loaded_in_the_middle_of_a_script(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = {
+        "topics": {"foo": 2},
+        "steps": [
+            {"records": [{"type": 3, "key": {"group_id": "g"}, "value": {"epoch": 4}}]},
+            _join("A"),
+        ],
+    }
+    lines = _lines(tmp_path, script, capsys)
+    assert lines[0]["kind"] == "records" and lines[0]["records"] == []
+    assert lines[0]["groups"]["g"]["group_epoch"] == 4
+    assert lines[1]["response"]["member_epoch"] == 5

@@ -188,11 +188,7 @@ def replay_script(
     except ValueError as exc:
         raise UsageError(f"topics: {exc}") from None
     coordinator = GroupCoordinator(config, metadata=image)
-    for index, raw in enumerate(script.get("initial_records") or []):
-        try:
-            coordinator.replay(CoordinatorRecord.from_dict(raw))
-        except (CodecError, ValueError, TypeError, AttributeError) as exc:
-            raise UsageError(f"initial_records[{index}]: {exc}") from None
+    _load_records(coordinator, script.get("initial_records") or [], "initial_records")
     steps = script.get("steps")
     if not isinstance(steps, list):
         raise UsageError("'steps' must be a list")
@@ -234,6 +230,11 @@ def replay_script(
             _only(step, {"metadata"}, where)
             result = _metadata_step(coordinator, step["metadata"], now, where)
             kind = "metadata"
+        elif "records" in step:
+            _only(step, {"records"}, where)
+            _load_records(coordinator, step["records"], f"{where}.records")
+            result = CoordinatorResult()
+            kind = "records"
         elif "assignor_result" in step:
             _only(step, {"assignor_result"}, where)
             _assignor_step(coordinator, step["assignor_result"], where)
@@ -253,9 +254,52 @@ def replay_script(
                     for group_id in sorted(coordinator.groups)
                     if coordinator.state.consumer_group(group_id) is not None
                 },
+                "timers": [
+                    {"key": key, "deadline_ms": deadline}
+                    for deadline, key in coordinator.state.timer.scheduled()
+                ],
+                "member_states": _member_states(coordinator),
             }
         )
     return lines
+
+
+def _load_records(coordinator: GroupCoordinator, raws: Any, where: str) -> None:
+    if not isinstance(raws, list):
+        raise UsageError(f"{where}: expected a list of records")
+    for index, raw in enumerate(raws):
+        try:
+            coordinator.replay(CoordinatorRecord.from_dict(raw))
+        except (CodecError, ValueError, TypeError, AttributeError) as exc:
+            raise UsageError(f"{where}[{index}]: {exc}") from None
+
+
+def _by_name(coordinator: GroupCoordinator, assignment: Mapping[Uuid, frozenset[int]]) -> Any:
+    """``{topic name (or id if unknown): [partitions]}``, sorted."""
+    named: dict[str, list[int]] = {}
+    for topic_id, partitions in assignment.items():
+        topic = coordinator.metadata.topic_by_id(topic_id)
+        named[topic.name if topic is not None else str(topic_id)] = sorted(partitions)
+    return dict(sorted(named.items()))
+
+
+def _member_states(coordinator: GroupCoordinator) -> dict[str, dict[str, Any]]:
+    states: dict[str, dict[str, Any]] = {}
+    for group_id in sorted(coordinator.groups):
+        group = coordinator.state.consumer_group(group_id)
+        if group is None:
+            continue
+        states[group_id] = {
+            member.member_id: {
+                "state": member.state.name,
+                "member_epoch": member.member_epoch,
+                "previous_member_epoch": member.previous_member_epoch,
+                "assigned": _by_name(coordinator, member.assigned_partitions),
+                "pending_revocation": _by_name(coordinator, member.partitions_pending_revocation),
+            }
+            for member in sorted(group.members.values(), key=lambda m: m.member_id)
+        }
+    return states
 
 
 def _only(step: Mapping[str, Any], allowed: set[str], where: str) -> None:
@@ -286,10 +330,34 @@ def _metadata_step(
 
 
 def _assignor_step(coordinator: GroupCoordinator, spec: Any, where: str) -> None:
-    if not isinstance(spec, dict) or set(spec) != {"group_id", "members"}:
-        raise UsageError(f"{where}.assignor_result: expected 'group_id' and 'members'")
-    group_id, members = spec["group_id"], spec["members"]
-    if not isinstance(group_id, str) or not isinstance(members, dict):
+    shape = "expected 'group_id' and 'members' or 'error' (and optionally 'repeat')"
+    if not isinstance(spec, dict) or "group_id" not in spec:
+        raise UsageError(f"{where}.assignor_result: {shape}")
+    keys = set(spec) - {"group_id", "repeat"}
+    if keys not in ({"members"}, {"error"}):
+        raise UsageError(f"{where}.assignor_result: {shape}")
+    group_id, repeat = spec["group_id"], spec.get("repeat", False)
+    if not isinstance(group_id, str) or not isinstance(repeat, bool):
+        raise UsageError(f"{where}.assignor_result: bad 'group_id' or 'repeat'")
+    if "error" in spec:
+        if not isinstance(spec["error"], str):
+            raise UsageError(f"{where}.assignor_result: 'error' must be a string")
+        scripted = ScriptedAssignor(None, error=spec["error"], repeat=repeat)
+    else:
+        scripted = ScriptedAssignor(
+            GroupAssignment(_scripted_assignment(coordinator, spec["members"], where)),
+            repeat=repeat,
+        )
+    queue = coordinator.consumer.scripted.setdefault(group_id, [])
+    # A repeating result lasts until the next one replaces it.
+    queue[:] = [a for a in queue if not (isinstance(a, ScriptedAssignor) and a.repeat)]
+    queue.append(scripted)
+
+
+def _scripted_assignment(
+    coordinator: GroupCoordinator, members: Any, where: str
+) -> dict[str, MemberAssignment]:
+    if not isinstance(members, dict):
         raise UsageError(f"{where}.assignor_result: bad 'group_id' or 'members'")
     assignment: dict[str, MemberAssignment] = {}
     for member_id, topics in members.items():
@@ -308,6 +376,4 @@ def _assignor_step(coordinator: GroupCoordinator, spec: Any, where: str) -> None
                 )
             partitions[topic.topic_id] = frozenset(numbers)
         assignment[member_id] = MemberAssignment(partitions)
-    coordinator.consumer.scripted.setdefault(group_id, []).append(
-        ScriptedAssignor(GroupAssignment(assignment))
-    )
+    return assignment
