@@ -41,11 +41,11 @@ docs/kafka-differences.md has the table):
 * SubscribedTopicNames and SubscribedTopicRegex: ``kip-848`` refuses both
   non-empty in one request and lets each replace the other; ``kafka`` applies
   every non-null field and subscribes to their union;
-* when the response carries the assignment. Kafka
+* when the response carries the assignment. Kafka 4.0
   (``GroupMetadataManager.consumerGroupHeartbeat``): when the member's assigned
-  partitions changed in this heartbeat, or the request was full (a join at
-  epoch 0 is always full: RebalanceTimeoutMs, a subscription and TopicPartitions
-  are all set); nothing else. ``kip-848`` also sends it when the member epoch
+  partitions changed in this heartbeat, or the request was full (epoch 0, or
+  RebalanceTimeoutMs, a subscription and TopicPartitions all set); nothing
+  else (3.7/3.8 also answered every request that reported TopicPartitions). ``kip-848`` also sends it when the member epoch
   moved, while the member is below the assignment epoch (KIP: "only set the
   Assignment field when the member epoch is smaller than the target assignment
   epoch"), and when the partitions the member reports differ from its assignment
@@ -329,14 +329,17 @@ def _heartbeat(
         and (req.subscribed_topic_names is not None or req.subscribed_topic_regex is not None)
         and req.topic_partitions is not None
     )
-    # Kafka: a full request, or assigned partitions that changed in this heartbeat
-    # (against the member as the request found it, i.e. after a static replacement
-    # or a rejoin's reset).
-    send_assignment = full or current.assigned_partitions != member.assigned_partitions
+    # Kafka 4.0: a full request (epoch 0 counts as one), or assigned partitions that
+    # changed in this heartbeat (against the member as the request found it, i.e.
+    # after a static replacement or a rejoin's reset).
+    send_assignment = (
+        req.member_epoch == 0
+        or full
+        or current.assigned_partitions != member.assigned_partitions
+    )
     if not semantics.is_kafka:
         send_assignment = send_assignment or (
-            req.member_epoch == 0
-            or current.member_epoch != member.member_epoch
+            current.member_epoch != member.member_epoch
             or current.member_epoch < group.assignment_epoch
             or (
                 req.topic_partitions is not None
