@@ -446,7 +446,8 @@ def test_unknown_topic_gets_nothing_until_created() -> None:
 
 
 def test_regex_subscription() -> None:
-    h = Harness(topics={"foo-1": 1, "foo-2": 1, "bar": 1})
+    """The design document's semantics: the regex is resolved inside the heartbeat."""
+    h = Harness(topics={"foo-1": 1, "foo-2": 1, "bar": 1}, regroup_consumer_semantics="kip-848")
     response = h.join("a", subscribed_topic_regex="foo-.*")
     assert response.error_code is ErrorCode.NONE
     assert sorted(tp.topic_id for tp in response.assignment.topic_partitions) == sorted(
@@ -461,6 +462,52 @@ def test_regex_subscription() -> None:
     h.hb("a", 2, subscribed_topic_regex="", subscribed_topic_names=("bar",))
     assert h.group().resolved_regexes == {}
     assert h.rebuilt() == h.group()
+
+
+def test_regex_subscription_is_resolved_asynchronously_under_kafka() -> None:
+    """Kafka 4.0 (``maybeUpdateRegularExpressions``, ``handleRegularExpressionsResult``):
+    the joining heartbeat only asks for a refresh; the resolution lands later (the
+    ``consumer-regex-<group>`` timer, due at once), writes the regex record and bumps
+    the group epoch; the member's next heartbeat gets the partitions."""
+    h = Harness(topics={"foo-1": 1, "foo-2": 1, "bar": 1})
+    h.join("b")  # a member by name first: the group exists at epoch 1
+    h.hb("b", 1, [])
+    response = h.join("a", subscribed_topic_regex="foo-.*")
+    assert response.error_code is ErrorCode.NONE
+    # no bump for a member that subscribes by an unresolved regex only.
+    assert h.group().group_epoch == 1
+    assert (response.member_epoch, response_parts(response)) == (1, [])
+    assert "foo-.*" not in h.group().resolved_regexes
+    assert h.next_deadline() == h.now_ms
+    landed = h.advance(0)
+    kinds = [r.key.record_name for r in landed.records]
+    assert kinds == [
+        "ConsumerGroupRegularExpression",
+        "ConsumerGroupPartitionMetadata",
+        "ConsumerGroupMetadata",
+    ]
+    assert h.group().resolved_regexes["foo-.*"].topics == frozenset({"foo-1", "foo-2"})
+    assert h.group().group_epoch == 2
+    response = h.hb("a", 1, [])
+    assert response.member_epoch == 2
+    assert sorted(tp.topic_id for tp in response.assignment.topic_partitions) == sorted(
+        [h.topic_id("foo-1"), h.topic_id("foo-2")]
+    )
+    # a second member with the same, resolved, regex: bumped at once, no refresh.
+    h.join("c", subscribed_topic_regex="foo-.*")
+    assert h.group().group_epoch == 3
+    assert h.rebuilt() == h.group()
+
+
+def test_unresolved_regex_after_loading_is_refreshed() -> None:
+    """After a restart, a regex the group subscribes to but never resolved is resolved."""
+    h = Harness(topics={"foo-1": 1})
+    h.join("a", subscribed_topic_regex="foo-.*")
+    fresh = h.replay_into_new()
+    fresh.on_loaded()
+    landed = fresh.advance(0)
+    assert "ConsumerGroupRegularExpression" in [r.key.record_name for r in landed.records]
+    assert fresh.group().resolved_regexes["foo-.*"].topics == frozenset({"foo-1"})
 
 
 def test_invalid_regex() -> None:

@@ -114,6 +114,20 @@ class ConsumerSemantics(Enum):
         return not self.is_kafka
 
     @property
+    def regex_resolved_at_once(self) -> bool:
+        """A new regex is resolved inside the heartbeat that subscribes and the epoch bumped
+        there (the design's simplification); Kafka resolves it asynchronously and bumps
+        the epoch when the resolution lands (``coordinator.consumer.regex_refresh``)."""
+        return not self.is_kafka
+
+    @property
+    def every_join_bumps_epoch(self) -> bool:
+        """A new member always bumps the group epoch (the KIP: "A new member joins");
+        Kafka bumps only when the subscribed topic names change (so not for a member
+        that subscribes by a regex not resolved yet, or to nothing)."""
+        return not self.is_kafka
+
+    @property
     def names_and_regex_exclusive(self) -> bool:
         """SubscribedTopicNames and SubscribedTopicRegex may not both be non-empty, and
         setting one clears the other (the KIP); Kafka keeps both and subscribes to

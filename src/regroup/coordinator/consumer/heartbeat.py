@@ -38,6 +38,11 @@ docs/kafka-differences.md has the table):
 * a change of ServerAssignor bumps the group epoch under ``kip-848`` (the KIP:
   "A member updates its assignors"); Kafka 4.0 only writes the member record
   (4.4 bumps for a change of the preferred assignor, KAFKA-20434);
+* a new regular expression: ``kip-848`` resolves it in the heartbeat that
+  subscribes and bumps the epoch there; ``kafka`` checks that it compiles and
+  resolves it asynchronously (``regex_refresh``), bumping the epoch when the
+  resolution lands; and a member joining bumps the epoch under ``kafka`` only
+  when it subscribes to topic names (a regex-only member does not);
 * SubscribedTopicNames and SubscribedTopicRegex: ``kip-848`` refuses both
   non-empty in one request and lets each replace the other; ``kafka`` applies
   every non-null field and subscribes to their union;
@@ -45,11 +50,12 @@ docs/kafka-differences.md has the table):
   (``GroupMetadataManager.consumerGroupHeartbeat``): when the member's assigned
   partitions changed in this heartbeat, or the request was full (epoch 0, or
   RebalanceTimeoutMs, a subscription and TopicPartitions all set); nothing
-  else (3.7/3.8 also answered every request that reported TopicPartitions). ``kip-848`` also sends it when the member epoch
-  moved, while the member is below the assignment epoch (KIP: "only set the
-  Assignment field when the member epoch is smaller than the target assignment
-  epoch"), and when the partitions the member reports differ from its assignment
-  (it is out of step, e.g. after a lost response).
+  else (3.7/3.8 also answered every request that reported TopicPartitions).
+  ``kip-848`` also sends it when the member epoch moved, while the member is
+  below the assignment epoch (KIP: "only set the Assignment field when the
+  member epoch is smaller than the target assignment epoch"), and when the
+  partitions the member reports differ from its assignment (it is out of step,
+  e.g. after a lost response).
 
 In both semantics (no switch):
 
@@ -97,7 +103,9 @@ from regroup.coordinator.consumer.rebalance import (
     drop_in_flight,
     emit_assignment_changed,
     resolve,
+    subscription_metadata_changed,
 )
+from regroup.coordinator.consumer.regex_refresh import maybe_schedule_refresh
 from regroup.coordinator.consumer.timers import rebalance_key
 from regroup.coordinator.consumer.txn import ConsumerTxn
 from regroup.coordinator.consumer.upgrade import finish_upgrade, take_over
@@ -333,9 +341,7 @@ def _heartbeat(
     # changed in this heartbeat (against the member as the request found it, i.e.
     # after a static replacement or a rejoin's reset).
     send_assignment = (
-        req.member_epoch == 0
-        or full
-        or current.assigned_partitions != member.assigned_partitions
+        req.member_epoch == 0 or full or current.assigned_partitions != member.assigned_partitions
     )
     if not semantics.is_kafka:
         send_assignment = send_assignment or (
@@ -525,7 +531,8 @@ def _write_member(
             txn.write(records.member_metadata_record(gid, updated))
     elif is_new or not updated.metadata_equals(member):
         txn.write(records.member_metadata_record(gid, updated))
-        if is_new:
+        names_changed = updated.subscribed_topic_names != member.subscribed_topic_names
+        if is_new and (semantics.every_join_bumps_epoch or names_changed):
             reason = "member_joined"
     if not is_new and not member.assignment_equals(updated):
         # Rejoin with epoch 0 (reset) or a static member back from epoch -2.
@@ -541,11 +548,9 @@ def _write_member(
                 client_id=updated.client_id,
             )
         )
-    _write_regex(txn, member, updated)
+    regex_bumps = _write_regex(txn, member, updated, semantics)
     if reason is None:
-        if updated.subscribed_topic_names != member.subscribed_topic_names or (
-            updated.subscribed_topic_regex != member.subscribed_topic_regex
-        ):
+        if updated.subscribed_topic_names != member.subscribed_topic_names or regex_bumps:
             reason = "subscription_changed"
         elif updated.client_assignors != member.client_assignors or (
             semantics.assignor_change_bumps_epoch
@@ -556,16 +561,37 @@ def _write_member(
 
 
 def _write_regex(
-    txn: ConsumerTxn, member: ConsumerGroupMember, updated: ConsumerGroupMember
-) -> None:
+    txn: ConsumerTxn,
+    member: ConsumerGroupMember,
+    updated: ConsumerGroupMember,
+    semantics: ConsumerSemantics,
+) -> bool:
+    """The regex records of a subscription change; whether it bumps the group epoch.
+
+    KIP-848's semantics: a new regex is resolved here, and any regex change bumps.
+    Kafka's (``maybeUpdateRegularExpressions``): a regex new to the group is only
+    checked here and resolved asynchronously (``regex_refresh``); the change bumps
+    the epoch now only when the new regex is already resolved, or when the
+    subscribed topics that exist changed (the old regex's topics are gone).
+    """
     old, new = member.subscribed_topic_regex, updated.subscribed_topic_regex
     group = txn.group
     if group is None:
-        return
+        return False
     if old and old != new and old in group.resolved_regexes and group.regex_subscribers(old) == 0:
         txn.write(records.regex_tombstone(txn.group_id, old))
-    if new and new not in group.resolved_regexes:
-        txn.write(records.regex_record(txn.group_id, new, resolve(txn.state, new, txn.now_ms)))
+    if semantics.regex_resolved_at_once:
+        if new and new not in group.resolved_regexes:
+            txn.write(records.regex_record(txn.group_id, new, resolve(txn.state, new, txn.now_ms)))
+        return old != new
+    if old == new:
+        maybe_schedule_refresh(txn.state, txn.group_id, txn.now_ms)
+        return False
+    new_is_new = bool(new) and new not in group.resolved_regexes
+    maybe_schedule_refresh(txn.state, txn.group_id, txn.now_ms, required=new_is_new)
+    if new and not new_is_new:
+        return True
+    return subscription_metadata_changed(txn.state, group)
 
 
 def _leave(txn: ConsumerTxn, req: ConsumerGroupHeartbeatRequest) -> ConsumerGroupHeartbeatResponse:

@@ -62,6 +62,7 @@ __all__ = [
     "partitions_by_name",
     "resolve",
     "server_assignor_name",
+    "subscription_metadata_changed",
 ]
 
 
@@ -130,6 +131,11 @@ def _metadata_equal(a: Mapping[str, TopicMetadata], b: Mapping[str, TopicMetadat
         return {n: (t.topic_id, t.partitions) for n, t in m.items()}
 
     return key(a) == key(b)
+
+
+def subscription_metadata_changed(state: GroupCoordinatorState, group: ConsumerGroup) -> bool:
+    """The subscribed topics that exist differ from the group's subscription metadata."""
+    return not _metadata_equal(_subscription_metadata(state, group), group.subscription_metadata)
 
 
 def resolve(state: GroupCoordinatorState, regex: str, now_ms: int) -> ResolvedRegex:
