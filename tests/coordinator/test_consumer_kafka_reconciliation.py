@@ -297,6 +297,11 @@ def test_unknown_member_and_fenced_instance() -> None:
     assert r.error_code is ErrorCode.FENCED_INSTANCE_ID
     r = h.consumer_group_heartbeat(G, "member-1", 10, instance_id="instance-id-9")
     assert r.error_code is ErrorCode.UNKNOWN_MEMBER_ID
+    assert r.error_message == "Instance id instance-id-9 is unknown."
+    r = h.consumer_group_heartbeat(G, "member-x", 10, instance_id="instance-id-1")
+    assert r.error_message == (
+        "Static member member-x with instance id instance-id-1 was fenced by member member-1."
+    )
 
 
 def test_no_group_epoch_bump_when_static_member_temporarily_leaves() -> None:
@@ -362,5 +367,9 @@ def test_partition_assignor_exception_on_regular_heartbeat() -> None:
         owned={},
     )
     assert r.error_code is ErrorCode.UNKNOWN_SERVER_ERROR
+    assert (
+        r.error_message
+        == "Failed to compute a new target assignment for epoch 1: Assignment failed."
+    )
     assert h.last_result.records == []
     assert G not in h.coordinator.groups

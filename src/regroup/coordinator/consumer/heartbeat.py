@@ -222,13 +222,17 @@ def handle(
             ConsumerGroupHeartbeatResponse(error_code=exc.code, error_message=exc.message),
         )
     except PartitionAssignorError as assignor_error:
+        # Kafka's text (``updateTargetAssignment``), with the epoch being computed.
+        epoch = txn.group.group_epoch if txn.group is not None else 0
         txn.rollback()
         finish_upgrade(state, req.group_id, False, now_ms, txn.result)
         return txn.finish().reply(
             token,
             ConsumerGroupHeartbeatResponse(
                 error_code=ErrorCode.UNKNOWN_SERVER_ERROR,
-                error_message=f"Failed to compute a new target assignment: {assignor_error}",
+                error_message=(
+                    f"Failed to compute a new target assignment for epoch {epoch}: {assignor_error}"
+                ),
             ),
         )
     finish_upgrade(state, req.group_id, True, now_ms, txn.result)
@@ -413,7 +417,7 @@ def _find_member(
         if found is None:
             raise KafkaProtocolError(
                 ErrorCode.UNKNOWN_MEMBER_ID,
-                f"Instance id {req.instance_id} is unknown in group {group.group_id}.",
+                f"Instance id {req.instance_id} is unknown.",
             )
         if found.member_id != member_id:
             raise KafkaProtocolError(
@@ -603,7 +607,7 @@ def _leave(txn: ConsumerTxn, req: ConsumerGroupHeartbeatRequest) -> ConsumerGrou
         if member is None:
             raise KafkaProtocolError(
                 ErrorCode.UNKNOWN_MEMBER_ID,
-                f"Instance id {req.instance_id} is unknown in group {group.group_id}.",
+                f"Instance id {req.instance_id} is unknown.",
             )
         if member.member_id != req.member_id:
             raise KafkaProtocolError(
