@@ -53,6 +53,7 @@ from collections.abc import Mapping
 from typing import Any, TextIO
 
 from regroup.assignors.consumer.api import GroupAssignment, MemberAssignment
+from regroup.cli.config_pairs import config_pairs
 from regroup.cli.errors import UsageError
 from regroup.coordinator.config import GroupCoordinatorConfig, InvalidConfigError
 from regroup.coordinator.consumer.describe import describe_group
@@ -89,13 +90,8 @@ def add_parser(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    overrides = config_pairs(args.config)
     script = _load(args.script)
-    overrides: dict[str, str] = {}
-    for pair in args.config:
-        name, sep, value = pair.partition("=")
-        if not sep or not name.strip():
-            raise UsageError(f"--config expects NAME=VALUE, got {pair!r}")
-        overrides[name.strip()] = value.strip()
     for line in replay_script(script, overrides):
         sys.stdout.write(json.dumps(line, separators=(",", ":")) + "\n")
     sys.stdout.flush()

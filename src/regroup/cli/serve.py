@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from regroup.cli.config_pairs import config_pairs
 from regroup.cli.errors import UsageError
 from regroup.coordinator.config import GroupCoordinatorConfig, InvalidConfigError
 
@@ -64,14 +65,8 @@ def add_parser(subparsers: Any) -> None:
 
 
 def _config(pairs: list[str]) -> GroupCoordinatorConfig:
-    properties: dict[str, str] = {}
-    for pair in pairs:
-        name, sep, value = pair.partition("=")
-        if not sep or not name:
-            raise UsageError(f"--config expects NAME=VALUE, got {pair!r}")
-        properties[name.strip()] = value.strip()
     try:
-        return GroupCoordinatorConfig.from_properties(properties)
+        return GroupCoordinatorConfig.from_properties(config_pairs(pairs))
     except InvalidConfigError as exc:
         raise UsageError(str(exc)) from None
 
