@@ -41,6 +41,12 @@ def test_serve_cli_parses_options_and_kafka_configs(tmp_path: Path) -> None:
     assert options.port == 0 and options.data_dir == tmp_path
     assert options.default_partitions == 4
     assert options.config.group_initial_rebalance_delay_ms == 0
+    assert options.config.consumer_semantics.value == "kafka"  # Kafka 4.0's behaviour by default
+
+
+def test_serve_cli_takes_the_consumer_semantics() -> None:
+    args = build_parser().parse_args(["serve", "--config", "regroup.consumer.semantics=kip-848"])
+    assert options_from_args(args).config.consumer_semantics.value == "kip-848"
 
 
 @pytest.mark.parametrize(
@@ -48,6 +54,7 @@ def test_serve_cli_parses_options_and_kafka_configs(tmp_path: Path) -> None:
     [
         ["serve", "--config", "no-equals-sign"],
         ["serve", "--config", "not.a.broker.config=1"],
+        ["serve", "--config", "regroup.consumer.semantics=kafka-3.9"],
         ["serve", "--port", "70000"],
         ["serve", "--partitions", "0"],
     ],
