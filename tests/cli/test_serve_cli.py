@@ -41,6 +41,12 @@ def test_serve_cli_parses_options_and_kafka_configs(tmp_path: Path) -> None:
     assert options.port == 0 and options.data_dir == tmp_path
     assert options.default_partitions == 4
     assert options.config.group_initial_rebalance_delay_ms == 0
+    assert options.config.consumer_semantics.value == "kafka"  # Kafka 4.0's behaviour by default
+
+
+def test_serve_cli_takes_the_consumer_semantics() -> None:
+    args = build_parser().parse_args(["serve", "--config", "regroup.consumer.semantics=kip-848"])
+    assert options_from_args(args).config.consumer_semantics.value == "kip-848"
 
 
 def test_serve_cli_takes_the_servers_limits_by_kafka_name() -> None:
@@ -69,6 +75,7 @@ def test_serve_cli_takes_the_servers_limits_by_kafka_name() -> None:
         ["serve", "--config", "not.a.broker.config=1"],
         ["serve", "--config", "max.connections=0"],
         ["serve", "--config", "fetch.max.bytes=lots"],
+        ["serve", "--config", "regroup.consumer.semantics=kafka-3.9"],
         ["serve", "--port", "70000"],
         ["serve", "--partitions", "0"],
     ],

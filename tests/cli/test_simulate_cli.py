@@ -65,6 +65,31 @@ def test_the_same_seed_writes_the_same_bytes(tmp_path: Path) -> None:
     assert paths[0].read_bytes() == paths[1].read_bytes()
 
 
+def test_the_consumer_semantics_switch_reaches_the_coordinator(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A new member waiting for partitions: at the target epoch under Kafka's semantics,
+    at epoch 0 under the KIP's (the scale-out's joining member)."""
+    epochs = {}
+    for semantics in ("kafka", "kip-848"):
+        events = tmp_path / f"{semantics}.jsonl"
+        config = f"regroup.consumer.semantics={semantics}"
+        argv = ["simulate", "--scenario", "scale-out", "--protocol", "consumer",
+                "--config", config, "--events", str(events)]  # fmt: skip
+        assert main(argv) == 0
+        capsys.readouterr()
+        waiting = [
+            e
+            for e in map(json.loads, events.read_text().splitlines())
+            if e["kind"] == "member_assignment_changed"
+            and e["member_state"] == "UNRELEASED_PARTITIONS"
+            and not e["assigned"]
+        ]
+        epochs[semantics] = {e["epoch"] for e in waiting}
+    assert 0 not in epochs["kafka"] and epochs["kafka"]
+    assert epochs["kip-848"] == {0}
+
+
 def test_a_scenario_file_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "mine.toml"
     path.write_text(
@@ -84,7 +109,7 @@ def test_a_scenario_file_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]
         (["--scenario", "steady", "--assignor", "nosuch"], "nosuch"),
         (["--scenario", "steady", "--members", "-1"], "--members"),
         (["--scenario", "steady", "--partitions", "0"], "--partitions"),
-        (["--scenario", "steady", "--config", "novalue"], "KEY=VALUE"),
+        (["--scenario", "steady", "--config", "novalue"], "NAME=VALUE"),
         (["--scenario", "steady", "--config", "bogus.config=1"], "bogus.config"),
         (["--scenario", "steady", "--timeline", "x.svg"], ".png or .html"),
         (["--scenario", "steady", "--config", "session.timeout.ms=abc"],
@@ -97,6 +122,8 @@ def test_a_scenario_file_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]
         (["--scenario", "downgrade", "--protocol", "consumer"], "not consumer"),
         (["--scenario", "steady", "--protocol", "consumer", "--config", "session.timeout.ms=1"],
          "group.protocol=consumer"),
+        (["--scenario", "steady", "--protocol", "consumer",
+          "--config", "regroup.consumer.semantics=nope"], "must be kafka or kip-848"),
     ],
 )  # fmt: skip
 def test_bad_options_are_one_line_errors_with_exit_code_2(

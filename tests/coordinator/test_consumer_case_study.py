@@ -21,7 +21,9 @@ class CaseStudy:
     """The KIP's group: one coordinator (``regroup.testing``'s context), topic foo, time 0."""
 
     def __init__(self) -> None:
-        self.ctx = CoordinatorTestContext(topics={"foo": 3})
+        self.ctx = CoordinatorTestContext(
+            topics={"foo": 3}, config={"regroup.consumer.semantics": "kip-848"}
+        )
 
     @property
     def group(self) -> ConsumerGroup:

@@ -42,7 +42,6 @@ from regroup.model.requests.consumer import (
         ),
         (dict(member_epoch=-2), "InstanceId can't be null."),
         (dict(member_epoch=-3), "MemberEpoch is invalid."),
-        (dict(subscribed_topic_regex="fo.*"), "cannot be used together"),
         (
             dict(server_assignor="range", client_assignors=(ClientAssignor("x", 0, 1),)),
             "ServerAssignor and ClientAssignors",
@@ -69,6 +68,31 @@ def test_invalid_requests(fields: dict[str, Any], message: str) -> None:
     assert message in response.error_message
     assert h.records == []
     assert "g" not in h.coordinator.groups
+
+
+def test_names_and_regex_together_only_under_the_kip() -> None:
+    """The KIP refuses SubscribedTopicNames with SubscribedTopicRegex; Kafka 4.0 takes both."""
+    join = dict(
+        group_id="g",
+        member_id="m",
+        member_epoch=0,
+        rebalance_timeout_ms=1000,
+        subscribed_topic_names=("foo",),
+        subscribed_topic_regex="ba.*",
+        topic_partitions=(),
+    )
+    kip = Harness(regroup_consumer_semantics="kip-848", topics={"foo": 3, "bar": 2})
+    refused = kip.call(ConsumerGroupHeartbeatRequest(**join))
+    assert refused.error_code is ErrorCode.INVALID_REQUEST
+    assert "cannot be used together" in (refused.error_message or "")
+    kafka = Harness(topics={"foo": 3, "bar": 2})
+    accepted = kafka.call(ConsumerGroupHeartbeatRequest(**join))
+    assert accepted.error_code is ErrorCode.NONE
+    member = kafka.group().members["m"]
+    assert (member.subscribed_topic_names, member.subscribed_topic_regex) == (
+        frozenset({"foo"}),
+        "ba.*",
+    )
 
 
 def test_joining_with_owned_partitions_is_invalid() -> None:
@@ -125,7 +149,7 @@ def test_group_max_size_never_rejects_existing_members() -> None:
 
 
 def test_fenced_member_epoch_greater_and_smaller() -> None:
-    h = Harness()
+    h = Harness(regroup_consumer_semantics="kip-848")
     h.join("a")
     response = h.hb("a", 2, [0, 1, 2])
     assert response.error_code is ErrorCode.FENCED_MEMBER_EPOCH
@@ -150,7 +174,7 @@ def test_fenced_member_epoch_greater_and_smaller() -> None:
 
 
 def test_bare_epoch_zero_from_a_dropped_member_is_unknown() -> None:
-    h = Harness()
+    h = Harness(regroup_consumer_semantics="kip-848")
     h.join("a")
     h.join("b")  # blocked at epoch 0 (Rule 5), then silent
     assert h.hb("b", 0).member_epoch == 0
@@ -227,7 +251,7 @@ def test_response_carries_assignment_only_when_needed() -> None:
 
 
 def test_partial_heartbeat_never_acknowledges_a_revocation() -> None:
-    h = Harness()
+    h = Harness(regroup_consumer_semantics="kip-848")
     h.join("a")
     h.hb("a", 1, [0, 1, 2])
     h.join("b")
@@ -427,7 +451,8 @@ def test_unknown_topic_gets_nothing_until_created() -> None:
 
 
 def test_regex_subscription() -> None:
-    h = Harness(topics={"foo-1": 1, "foo-2": 1, "bar": 1})
+    """The design document's semantics: the regex is resolved inside the heartbeat."""
+    h = Harness(topics={"foo-1": 1, "foo-2": 1, "bar": 1}, regroup_consumer_semantics="kip-848")
     response = h.join("a", subscribed_topic_regex="foo-.*")
     assert response.error_code is ErrorCode.NONE
     assert sorted(tp.topic_id for tp in response.assignment.topic_partitions) == sorted(
@@ -442,6 +467,52 @@ def test_regex_subscription() -> None:
     h.hb("a", 2, subscribed_topic_regex="", subscribed_topic_names=("bar",))
     assert h.group().resolved_regexes == {}
     assert h.rebuilt() == h.group()
+
+
+def test_regex_subscription_is_resolved_asynchronously_under_kafka() -> None:
+    """Kafka 4.0 (``maybeUpdateRegularExpressions``, ``handleRegularExpressionsResult``):
+    the joining heartbeat only asks for a refresh; the resolution lands later (the
+    ``consumer-regex-<group>`` timer, due at once), writes the regex record and bumps
+    the group epoch; the member's next heartbeat gets the partitions."""
+    h = Harness(topics={"foo-1": 1, "foo-2": 1, "bar": 1})
+    h.join("b")  # a member by name first: the group exists at epoch 1
+    h.hb("b", 1, [])
+    response = h.join("a", subscribed_topic_regex="foo-.*")
+    assert response.error_code is ErrorCode.NONE
+    # no bump for a member that subscribes by an unresolved regex only.
+    assert h.group().group_epoch == 1
+    assert (response.member_epoch, response_parts(response)) == (1, [])
+    assert "foo-.*" not in h.group().resolved_regexes
+    assert h.next_deadline() == h.now_ms
+    landed = h.advance(0)
+    kinds = [r.key.record_name for r in landed.records]
+    assert kinds == [
+        "ConsumerGroupRegularExpression",
+        "ConsumerGroupPartitionMetadata",
+        "ConsumerGroupMetadata",
+    ]
+    assert h.group().resolved_regexes["foo-.*"].topics == frozenset({"foo-1", "foo-2"})
+    assert h.group().group_epoch == 2
+    response = h.hb("a", 1, [])
+    assert response.member_epoch == 2
+    assert sorted(tp.topic_id for tp in response.assignment.topic_partitions) == sorted(
+        [h.topic_id("foo-1"), h.topic_id("foo-2")]
+    )
+    # a second member with the same, resolved, regex: bumped at once, no refresh.
+    h.join("c", subscribed_topic_regex="foo-.*")
+    assert h.group().group_epoch == 3
+    assert h.rebuilt() == h.group()
+
+
+def test_unresolved_regex_after_loading_is_refreshed() -> None:
+    """After a restart, a regex the group subscribes to but never resolved is resolved."""
+    h = Harness(topics={"foo-1": 1})
+    h.join("a", subscribed_topic_regex="foo-.*")
+    fresh = h.replay_into_new()
+    fresh.on_loaded()
+    landed = fresh.advance(0)
+    assert "ConsumerGroupRegularExpression" in [r.key.record_name for r in landed.records]
+    assert fresh.group().resolved_regexes["foo-.*"].topics == frozenset({"foo-1"})
 
 
 def test_invalid_regex() -> None:
@@ -527,3 +598,94 @@ def test_events_name_topics() -> None:
         "group_state_changed",
     ):
         assert kind in kinds
+
+
+# -- issue 18, bug 1: the previous member epoch shifts in every reconciliation step ---------
+
+
+def _member_revoking_at_epoch_2(h: Harness) -> None:
+    """a: epoch 1 -> 2 (foo grown), then b joins and a must revoke at epoch 2."""
+    h.join("a")
+    h.hb("a", 1, [0, 1, 2])
+    h.set_topics({"foo": 4})
+    assert h.hb("a", 1, [0, 1, 2]).member_epoch == 2
+    h.hb("a", 2, [0, 1, 2, 3])
+    h.join("b")
+    assert h.hb("a", 2, [0, 1, 2, 3]).member_epoch == 2
+    assert h.group().members["a"].state is MemberState.UNREVOKED_PARTITIONS
+
+
+def test_a_revocation_at_the_same_epoch_shifts_the_previous_epoch_and_fences_stale() -> None:
+    """Kafka ``updateMemberEpoch`` in every branch of ``computeNextAssignment``: after the
+    revocation step at epoch 2 the previous epoch is 2, so a heartbeat at epoch 1 (even
+    with owned partitions within the assignment) is FENCED_MEMBER_EPOCH, not a lost
+    response."""
+    h = Harness()
+    _member_revoking_at_epoch_2(h)
+    a = h.group().members["a"]
+    assert (a.member_epoch, a.previous_member_epoch) == (2, 2)
+    kept = h.parts("a")
+    assert h.hb("a", 1, kept[:1]).error_code is ErrorCode.FENCED_MEMBER_EPOCH
+
+
+def test_under_the_kip_the_previous_epoch_moves_only_with_the_epoch() -> None:
+    """The design document's rule (kept under kip-848): the revocation step keeps the
+    previous epoch, and the epoch-1 heartbeat is the lost-response case."""
+    h = Harness(regroup_consumer_semantics="kip-848")
+    _member_revoking_at_epoch_2(h)
+    a = h.group().members["a"]
+    assert (a.member_epoch, a.previous_member_epoch) == (2, 1)
+    assert h.hb("a", 1, h.parts("a")[:1]).error_code is ErrorCode.NONE
+
+
+# -- issue 18, bug 2 (Kafka GroupMetadataManagerTest.testStaticMemberRejoinsWithNewSubscribedTopics)
+
+
+def test_static_member_rejoins_with_new_subscribed_topics() -> None:
+    """The replaced member is copied as it was (old subscription), then updated: 12 records."""
+    h = Harness(topics={"foo": 6, "bar": 3})
+    h.join("m1", instance_id="instance-id-1", server_assignor="range")
+    h.join("m2", instance_id="instance-id-2", server_assignor="range")
+    h.stabilize(["m1", "m2"])
+    assert (h.parts("m1"), h.parts("m2")) == ([0, 1, 2], [3, 4, 5])
+    epoch = h.group().group_epoch
+    away = h.hb("m2", h.group().members["m2"].member_epoch, instance_id="instance-id-2")
+    assert away.error_code is ErrorCode.NONE
+    h.hb("m2", -2, instance_id="instance-id-2")
+    assert len(h.last_records) == 1
+
+    rejoin = h.join(
+        "m2-rejoin",
+        topics=("foo", "bar"),
+        instance_id="instance-id-2",
+        server_assignor="range",
+        rebalance_timeout_ms=5000,
+    )
+    assert rejoin.error_code is ErrorCode.NONE
+    assert rejoin.member_epoch == epoch + 1
+    by_topic = {tp.topic_id: sorted(tp.partitions) for tp in rejoin.assignment.topic_partitions}
+    assert by_topic == {h.topic_id("foo"): [3, 4, 5], h.topic_id("bar"): [0, 1, 2]}
+    records = h.last_records
+    names = [
+        (r.key.record_name, getattr(r.key, "member_id", None), r.value is None) for r in records
+    ]
+    assert names == [
+        ("ConsumerGroupCurrentMemberAssignment", "m2", True),
+        ("ConsumerGroupTargetAssignmentMember", "m2", True),
+        ("ConsumerGroupMemberMetadata", "m2", True),
+        ("ConsumerGroupMemberMetadata", "m2-rejoin", False),
+        ("ConsumerGroupTargetAssignmentMember", "m2-rejoin", False),
+        ("ConsumerGroupCurrentMemberAssignment", "m2-rejoin", False),
+        ("ConsumerGroupMemberMetadata", "m2-rejoin", False),
+        ("ConsumerGroupPartitionMetadata", None, False),
+        ("ConsumerGroupMetadata", None, False),
+        ("ConsumerGroupTargetAssignmentMember", "m2-rejoin", False),
+        ("ConsumerGroupTargetAssignmentMetadata", None, False),
+        ("ConsumerGroupCurrentMemberAssignment", "m2-rejoin", False),
+    ]
+    copied, updated = records[3].value, records[6].value
+    assert copied.subscribed_topic_names == ("foo",)
+    assert sorted(updated.subscribed_topic_names) == ["bar", "foo"]
+    copy_state = records[5].value
+    assert (copy_state.member_epoch, copy_state.previous_member_epoch) == (0, 0)
+    assert h.rebuilt() == h.group()

@@ -44,6 +44,9 @@ class Client:
     crashed: bool = False
     instance_id: str | None = None
     incarnation: int = 0
+    #: The last response was lost: like Kafka's client after a failed request, the
+    #: next heartbeat repeats every field (a full request, answered with the assignment).
+    full_next: bool = False
 
 
 class World:
@@ -81,16 +84,22 @@ class World:
             )
         else:
             owned = tuple(TopicPartitions(t, tuple(sorted(p))) for t, p in client.owned.items())
+            full = client.full_next and not partial
             request = ConsumerGroupHeartbeatRequest(
                 group_id="g",
                 member_id=client.member_id,
                 instance_id=client.instance_id,
                 member_epoch=client.epoch,
+                rebalance_timeout_ms=60000 if full else -1,
+                subscribed_topic_names=client.topics if full else None,
                 topic_partitions=None if partial else owned,
             )
         response = self._send(request)
         if lose:
+            client.full_next = True
             return
+        if not partial:
+            client.full_next = False
         if response.error_code is ErrorCode.UNRELEASED_INSTANCE_ID:
             return  # the previous incarnation still holds the instance id: retry later
         if response.error_code in (ErrorCode.FENCED_MEMBER_EPOCH, ErrorCode.UNKNOWN_MEMBER_ID):

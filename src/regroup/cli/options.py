@@ -3,7 +3,7 @@
 ``--config key=value`` (repeatable) is a Kafka config by its Kafka name;
 ``--data key=N`` (repeatable) replaces one key of the scenario's ``[data]``
 table (``records_per_second``, ``processing_us_per_record``, ``restore_ms`` ...).
-``simulate``, ``compare`` and ``sweep`` read them alike.
+``simulate``, ``compare``, ``sweep``, ``replay`` and ``serve`` read them alike.
 """
 
 from __future__ import annotations
@@ -16,12 +16,13 @@ __all__ = ["parse_configs", "parse_data"]
 
 
 def parse_configs(items: Iterable[str]) -> dict[str, str]:
-    """``--config`` items as a mapping (a later key wins)."""
+    """``--config`` items as a mapping (a later name wins); an item without ``=`` or
+    without a name is a ``UsageError``."""
     configs: dict[str, str] = {}
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
-            raise UsageError(f"--config expects KEY=VALUE, got {item!r}")
+            raise UsageError(f"--config expects NAME=VALUE, got {item!r}")
         configs[key.strip()] = value.strip()
     return configs
 

@@ -54,6 +54,7 @@ from typing import Any, TextIO
 
 from regroup.assignors.consumer.api import GroupAssignment, MemberAssignment
 from regroup.cli.errors import UsageError
+from regroup.cli.options import parse_configs
 from regroup.coordinator.config import GroupCoordinatorConfig, InvalidConfigError
 from regroup.coordinator.consumer.describe import describe_group
 from regroup.coordinator.consumer.rebalance import ScriptedAssignor
@@ -77,12 +78,21 @@ def add_parser(subparsers: Any) -> None:
         "against the group coordinator; print one JSON line per step.",
     )
     parser.add_argument("script", help="path of the JSON script, or - for stdin")
+    parser.add_argument(
+        "--config",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a broker config by Kafka's name, over the script's 'config' (repeatable), "
+        "e.g. regroup.consumer.semantics=kip-848",
+    )
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    overrides = parse_configs(args.config)
     script = _load(args.script)
-    for line in replay_script(script):
+    for line in replay_script(script, overrides):
         sys.stdout.write(json.dumps(line, separators=(",", ":")) + "\n")
     sys.stdout.flush()
     return 0
@@ -162,15 +172,23 @@ def _ids_for_names(data: Any, image: MetadataImage) -> Any:
     return data
 
 
-def replay_script(script: Any) -> list[dict[str, Any]]:
-    """Run a parsed script; the output lines as JSON-ready dicts."""
+def replay_script(
+    script: Any, config_overrides: Mapping[str, str] | None = None
+) -> list[dict[str, Any]]:
+    """Run a parsed script; the output lines as JSON-ready dicts.
+
+    ``config_overrides``: broker configs (``--config``) over the script's own.
+    """
     if not isinstance(script, dict):
         raise UsageError("a replay script must be a JSON object")
     unknown = set(script) - {"config", "topics", "initial_records", "steps"}
     if unknown:
         raise UsageError(f"unknown script field {sorted(unknown)[0]!r}")
+    properties = script.get("config") or {}
+    if not isinstance(properties, dict):
+        raise UsageError("config: expected an object of broker configs")
     try:
-        config = GroupCoordinatorConfig.from_properties(script.get("config") or {})
+        config = GroupCoordinatorConfig.from_properties({**properties, **(config_overrides or {})})
     except InvalidConfigError as exc:
         raise UsageError(f"config: {exc}") from None
     try:
@@ -178,11 +196,7 @@ def replay_script(script: Any) -> list[dict[str, Any]]:
     except ValueError as exc:
         raise UsageError(f"topics: {exc}") from None
     coordinator = GroupCoordinator(config, metadata=image)
-    for index, raw in enumerate(script.get("initial_records") or []):
-        try:
-            coordinator.replay(CoordinatorRecord.from_dict(raw))
-        except (CodecError, ValueError, TypeError, AttributeError) as exc:
-            raise UsageError(f"initial_records[{index}]: {exc}") from None
+    _load_records(coordinator, script.get("initial_records") or [], "initial_records")
     steps = script.get("steps")
     if not isinstance(steps, list):
         raise UsageError("'steps' must be a list")
@@ -224,6 +238,11 @@ def replay_script(script: Any) -> list[dict[str, Any]]:
             _only(step, {"metadata"}, where)
             result = _metadata_step(coordinator, step["metadata"], now, where)
             kind = "metadata"
+        elif "records" in step:
+            _only(step, {"records"}, where)
+            _load_records(coordinator, step["records"], f"{where}.records")
+            result = CoordinatorResult()
+            kind = "records"
         elif "assignor_result" in step:
             _only(step, {"assignor_result"}, where)
             _assignor_step(coordinator, step["assignor_result"], where)
@@ -243,9 +262,52 @@ def replay_script(script: Any) -> list[dict[str, Any]]:
                     for group_id in sorted(coordinator.groups)
                     if coordinator.state.consumer_group(group_id) is not None
                 },
+                "timers": [
+                    {"key": key, "deadline_ms": deadline}
+                    for deadline, key in coordinator.state.timer.scheduled()
+                ],
+                "member_states": _member_states(coordinator),
             }
         )
     return lines
+
+
+def _load_records(coordinator: GroupCoordinator, raws: Any, where: str) -> None:
+    if not isinstance(raws, list):
+        raise UsageError(f"{where}: expected a list of records")
+    for index, raw in enumerate(raws):
+        try:
+            coordinator.replay(CoordinatorRecord.from_dict(raw))
+        except (CodecError, ValueError, TypeError, AttributeError) as exc:
+            raise UsageError(f"{where}[{index}]: {exc}") from None
+
+
+def _by_name(coordinator: GroupCoordinator, assignment: Mapping[Uuid, frozenset[int]]) -> Any:
+    """``{topic name (or id if unknown): [partitions]}``, sorted."""
+    named: dict[str, list[int]] = {}
+    for topic_id, partitions in assignment.items():
+        topic = coordinator.metadata.topic_by_id(topic_id)
+        named[topic.name if topic is not None else str(topic_id)] = sorted(partitions)
+    return dict(sorted(named.items()))
+
+
+def _member_states(coordinator: GroupCoordinator) -> dict[str, dict[str, Any]]:
+    states: dict[str, dict[str, Any]] = {}
+    for group_id in sorted(coordinator.groups):
+        group = coordinator.state.consumer_group(group_id)
+        if group is None:
+            continue
+        states[group_id] = {
+            member.member_id: {
+                "state": member.state.name,
+                "member_epoch": member.member_epoch,
+                "previous_member_epoch": member.previous_member_epoch,
+                "assigned": _by_name(coordinator, member.assigned_partitions),
+                "pending_revocation": _by_name(coordinator, member.partitions_pending_revocation),
+            }
+            for member in sorted(group.members.values(), key=lambda m: m.member_id)
+        }
+    return states
 
 
 def _only(step: Mapping[str, Any], allowed: set[str], where: str) -> None:
@@ -276,10 +338,34 @@ def _metadata_step(
 
 
 def _assignor_step(coordinator: GroupCoordinator, spec: Any, where: str) -> None:
-    if not isinstance(spec, dict) or set(spec) != {"group_id", "members"}:
-        raise UsageError(f"{where}.assignor_result: expected 'group_id' and 'members'")
-    group_id, members = spec["group_id"], spec["members"]
-    if not isinstance(group_id, str) or not isinstance(members, dict):
+    shape = "expected 'group_id' and 'members' or 'error' (and optionally 'repeat')"
+    if not isinstance(spec, dict) or "group_id" not in spec:
+        raise UsageError(f"{where}.assignor_result: {shape}")
+    keys = set(spec) - {"group_id", "repeat"}
+    if keys not in ({"members"}, {"error"}):
+        raise UsageError(f"{where}.assignor_result: {shape}")
+    group_id, repeat = spec["group_id"], spec.get("repeat", False)
+    if not isinstance(group_id, str) or not isinstance(repeat, bool):
+        raise UsageError(f"{where}.assignor_result: bad 'group_id' or 'repeat'")
+    if "error" in spec:
+        if not isinstance(spec["error"], str):
+            raise UsageError(f"{where}.assignor_result: 'error' must be a string")
+        scripted = ScriptedAssignor(None, error=spec["error"], repeat=repeat)
+    else:
+        scripted = ScriptedAssignor(
+            GroupAssignment(_scripted_assignment(coordinator, spec["members"], where)),
+            repeat=repeat,
+        )
+    queue = coordinator.consumer.scripted.setdefault(group_id, [])
+    # A repeating result lasts until the next one replaces it.
+    queue[:] = [a for a in queue if not (isinstance(a, ScriptedAssignor) and a.repeat)]
+    queue.append(scripted)
+
+
+def _scripted_assignment(
+    coordinator: GroupCoordinator, members: Any, where: str
+) -> dict[str, MemberAssignment]:
+    if not isinstance(members, dict):
         raise UsageError(f"{where}.assignor_result: bad 'group_id' or 'members'")
     assignment: dict[str, MemberAssignment] = {}
     for member_id, topics in members.items():
@@ -298,6 +384,4 @@ def _assignor_step(coordinator: GroupCoordinator, spec: Any, where: str) -> None
                 )
             partitions[topic.topic_id] = frozenset(numbers)
         assignment[member_id] = MemberAssignment(partitions)
-    coordinator.consumer.scripted.setdefault(group_id, []).append(
-        ScriptedAssignor(GroupAssignment(assignment))
-    )
+    return assignment

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from regroup.cli.errors import UsageError
+from regroup.cli.options import parse_configs
 from regroup.coordinator.config import GroupCoordinatorConfig, InvalidConfigError
 
 if TYPE_CHECKING:  # the server (asyncio, kio) loads only when `serve` runs
@@ -87,11 +88,7 @@ def _properties(pairs: list[str], config_file: Path | None) -> dict[str, str]:
             properties.update(parse_properties(config_file.read_text(encoding="utf-8")))
         except (OSError, UnicodeDecodeError) as exc:
             raise UsageError(f"cannot read --config-file {config_file}: {exc}") from None
-    for pair in pairs:
-        name, sep, value = pair.partition("=")
-        if not sep or not name:
-            raise UsageError(f"--config expects NAME=VALUE, got {pair!r}")
-        properties[name.strip()] = value.strip()
+    properties.update(parse_configs(pairs))
     return properties
 
 

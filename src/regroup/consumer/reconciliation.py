@@ -26,15 +26,28 @@ Rule 4 (epochs move forward only). The member epoch only ever moves to the targe
     revocation: then it moves one epoch on (Kafka 3.9/4.0:
     ``min(epoch + 1, target epoch)``).
 
-Rule 5 (blocked members keep their epoch). A member that can use nothing more of
-    its target yet (nothing to revoke, nothing addable, only partitions still held
-    by others) stays at its epoch in UNRELEASED_PARTITIONS. This is the KIP's case
-    study ("B is blocked at epoch (0) until A moves to epoch (2)"; "C ... continues
-    to reply with epoch (0) and no partitions"). Kafka 4.x instead moves such a
-    member to the target epoch with the partitions it keeps; ``reconcile`` does
-    that with ``blocked_takes_target_epoch=True``, which the coordinator asks for
-    classic members of a consumer group (online migration), whose generation must
-    reach the group's epoch or they would rejoin in a loop.
+Rule 5 (blocked members keep their epoch; KIP-848 only). A member that can use
+    nothing more of its target yet (nothing to revoke, nothing addable, only
+    partitions still held by others) stays at its epoch in UNRELEASED_PARTITIONS.
+    This is the KIP's case study ("B is blocked at epoch (0) until A moves to
+    epoch (2)"; "C ... continues to reply with epoch (0) and no partitions").
+    Apache Kafka 4.x instead moves such a member to the target epoch with the
+    partitions it keeps (``blocked_takes_target_epoch=True``): what the
+    coordinator asks for under ``regroup.consumer.semantics=kafka``, and always
+    for classic members of a consumer group (online migration), whose generation
+    must reach the group's epoch or they would rejoin in a loop.
+
+Rule 6 (the previous epoch). Kafka's ``ConsumerGroupMember.Builder.updateMemberEpoch``
+    sets previous := current and current := new, and every branch of
+    ``CurrentAssignmentBuilder.computeNextAssignment`` calls it, even a revocation
+    at an unchanged epoch or an unreleased-only step
+    (``previous_epoch_always_shifts=True``, regroup.consumer.semantics=kafka). So
+    after such a step a heartbeat at the epoch before it is no longer the
+    "lost response" the coordinator accepts: it is fenced. Under KIP-848's
+    semantics the previous epoch is the epoch before the last epoch *change*
+    (the response that moved the epoch is the one that may have been lost), and a
+    step that keeps the epoch keeps it too; the design document's case study is
+    written with that rule.
 
 =====================================================================================
 Theory of operation
@@ -51,6 +64,7 @@ line decides (``next_assignment``):
     add                                    -> target epoch; STABLE, or
                                               UNRELEASED_PARTITIONS if some withheld
     unreleased only                        -> UNRELEASED_PARTITIONS, same epoch (Rule 5)
+                                              (Kafka: the target epoch)
     nothing                                -> STABLE at the target epoch
 
 Which member states may follow which is the table ``TRANSITIONS``; each state's
@@ -112,6 +126,8 @@ class _Step:
     owned: Assignment | None
     #: Rule 5 as Kafka 4.x applies it (see the module docstring).
     blocked_takes_target_epoch: bool = False
+    #: Rule 6 as Kafka 4.x applies it.
+    previous_epoch_always_shifts: bool = False
 
     def owns_any_of(self, partitions: Assignment) -> bool:
         """Kafka ``ownsRevokedPartitions``: unreported ownership counts as still owning."""
@@ -130,9 +146,12 @@ def reconcile(
     owned: tuple[TopicPartitions, ...] | None,
     *,
     blocked_takes_target_epoch: bool = False,
+    previous_epoch_always_shifts: bool = False,
 ) -> ConsumerGroupMember:
     """One reconciliation step of ``member`` towards ``target`` at ``target_epoch``.
 
+    The two flags are Rules 5 and 6 as Apache Kafka 4.x applies them (both True
+    under ``regroup.consumer.semantics=kafka``; both False is KIP-848's design).
     Returns the member unchanged when there is nothing to do. Raises
     ``KafkaProtocolError(FENCED_MEMBER_EPOCH)`` for a member in UNKNOWN state that
     reports partitions (Kafka: such a member must rejoin).
@@ -151,6 +170,7 @@ def reconcile(
         partition_epoch,
         None if owned is None else assignment_from_topic_partitions(owned),
         blocked_takes_target_epoch,
+        previous_epoch_always_shifts,
     )
     result = _STEPS[member.state](step)
     if result is not member and result.state not in TRANSITIONS[member.state]:
@@ -260,7 +280,7 @@ def _next_assignment(step: _Step, epoch_if_revoking: int) -> ConsumerGroupMember
     if revoke and step.owns_any_of(revoke):
         # Rules 1 and 2: give up first, keep the old epoch meanwhile.
         return _moved(
-            member,
+            step,
             epoch_if_revoking,
             state=MemberState.UNREVOKED_PARTITIONS,
             assigned_partitions=keep,
@@ -272,7 +292,7 @@ def _next_assignment(step: _Step, epoch_if_revoking: int) -> ConsumerGroupMember
             grown[topic_id] = grown.get(topic_id, frozenset()) | partitions
         state = MemberState.UNRELEASED_PARTITIONS if has_unreleased else MemberState.STABLE
         return _moved(
-            member,
+            step,
             step.target_epoch,
             state=state,
             assigned_partitions=grown,
@@ -281,7 +301,7 @@ def _next_assignment(step: _Step, epoch_if_revoking: int) -> ConsumerGroupMember
     if has_unreleased:
         if step.blocked_takes_target_epoch:
             return _moved(
-                member,
+                step,
                 step.target_epoch,
                 state=MemberState.UNRELEASED_PARTITIONS,
                 assigned_partitions=keep,
@@ -295,7 +315,7 @@ def _next_assignment(step: _Step, epoch_if_revoking: int) -> ConsumerGroupMember
             partitions_pending_revocation={},
         )
     return _moved(
-        member,
+        step,
         step.target_epoch,
         state=MemberState.STABLE,
         assigned_partitions=keep,
@@ -304,16 +324,21 @@ def _next_assignment(step: _Step, epoch_if_revoking: int) -> ConsumerGroupMember
 
 
 def _moved(
-    member: ConsumerGroupMember,
+    step: _Step,
     epoch: int,
     *,
     state: S,
     assigned_partitions: Assignment,
     partitions_pending_revocation: Assignment,
 ) -> ConsumerGroupMember:
-    """``member`` with this current assignment, at ``epoch`` (the old epoch becomes the
-    previous one when it moves: Kafka ``updateMemberEpoch``); one copy of the member."""
-    previous = member.member_epoch if member.member_epoch != epoch else member.previous_member_epoch
+    """The member with this current assignment, at ``epoch``; one copy of the member.
+
+    The old epoch becomes the previous one (Kafka ``updateMemberEpoch``): always
+    under Rule 6 as Kafka applies it, else only when the epoch moves.
+    """
+    member = step.member
+    moves = member.member_epoch != epoch or step.previous_epoch_always_shifts
+    previous = member.member_epoch if moves else member.previous_member_epoch
     return member.with_current_assignment(
         state, epoch, previous, assigned_partitions, partitions_pending_revocation
     )

@@ -12,6 +12,12 @@ the session timeout, ``group.consumer.max.size`` (Integer.MAX_VALUE),
 ``group.consumer.assignors`` (uniform, range; the first is the default) and
 ``group.consumer.migration.policy`` (BIDIRECTIONAL). Offsets:
 ``offsets.retention.minutes`` (10080).
+
+regroup's own: ``regroup.consumer.semantics`` (``kafka``, the default, or
+``kip-848``): where KIP-848 as designed and Apache Kafka 4.0 as shipped differ,
+which one a KIP-848 group follows (``ConsumerSemantics``; a group may override
+it with the group config of the same name). docs/kafka-differences.md lists
+every difference it switches.
 """
 
 from __future__ import annotations
@@ -21,7 +27,12 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import Enum
 
-__all__ = ["ConsumerGroupMigrationPolicy", "GroupCoordinatorConfig", "InvalidConfigError"]
+__all__ = [
+    "ConsumerGroupMigrationPolicy",
+    "ConsumerSemantics",
+    "GroupCoordinatorConfig",
+    "InvalidConfigError",
+]
 
 INT32_MAX = 2**31 - 1
 
@@ -55,6 +66,75 @@ class ConsumerGroupMigrationPolicy(Enum):
         )
 
 
+class ConsumerSemantics(Enum):
+    """``regroup.consumer.semantics``: Apache Kafka 4.0's behaviour or KIP-848's design.
+
+    Each difference the switch covers is a property here, so a caller asks what
+    it needs ("does a blocked member take the target epoch?") rather than which
+    mode is on.
+    """
+
+    KAFKA = "kafka"
+    KIP_848 = "kip-848"
+
+    @classmethod
+    def parse(cls, raw: object) -> ConsumerSemantics:
+        """A config value (case-insensitive); ``InvalidConfigError`` for anything else."""
+        text = str(raw).strip().lower()
+        for semantics in cls:
+            if semantics.value == text:
+                return semantics
+        raise InvalidConfigError(
+            f"regroup.consumer.semantics must be kafka or kip-848, got {raw!r}"
+        )
+
+    @property
+    def is_kafka(self) -> bool:
+        return self is ConsumerSemantics.KAFKA
+
+    @property
+    def blocked_member_takes_target_epoch(self) -> bool:
+        """A member with only partitions others still hold moves to the target epoch.
+
+        Kafka ``CurrentAssignmentBuilder.computeNextAssignment`` (UNRELEASED_PARTITIONS
+        at the target epoch); the KIP's case study keeps it at its epoch.
+        """
+        return self.is_kafka
+
+    @property
+    def previous_epoch_always_shifts(self) -> bool:
+        """Every reconciliation step sets previous := current (Kafka ``updateMemberEpoch``),
+        not only those that change the epoch."""
+        return self.is_kafka
+
+    @property
+    def assignor_change_bumps_epoch(self) -> bool:
+        """A member changing its ServerAssignor bumps the group epoch (the KIP; Kafka 4.0
+        only writes the member record)."""
+        return not self.is_kafka
+
+    @property
+    def regex_resolved_at_once(self) -> bool:
+        """A new regex is resolved inside the heartbeat that subscribes and the epoch bumped
+        there (the design's simplification); Kafka resolves it asynchronously and bumps
+        the epoch when the resolution lands (``coordinator.consumer.regex_refresh``)."""
+        return not self.is_kafka
+
+    @property
+    def every_join_bumps_epoch(self) -> bool:
+        """A new member always bumps the group epoch (the KIP: "A new member joins");
+        Kafka bumps only when the subscribed topic names change (so not for a member
+        that subscribes by a regex not resolved yet, or to nothing)."""
+        return not self.is_kafka
+
+    @property
+    def names_and_regex_exclusive(self) -> bool:
+        """SubscribedTopicNames and SubscribedTopicRegex may not both be non-empty, and
+        setting one clears the other (the KIP); Kafka keeps both and subscribes to
+        their union."""
+        return not self.is_kafka
+
+
 @dataclass(frozen=True, slots=True)
 class GroupCoordinatorConfig:
     group_min_session_timeout_ms: int = 6000
@@ -72,6 +152,7 @@ class GroupCoordinatorConfig:
     group_consumer_assignors: tuple[str, ...] = ("uniform", "range")
     group_consumer_migration_policy: str = "BIDIRECTIONAL"
     offsets_retention_minutes: int = 10080
+    regroup_consumer_semantics: str = ConsumerSemantics.KAFKA.value
 
     def __post_init__(self) -> None:
         self._check(
@@ -105,6 +186,12 @@ class GroupCoordinatorConfig:
             self.group_consumer_migration_policy in ConsumerGroupMigrationPolicy.__members__,
             "group.consumer.migration.policy must be BIDIRECTIONAL, UPGRADE, DOWNGRADE or DISABLED",
         )
+        ConsumerSemantics.parse(self.regroup_consumer_semantics)
+
+    @property
+    def consumer_semantics(self) -> ConsumerSemantics:
+        """``regroup.consumer.semantics`` as an enum (the broker-wide default)."""
+        return ConsumerSemantics.parse(self.regroup_consumer_semantics)
 
     @property
     def migration_policy(self) -> ConsumerGroupMigrationPolicy:
@@ -133,6 +220,8 @@ class GroupCoordinatorConfig:
                 values[field_name] = _names(key, raw)
             elif field_name == "group_consumer_migration_policy":
                 values[field_name] = str(raw).upper()
+            elif field_name == "regroup_consumer_semantics":
+                values[field_name] = ConsumerSemantics.parse(raw).value
             else:
                 values[field_name] = _integer(key, raw)
         # Each value has its field's type now; the constructor checks them together.

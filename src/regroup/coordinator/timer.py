@@ -104,6 +104,10 @@ class Timer(Generic[R]):
         entry = self._by_key.get(key)
         return None if entry is None else entry.deadline_ms
 
+    def scheduled(self) -> list[tuple[int, str]]:
+        """Every live timer as ``(deadline, key)``, earliest first (ties by key)."""
+        return sorted((entry.deadline_ms, key) for key, entry in self._by_key.items())
+
     def next_deadline(self) -> int | None:
         heap = self._heap
         while heap:

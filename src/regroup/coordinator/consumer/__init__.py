@@ -24,7 +24,8 @@ The steps they share, each module using only those after it in this list
 * ``upgrade``: a classic group becomes a consumer group (online migration);
 * ``fencing``: a member leaves, is fenced or replaced; the member timers;
 * ``downgrade``: a group whose members all speak the classic protocol becomes
-  a classic group (online migration);
+  a classic group (online migration); ``regex_refresh``: Kafka's asynchronous
+  resolution of regular expressions (``regroup.consumer.semantics=kafka``);
 * ``embedded``: the classic members' Subscription and Assignment bytes;
 * ``rebalance``: the group epoch and the target assignment;
 * ``txn``: one operation on one group, its rollback and its end;

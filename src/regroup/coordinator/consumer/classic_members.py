@@ -75,6 +75,7 @@ from regroup.coordinator.consumer.fencing import (
     schedule_classic_timeout,
     schedule_session,
 )
+from regroup.coordinator.consumer.group_configs import consumer_semantics
 from regroup.coordinator.consumer.rebalance import bump_epoch, emit_assignment_changed
 from regroup.coordinator.consumer.timers import (
     cancel_classic_timers,
@@ -309,6 +310,9 @@ def _reconcile(
         group.current_partition_epoch,
         owned,
         blocked_takes_target_epoch=True,
+        previous_epoch_always_shifts=consumer_semantics(
+            txn.state, txn.group_id
+        ).previous_epoch_always_shifts,
     )
     if not current.assignment_equals(member):
         txn.write(records.current_assignment_record(txn.group_id, current))

@@ -28,8 +28,9 @@ from __future__ import annotations
 from regroup.consumer.group_member import ConsumerGroupMember, MemberState
 from regroup.coordinator.consumer import records
 from regroup.coordinator.consumer.downgrade import maybe_downgrade
-from regroup.coordinator.consumer.group_configs import session_timeout_ms
+from regroup.coordinator.consumer.group_configs import consumer_semantics, session_timeout_ms
 from regroup.coordinator.consumer.rebalance import bump_epoch, drop_in_flight
+from regroup.coordinator.consumer.regex_refresh import maybe_schedule_refresh
 from regroup.coordinator.consumer.timers import (
     cancel_member_timers,
     rebalance_key,
@@ -234,4 +235,6 @@ def on_loaded(state: GroupCoordinatorState, now_ms: int, only: str | None = None
             )
             if member.state is MemberState.UNREVOKED_PARTITIONS:
                 schedule_rebalance(state, group_id, member, now_ms)
+        if consumer_semantics(state, group_id).is_kafka:
+            maybe_schedule_refresh(state, group_id, now_ms)
         after_operation(state, group_id, group.state_name(), now_ms)

@@ -8,6 +8,10 @@ session timeout (INVALID_CONFIG otherwise; an unknown name is INVALID_CONFIG
 too; an empty group id INVALID_GROUP_ID). The overrides are a record
 (ConsumerGroupConfig) and take effect at each member's next heartbeat; a group's
 overrides are deleted with the group (``txn.delete_group``).
+
+regroup adds ``regroup.consumer.semantics`` (``kafka`` or ``kip-848``; default:
+the broker's config of the same name): which of Apache Kafka 4.0's behaviour or
+KIP-848's design the group follows where they differ (``ConsumerSemantics``).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Final
 
+from regroup.coordinator.config import ConsumerSemantics, InvalidConfigError
 from regroup.coordinator.consumer import records
 from regroup.coordinator.result import CoordinatorResult
 from regroup.coordinator.state import GroupCoordinatorState
@@ -31,7 +36,9 @@ from regroup.model.requests.consumer import (
 
 __all__ = [
     "HEARTBEAT_INTERVAL_CONFIG",
+    "SEMANTICS_CONFIG",
     "SESSION_TIMEOUT_CONFIG",
+    "consumer_semantics",
     "handle_alter_configs",
     "handle_describe_configs",
     "heartbeat_interval_ms",
@@ -40,6 +47,15 @@ __all__ = [
 
 SESSION_TIMEOUT_CONFIG: Final = "consumer.session.timeout.ms"
 HEARTBEAT_INTERVAL_CONFIG: Final = "consumer.heartbeat.interval.ms"
+SEMANTICS_CONFIG: Final = "regroup.consumer.semantics"
+
+
+def consumer_semantics(state: GroupCoordinatorState, group_id: str) -> ConsumerSemantics:
+    """The group's ``regroup.consumer.semantics``: its override, else the broker's."""
+    override = state.consumer.group_configs.get(group_id, {}).get(SEMANTICS_CONFIG)
+    if override is not None:
+        return ConsumerSemantics.parse(override)
+    return state.config.consumer_semantics
 
 
 def session_timeout_ms(state: GroupCoordinatorState, group_id: str) -> int:
@@ -81,6 +97,15 @@ def _altered(
     bounds = _bounds(state)
     configs = dict(state.consumer.group_configs.get(req.resource_name, {}))
     for entry in req.configs:
+        if entry.name == SEMANTICS_CONFIG and entry.config_operation == CONFIG_OP_SET:
+            try:
+                configs[entry.name] = ConsumerSemantics.parse(entry.value or "").value
+            except InvalidConfigError as exc:
+                raise KafkaProtocolError(ErrorCode.INVALID_CONFIG, str(exc)) from None
+            continue
+        if entry.name == SEMANTICS_CONFIG and entry.config_operation == CONFIG_OP_DELETE:
+            configs.pop(entry.name, None)
+            continue
         if entry.name not in bounds:
             raise KafkaProtocolError(
                 ErrorCode.INVALID_CONFIG, f"Unknown group config name: {entry.name}"
@@ -149,9 +174,11 @@ def handle_describe_configs(
     state: GroupCoordinatorState, token: Hashable, req: DescribeGroupConfigsRequest, now_ms: int
 ) -> CoordinatorResult:
     overrides = state.consumer.group_configs.get(req.resource_name, {})
+    defaults = {name: str(default) for name, (_, _, default) in _bounds(state).items()}
+    defaults[SEMANTICS_CONFIG] = state.config.consumer_semantics.value
     described = tuple(
-        DescribedGroupConfig(name, overrides.get(name, str(default)), name not in overrides)
-        for name, (_, _, default) in sorted(_bounds(state).items())
+        DescribedGroupConfig(name, overrides.get(name, default), name not in overrides)
+        for name, default in sorted(defaults.items())
     )
     return CoordinatorResult().reply(
         token, DescribeGroupConfigsResponse(ErrorCode.NONE, req.resource_name, configs=described)

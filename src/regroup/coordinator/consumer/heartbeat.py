@@ -22,29 +22,49 @@ order:
 8. re-arm the session timer; answer with the member epoch, the heartbeat
    interval and, when the member needs it, the partitions it may use now.
 
-Where regroup departs from Kafka 4.x (each for the KIP's sake, or because the
-KIP is silent):
+Where KIP-848 as designed and Apache Kafka 4.0 differ, the group's
+``regroup.consumer.semantics`` decides (``ConsumerSemantics``; default ``kafka``;
+docs/kafka-differences.md has the table):
 
-* a member blocked on partitions others still hold keeps its epoch (KIP case
-  study; see Rule 5 of ``reconciliation``). So a new member may keep sending
-  epoch 0: the "first request" checks of step 1 (rebalance timeout, subscription,
-  empty owned partitions) apply to members the group does not yet hold at epoch
-  0 (or has just moved from epoch 0), as the KIP words them ("in the first
-  heartbeat request");
+* a member blocked on partitions others still hold: ``kip-848`` keeps its epoch
+  (KIP case study; Rule 5 of ``reconciliation``), ``kafka`` moves it to the
+  target epoch with the unreleased partitions withheld. Under ``kip-848`` a new
+  member may therefore keep sending epoch 0: the "first request" checks of step
+  1 (rebalance timeout, subscription, empty owned partitions) apply to members
+  the group does not yet hold at epoch 0 (or has just moved from epoch 0), as the
+  KIP words them ("in the first heartbeat request");
+* the previous member epoch: ``kafka`` shifts it in every reconciliation step
+  (Rule 6), so a heartbeat at the epoch before a same-epoch step is fenced;
+* a change of ServerAssignor bumps the group epoch under ``kip-848`` (the KIP:
+  "A member updates its assignors"); Kafka 4.0 only writes the member record
+  (4.4 bumps for a change of the preferred assignor, KAFKA-20434);
+* a new regular expression: ``kip-848`` resolves it in the heartbeat that
+  subscribes and bumps the epoch there; ``kafka`` checks that it compiles and
+  resolves it asynchronously (``regex_refresh``), bumping the epoch when the
+  resolution lands; and a member joining bumps the epoch under ``kafka`` only
+  when it subscribes to topic names (a regex-only member does not);
+* SubscribedTopicNames and SubscribedTopicRegex: ``kip-848`` refuses both
+  non-empty in one request and lets each replace the other; ``kafka`` applies
+  every non-null field and subscribes to their union;
+* when the response carries the assignment. Kafka 4.0
+  (``GroupMetadataManager.consumerGroupHeartbeat``): when the member's assigned
+  partitions changed in this heartbeat, or the request was full (epoch 0, or
+  RebalanceTimeoutMs, a subscription and TopicPartitions all set); nothing
+  else (3.7/3.8 also answered every request that reported TopicPartitions).
+  ``kip-848`` also sends it when the member epoch moved, while the member is
+  below the assignment epoch (KIP: "only set the Assignment field when the
+  member epoch is smaller than the target assignment epoch"), and when the
+  partitions the member reports differ from its assignment (it is out of step,
+  e.g. after a lost response).
+
+In both semantics (no switch):
+
 * epoch 0 from a member the group holds at a positive epoch is a rejoin (Kafka
-  4.2+, KAFKA-19233): its current assignment is reset (it lost its partitions);
-  the lost-join-response case (previous epoch 0) keeps it (Kafka 4.0);
-* SubscribedTopicNames and SubscribedTopicRegex cannot both be non-empty in one
-  request (the KIP's rule; Kafka accepts both);
-* a change of ServerAssignor or ClientAssignors bumps the group epoch (the KIP:
-  "A member updates its assignors"; Kafka 4.0 does not, 4.4 does for the
-  preferred assignor);
-* the response carries the assignment when the request joins (epoch 0) or is full,
-  when the member's partitions or epoch changed, and while the member is below the
-  assignment epoch (KIP: "only set the Assignment field when the member epoch is
-  smaller than the target assignment epoch"), and when the partitions the member
-  reports differ from its assignment (it is out of step, e.g. after a lost
-  response); Kafka's rule is the first two;
+  4.2+, KAFKA-19233, a fix of 4.0's endless fencing of such a member): its
+  current assignment is reset (it lost its partitions); the lost-join-response
+  case (previous epoch 0) keeps it (Kafka 4.0);
+* ClientAssignors (the KIP's client-side assignors, which Kafka never shipped)
+  are accepted, and a change of them bumps the group epoch;
 * a ClientId/ClientHost of ``""`` in the request means unchanged (regroup's
   requests carry them; Kafka takes them from the connection).
 """
@@ -67,6 +87,7 @@ from regroup.consumer.group_member import (
 )
 from regroup.consumer.reconciliation import reconcile
 from regroup.consumer.subscription import InvalidRegexError, compile_regex
+from regroup.coordinator.config import ConsumerSemantics
 from regroup.coordinator.consumer import records
 from regroup.coordinator.consumer.client_assignors import new_target, notify_selected
 from regroup.coordinator.consumer.fencing import (
@@ -75,14 +96,16 @@ from regroup.coordinator.consumer.fencing import (
     schedule_rebalance,
     schedule_session,
 )
-from regroup.coordinator.consumer.group_configs import heartbeat_interval_ms
+from regroup.coordinator.consumer.group_configs import consumer_semantics, heartbeat_interval_ms
 from regroup.coordinator.consumer.rebalance import (
     bump_epoch,
     configured_assignors,
     drop_in_flight,
     emit_assignment_changed,
     resolve,
+    subscription_metadata_changed,
 )
+from regroup.coordinator.consumer.regex_refresh import maybe_schedule_refresh
 from regroup.coordinator.consumer.timers import rebalance_key
 from regroup.coordinator.consumer.txn import ConsumerTxn
 from regroup.coordinator.consumer.upgrade import finish_upgrade, take_over
@@ -112,6 +135,7 @@ def validate_request(
     supported_assignors: tuple[str, ...],
     rejoining: bool,
     holder: ConsumerGroup | None = None,
+    semantics: ConsumerSemantics = ConsumerSemantics.KAFKA,
 ) -> None:
     """Kafka ``throwIfConsumerGroupHeartbeatRequestIsInvalid``, plus the KIP's own rules.
 
@@ -121,7 +145,8 @@ def validate_request(
     exists: a bare epoch-0 heartbeat (no rebalance timeout, no subscription) that
     the group cannot take as a blocked member's comes from a member it dropped
     (UNKNOWN_MEMBER_ID) or moved on (FENCED_MEMBER_EPOCH); either way the client
-    rejoins with a full request.
+    rejoins with a full request. ``semantics``: the group's (the KIP refuses
+    names and a regex together; Kafka accepts them).
     """
     epoch = req.member_epoch
     if not req.member_id and (req.client_generates_member_id or epoch > 0 or epoch == LEAVE):
@@ -138,7 +163,7 @@ def validate_request(
             and req.subscribed_topic_names is None
             and req.subscribed_topic_regex is None
         )
-        if bare and holder is not None:
+        if bare and holder is not None and not semantics.is_kafka:
             if req.member_id in holder.members:
                 raise KafkaProtocolError(
                     ErrorCode.FENCED_MEMBER_EPOCH,
@@ -162,7 +187,11 @@ def validate_request(
             raise _invalid("InstanceId can't be null.")
     elif epoch < STATIC_LEAVE:
         raise _invalid("MemberEpoch is invalid.")
-    if req.subscribed_topic_names and req.subscribed_topic_regex:
+    if (
+        semantics.names_and_regex_exclusive
+        and req.subscribed_topic_names
+        and req.subscribed_topic_regex
+    ):
         raise _invalid("SubscribedTopicNames and SubscribedTopicRegex cannot be used together.")
     if req.client_assignors is not None:
         if req.server_assignor is not None:
@@ -230,11 +259,13 @@ def _heartbeat(
     state = txn.state
     existing = state.groups.get(req.group_id)
     known = existing.member(req.member_id) if isinstance(existing, ConsumerGroup) else None
+    semantics = consumer_semantics(state, req.group_id)
     validate_request(
         req,
         configured_assignors(state),
         rejoining=known is None or 0 not in (known.member_epoch, known.previous_member_epoch),
         holder=existing if isinstance(existing, ConsumerGroup) else None,
+        semantics=semantics,
     )
     if req.member_epoch in (LEAVE, STATIC_LEAVE):
         return _leave(txn, req)
@@ -248,7 +279,7 @@ def _heartbeat(
             f"The consumer group has reached its maximum capacity of {max_size} members.",
         )
     member, replaced = _find_member(group, member_id, req)
-    updated = _apply_request(member, req)
+    updated = _apply_request(member, req, semantics)
     if req.client_assignors is not None:
         others = [] if group is None else [m for m in group.members.values() if m is not replaced]
         ca.check_version_overlap(member_id, req.client_assignors, others)
@@ -261,7 +292,7 @@ def _heartbeat(
             raise KafkaProtocolError(ErrorCode.INVALID_REGULAR_EXPRESSION, str(exc)) from None
 
     is_new = group is None or member_id not in group.members
-    reason = _write_member(txn, member, updated, replaced, is_new)
+    reason = _write_member(txn, member, updated, replaced, is_new, semantics)
     group = txn.group
     if group is None:  # a brand-new group with nothing written yet
         txn.write(records.epoch_record(req.group_id, 0))
@@ -284,6 +315,8 @@ def _heartbeat(
             group.target_of(member_id),
             group.current_partition_epoch,
             req.topic_partitions,
+            blocked_takes_target_epoch=semantics.blocked_member_takes_target_epoch,
+            previous_epoch_always_shifts=semantics.previous_epoch_always_shifts,
         )
         if not current.assignment_equals(before):
             txn.write(records.current_assignment_record(req.group_id, current))
@@ -303,18 +336,22 @@ def _heartbeat(
         and (req.subscribed_topic_names is not None or req.subscribed_topic_regex is not None)
         and req.topic_partitions is not None
     )
+    # Kafka 4.0: a full request (epoch 0 counts as one), or assigned partitions that
+    # changed in this heartbeat (against the member as the request found it, i.e.
+    # after a static replacement or a rejoin's reset).
     send_assignment = (
-        req.member_epoch == 0
-        or full
-        or current.assigned_partitions != member.assigned_partitions
-        or current.member_epoch != member.member_epoch
-        or current.member_epoch < group.assignment_epoch
-        or (
-            req.topic_partitions is not None
-            and assignment_from_topic_partitions(req.topic_partitions)
-            != dict(current.assigned_partitions)
-        )
+        req.member_epoch == 0 or full or current.assigned_partitions != member.assigned_partitions
     )
+    if not semantics.is_kafka:
+        send_assignment = send_assignment or (
+            current.member_epoch != member.member_epoch
+            or current.member_epoch < group.assignment_epoch
+            or (
+                req.topic_partitions is not None
+                and assignment_from_topic_partitions(req.topic_partitions)
+                != dict(current.assigned_partitions)
+            )
+        )
     return ConsumerGroupHeartbeatResponse(
         error_code=error,
         member_id=member_id,
@@ -375,7 +412,7 @@ def _find_member(
         if found is None:
             raise KafkaProtocolError(
                 ErrorCode.UNKNOWN_MEMBER_ID,
-                f"Instance id {req.instance_id} is unknown in group {group.group_id}.",
+                f"Instance id {req.instance_id} is unknown.",
             )
         if found.member_id != member_id:
             raise KafkaProtocolError(
@@ -431,9 +468,15 @@ def _check_epoch(member: ConsumerGroupMember, req: ConsumerGroupHeartbeatRequest
 
 
 def _apply_request(
-    member: ConsumerGroupMember, req: ConsumerGroupHeartbeatRequest
+    member: ConsumerGroupMember, req: ConsumerGroupHeartbeatRequest, semantics: ConsumerSemantics
 ) -> ConsumerGroupMember:
-    """Every non-null field of the request replaces the member's (null/-1: unchanged)."""
+    """Every non-null field of the request replaces the member's (null/-1: unchanged).
+
+    Under the KIP's semantics a non-empty subscription by names clears the regex
+    and the reverse; Kafka (``ConsumerGroupMember.Builder.maybeUpdate*``) keeps
+    the field the request leaves null.
+    """
+    exclusive = semantics.names_and_regex_exclusive
     changes: dict[str, object] = {}
     if req.instance_id is not None:
         changes["instance_id"] = req.instance_id
@@ -450,11 +493,11 @@ def _apply_request(
             changes["server_assignor"] = None
     if req.subscribed_topic_names is not None:
         changes["subscribed_topic_names"] = frozenset(req.subscribed_topic_names)
-        if req.subscribed_topic_names and req.subscribed_topic_regex is None:
+        if exclusive and req.subscribed_topic_names and req.subscribed_topic_regex is None:
             changes["subscribed_topic_regex"] = ""
     if req.subscribed_topic_regex is not None:
         changes["subscribed_topic_regex"] = req.subscribed_topic_regex
-        if req.subscribed_topic_regex and req.subscribed_topic_names is None:
+        if exclusive and req.subscribed_topic_regex and req.subscribed_topic_names is None:
             changes["subscribed_topic_names"] = frozenset()
     if req.client_id:
         changes["client_id"] = req.client_id
@@ -473,15 +516,22 @@ def _write_member(
     updated: ConsumerGroupMember,
     replaced: ConsumerGroupMember | None,
     is_new: bool,
+    semantics: ConsumerSemantics,
 ) -> str | None:
     """Write the member's records; the reason to bump the group epoch, or ``None``."""
     gid = txn.group_id
     reason: str | None = None
     if replaced is not None:
-        replace_static_member(txn, replaced, updated, "consumer")
+        # Kafka ``replaceStaticMember`` writes the replaced member as it was, under the
+        # new member id; then the request's changes are an ordinary update of it
+        # (``testStaticMemberRejoinsWithNewSubscribedTopics``: two member records).
+        replace_static_member(txn, replaced, member, "consumer")
+        if not updated.metadata_equals(member):
+            txn.write(records.member_metadata_record(gid, updated))
     elif is_new or not updated.metadata_equals(member):
         txn.write(records.member_metadata_record(gid, updated))
-        if is_new:
+        names_changed = updated.subscribed_topic_names != member.subscribed_topic_names
+        if is_new and (semantics.every_join_bumps_epoch or names_changed):
             reason = "member_joined"
     if not is_new and not member.assignment_equals(updated):
         # Rejoin with epoch 0 (reset) or a static member back from epoch -2.
@@ -497,31 +547,50 @@ def _write_member(
                 client_id=updated.client_id,
             )
         )
-    _write_regex(txn, member, updated)
+    regex_bumps = _write_regex(txn, member, updated, semantics)
     if reason is None:
-        if updated.subscribed_topic_names != member.subscribed_topic_names or (
-            updated.subscribed_topic_regex != member.subscribed_topic_regex
-        ):
+        if updated.subscribed_topic_names != member.subscribed_topic_names or regex_bumps:
             reason = "subscription_changed"
-        elif (
-            updated.server_assignor != member.server_assignor
-            or updated.client_assignors != member.client_assignors
+        elif updated.client_assignors != member.client_assignors or (
+            semantics.assignor_change_bumps_epoch
+            and updated.server_assignor != member.server_assignor
         ):
             reason = "assignor_changed"
     return reason
 
 
 def _write_regex(
-    txn: ConsumerTxn, member: ConsumerGroupMember, updated: ConsumerGroupMember
-) -> None:
+    txn: ConsumerTxn,
+    member: ConsumerGroupMember,
+    updated: ConsumerGroupMember,
+    semantics: ConsumerSemantics,
+) -> bool:
+    """The regex records of a subscription change; whether it bumps the group epoch.
+
+    KIP-848's semantics: a new regex is resolved here, and any regex change bumps.
+    Kafka's (``maybeUpdateRegularExpressions``): a regex new to the group is only
+    checked here and resolved asynchronously (``regex_refresh``); the change bumps
+    the epoch now only when the new regex is already resolved, or when the
+    subscribed topics that exist changed (the old regex's topics are gone).
+    """
     old, new = member.subscribed_topic_regex, updated.subscribed_topic_regex
     group = txn.group
     if group is None:
-        return
+        return False
     if old and old != new and old in group.resolved_regexes and group.regex_subscribers(old) == 0:
         txn.write(records.regex_tombstone(txn.group_id, old))
-    if new and new not in group.resolved_regexes:
-        txn.write(records.regex_record(txn.group_id, new, resolve(txn.state, new, txn.now_ms)))
+    if semantics.regex_resolved_at_once:
+        if new and new not in group.resolved_regexes:
+            txn.write(records.regex_record(txn.group_id, new, resolve(txn.state, new, txn.now_ms)))
+        return old != new
+    if old == new:
+        maybe_schedule_refresh(txn.state, txn.group_id, txn.now_ms)
+        return False
+    new_is_new = bool(new) and new not in group.resolved_regexes
+    maybe_schedule_refresh(txn.state, txn.group_id, txn.now_ms, required=new_is_new)
+    if new and not new_is_new:
+        return True
+    return subscription_metadata_changed(txn.state, group)
 
 
 def _leave(txn: ConsumerTxn, req: ConsumerGroupHeartbeatRequest) -> ConsumerGroupHeartbeatResponse:
@@ -533,7 +602,7 @@ def _leave(txn: ConsumerTxn, req: ConsumerGroupHeartbeatRequest) -> ConsumerGrou
         if member is None:
             raise KafkaProtocolError(
                 ErrorCode.UNKNOWN_MEMBER_ID,
-                f"Instance id {req.instance_id} is unknown in group {group.group_id}.",
+                f"Instance id {req.instance_id} is unknown.",
             )
         if member.member_id != req.member_id:
             raise KafkaProtocolError(

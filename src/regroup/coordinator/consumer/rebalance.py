@@ -33,6 +33,7 @@ from regroup.assignors.consumer.api import (
     SubscribedTopicDescriber,
     TopicMetadata,
 )
+from regroup.assignors.errors import PartitionAssignorError
 from regroup.consumer.group import ConsumerGroup, ResolvedRegex
 from regroup.consumer.group_member import Assignment, ConsumerGroupMember
 from regroup.consumer.subscription import InvalidRegexError, resolve_regex
@@ -61,20 +62,32 @@ __all__ = [
     "partitions_by_name",
     "resolve",
     "server_assignor_name",
+    "subscription_metadata_changed",
 ]
 
 
 class ScriptedAssignor(ConsumerGroupPartitionAssignor):
-    """An assignor that returns a given result once (``regroup replay`` scripts, tests)."""
+    """An assignor that returns a given result, or fails with a given message
+    (``regroup replay`` scripts, tests).
+
+    Used once, unless ``repeat``: then it answers every computation until a newer
+    scripted result replaces it (Kafka's test ``MockPartitionAssignor``).
+    """
 
     name = "scripted"
 
-    def __init__(self, assignment: GroupAssignment) -> None:
+    def __init__(
+        self, assignment: GroupAssignment | None, error: str | None = None, repeat: bool = False
+    ) -> None:
         self._assignment = assignment
+        self._error = error
+        self.repeat = repeat
 
     def assign(
         self, group_spec: GroupSpec, subscribed_topic_describer: SubscribedTopicDescriber
     ) -> GroupAssignment:
+        if self._assignment is None:
+            raise PartitionAssignorError(self._error or "scripted assignor failure")
         return self._assignment
 
 
@@ -118,6 +131,11 @@ def _metadata_equal(a: Mapping[str, TopicMetadata], b: Mapping[str, TopicMetadat
         return {n: (t.topic_id, t.partitions) for n, t in m.items()}
 
     return key(a) == key(b)
+
+
+def subscription_metadata_changed(state: GroupCoordinatorState, group: ConsumerGroup) -> bool:
+    """The subscribed topics that exist differ from the group's subscription metadata."""
+    return not _metadata_equal(_subscription_metadata(state, group), group.subscription_metadata)
 
 
 def resolve(state: GroupCoordinatorState, regex: str, now_ms: int) -> ResolvedRegex:
@@ -195,7 +213,9 @@ def compute_target(txn: ConsumerTxn) -> None:
     drop_in_flight(state, txn.group_id)
     scripted = state.consumer.scripted.get(txn.group_id)
     if scripted:
-        assignor = scripted.pop(0)
+        head = scripted[0]
+        repeat = isinstance(head, ScriptedAssignor) and head.repeat
+        assignor = head if repeat else scripted.pop(0)
         name = assignor.name
     else:
         name = server_assignor_name(state, group)

@@ -23,6 +23,8 @@ timer key, armed by                         fires
 ``client_assignors``                        did not install in time: another one is chosen
 ``consumer-expire-<group>``                 the group stayed EMPTY for
 ``txn``                                     ``offsets.retention.minutes``: deleted (Dead)
+``consumer-regex-<group>``                  (semantics ``kafka``) the asynchronous resolution of
+``regex_refresh``                           the group's regexes lands: records, maybe a bump
 ==========================================  ====================================================
 """
 
