@@ -9,19 +9,25 @@ linear time (issue 20, defect 4). The syntax and texts themselves are tested in
 
 from __future__ import annotations
 
+import pytest
 from consumer_group_harness import Harness
 
 from regroup.model.errors import ErrorCode
 
 
-def test_coordinator_resolves_a_catastrophic_regex_against_the_metadata() -> None:
+@pytest.mark.parametrize("semantics", ["kafka", "kip-848"])
+def test_coordinator_resolves_a_catastrophic_regex_against_the_metadata(semantics: str) -> None:
     # The heartbeat that subscribes with the regex, and the metadata image it is resolved
     # against, include a name that makes a backtracking engine stall for hours.
     stalls = "a" * 48 + "!"
     matches = "a" * 48
-    h = Harness(topics={stalls: 2, matches: 3, "other": 1})
+    h = Harness(regroup_consumer_semantics=semantics, topics={stalls: 2, matches: 3, "other": 1})
     response = h.join("m", subscribed_topic_regex="(a+)+$")
     assert response.error_code is ErrorCode.NONE
+    if semantics == "kafka":  # resolved asynchronously: the refresh is due at once
+        h.advance(0)
+        response = h.hb("m", response.member_epoch, {})
+        assert response.error_code is ErrorCode.NONE
     assert response.assignment is not None
     assert [(len(tp.partitions), tp.partitions) for tp in response.assignment.topic_partitions] == [
         (3, (0, 1, 2))
