@@ -75,6 +75,19 @@ class Timer(Generic[R]):
         if entry is not None:
             entry.live = False
 
+    def fire(self, key: str, now_ms: int) -> R | None:
+        """Run the timer ``key`` now, before its deadline; ``None`` when none is armed.
+
+        For drivers that make a deadline pass early (the wire server's fault
+        injection: "expire this member's session now"); the operation runs
+        exactly as ``expire`` would run it, so it writes the same records.
+        """
+        entry = self._by_key.pop(key, None)
+        if entry is None:
+            return None
+        entry.live = False
+        return entry.operation(now_ms)
+
     def is_scheduled(self, key: str) -> bool:
         return key in self._by_key
 
