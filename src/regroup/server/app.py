@@ -74,6 +74,7 @@ from regroup.server.connection import (
     Served,
     Stopping,
 )
+from regroup.server.control import Control
 from regroup.server.events import EventSink
 from regroup.server.heartbeat_codec import HeartbeatDecodeError, RegroupHeartbeat
 from regroup.server.log import Log, encode_batch
@@ -111,6 +112,8 @@ class ServerOptions:
     #: Start with no groups and no committed offsets when ``data_dir`` has partition
     #: logs but no ``coordinator.db`` (refused otherwise: ``check_data_dir``).
     allow_empty_coordinator: bool = False
+    #: Fault injection and the control channel (``regroup.server.control``): tests only.
+    control: bool = False
 
 
 _NO_REPLY: Any = object()
@@ -202,6 +205,10 @@ class RegroupServer:
             "records_replayed": summary.replayed,
             "records_skipped": skipped,
         }
+        #: The coordinator's timers do not fire while paused (``control.pause_timers``).
+        self.timers_paused = False
+        self.control = Control(self) if options.control else None
+        self.faults = None if self.control is None else self.control.faults
 
     # -- life cycle ---------------------------------------------------------------------
 
@@ -297,7 +304,7 @@ class RegroupServer:
         and it spares a timer handle per heartbeat.
         """
         deadline = self.coordinator.next_deadline()
-        if deadline is None or self._loop is None:
+        if deadline is None or self._loop is None or self.timers_paused:
             return
         if self._timer is not None and self._armed is not None and self._armed <= deadline:
             return
@@ -590,3 +597,23 @@ class RegroupServer:
                 pass
             finally:
                 self._append_waiters.discard(waiter)
+
+    # -- the test harness's hooks (``regroup.server.control``) ----------------------------
+
+    @property
+    def connections(self) -> frozenset[ConnectionProtocol]:
+        return frozenset(self._connections)
+
+    def apply(self, result: CoordinatorResult) -> None:
+        """Apply a result produced outside a request (a group fault): records first."""
+        self._apply(result)
+
+    def set_timers_paused(self, paused: bool) -> None:
+        """Hold (or release) the coordinator's timers: no session expires while held."""
+        self.timers_paused = paused
+        if paused and self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+            self._armed = None
+        elif not paused:
+            self._rearm()
