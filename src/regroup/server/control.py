@@ -200,6 +200,11 @@ class Control:
     def clear_requests(self) -> None:
         self.faults.clear_requests()
 
+    def reset_faults(self) -> None:
+        """Every request fault off, tracking off, the coordinator's timers running."""
+        self.faults.reset()
+        self.server.set_timers_paused(False)
+
     def pending_faults(self) -> dict[str, Any]:
         return self.faults.pending() | {"timers_paused": self.server.timers_paused}
 
@@ -398,6 +403,7 @@ COMMANDS: Mapping[str, str] = {
         "requests",
         "clear_requests",
         "pending_faults",
+        "reset_faults",
         "expire_session",
         "fence_member",
         "force_rebalance",

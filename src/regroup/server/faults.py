@@ -255,6 +255,14 @@ class RequestFaults:
         if self._tracked is not None:
             self._tracked.clear()
 
+    def reset(self) -> None:
+        """No fault left: no pushed or sticky error, no RTT, no fenced member, no tracking."""
+        self._pushed.clear()
+        self._sticky.clear()
+        self._rtt.clear()
+        self._fenced.clear()
+        self._tracked = None
+
     def pending(self) -> dict[str, Any]:
         """What is set now (``regroup ctl faults``)."""
         now = self._now_ms()
@@ -273,6 +281,7 @@ class RequestFaults:
             "rtt_ms": {("*" if k is None else API_NAMES[k]): ms for k, ms in self._rtt.items()},
             "fenced": sorted(self._fenced),
             "tracking": self._tracked is not None,
+            **self.stats,
         }
 
     # -- serving ------------------------------------------------------------------------

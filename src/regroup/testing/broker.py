@@ -221,6 +221,14 @@ class Broker:
         """Close the client connections (of ``client_id`` only); how many were closed."""
         return self.call(self._control.drop_connections, client_id)
 
+    def reset_faults(self) -> None:
+        """Every request fault off, tracking off, the coordinator's timers running."""
+        self.call(self._control.reset_faults)
+
+    def pending_faults(self) -> dict[str, Any]:
+        """What is set now: pushed and sticky errors, RTTs, fenced members, paused timers."""
+        return self.call(self._control.pending_faults)
+
     def start_request_tracking(self) -> None:
         self.call(self._control.start_request_tracking)
 
