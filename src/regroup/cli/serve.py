@@ -59,6 +59,11 @@ def add_parser(subparsers: Any) -> None:
         help="start with no groups and no committed offsets when the data dir has partition "
         "logs but no coordinator.db (refused otherwise)",
     )
+    parser.add_argument(
+        "--control",
+        action="store_true",
+        help="serve the test control channel (regroup ctl: fault injection); tests only",
+    )
     parser.add_argument("--log-level", default="INFO", help="logging level (default INFO)")
     parser.set_defaults(run=run)
 
@@ -92,6 +97,7 @@ def options_from_args(args: argparse.Namespace) -> ServerOptions:
         auto_create_topics=not args.no_auto_create,
         default_partitions=args.partitions,
         allow_empty_coordinator=args.allow_empty_coordinator,
+        control=args.control,
     )
 
 

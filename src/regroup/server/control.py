@@ -42,6 +42,7 @@ from regroup.server.group_faults import GroupFaultError
 
 __all__ = [
     "CONTROL_KEY",
+    "USER_ERRORS",
     "Control",
     "ControlError",
     "ControlledServer",
@@ -59,6 +60,17 @@ _POLL_S = 0.02
 
 class ControlError(ValueError):
     """A command that cannot run: its message is the ``error`` of the answer."""
+
+
+#: What a command raises for a user's mistake; ``run`` and ``Broker`` report each as a
+#: ``ControlError`` with its message.
+USER_ERRORS = (
+    ControlError,
+    FaultError,
+    GroupFaultError,
+    UnsupportedErrorResponse,
+    InvalidConfigError,
+)
 
 
 class _Closable(Protocol):
@@ -357,7 +369,7 @@ class Control:
             raise ControlError(f"{command}: {exc}") from None
         try:
             return bound(**kwargs)
-        except (FaultError, GroupFaultError, UnsupportedErrorResponse, InvalidConfigError) as exc:
+        except USER_ERRORS as exc:
             raise ControlError(str(exc)) from None
 
     def serve_wire(self, conn: ConnectionState, body: bytes) -> Served:

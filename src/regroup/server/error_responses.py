@@ -30,6 +30,7 @@ from typing import Any
 from regroup.server import codec
 from regroup.server.codec import DecodedRequest
 from regroup.server.kio_build import build
+from regroup.server.versions import API_NAMES
 
 __all__ = ["UnsupportedErrorResponse", "check_supported", "encode_error_response"]
 
@@ -98,9 +99,10 @@ def check_supported(api_key: int, api_version: int) -> None:
     if api_key == 12 or api_key in _PER_ENTRY:
         return
     if not _has_top_level_error(codec.response_class(api_key, api_version)):
+        name = API_NAMES.get(api_key, f"API key {api_key}")
         raise UnsupportedErrorResponse(
-            f"API key {api_key} v{api_version} has no request-wide error code "
-            "(its errors are per topic or partition)"
+            f"{name} v{api_version} has no request-wide error code "
+            "(its errors are per topic or partition): no error can be injected into it"
         )
 
 

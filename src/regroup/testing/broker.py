@@ -39,7 +39,7 @@ from typing import Any, TypeVar
 from regroup.coordinator.config import GroupCoordinatorConfig, InvalidConfigError
 from regroup.server.app import RegroupServer, ServerOptions
 from regroup.server.background import BackgroundServer
-from regroup.server.control import Control, ControlError
+from regroup.server.control import USER_ERRORS, Control, ControlError
 from regroup.server.faults import TrackedRequest
 
 __all__ = ["TEST_CONFIGS", "Broker", "ControlError"]
@@ -154,8 +154,14 @@ class Broker:
         return self._background
 
     def call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """``fn(*args, **kwargs)`` on the server's loop; its result, or its exception."""
-        result: T = self._running().call(fn, *args, **kwargs)
+        """``fn(*args, **kwargs)`` on the server's loop; its result, or its exception (a
+        user's mistake, such as an unknown group or error name, as ``ControlError``)."""
+        try:
+            result: T = self._running().call(fn, *args, **kwargs)
+        except USER_ERRORS as exc:
+            if isinstance(exc, ControlError):
+                raise
+            raise ControlError(str(exc)) from None
         return result
 
     def _await(self, coro: Coroutine[Any, Any, T], timeout_s: float) -> T:
