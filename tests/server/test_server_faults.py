@@ -8,6 +8,7 @@ response is decoded by kio exactly as a client would read it.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -168,3 +169,26 @@ def test_tracking_records_decoded_requests(broker: Broker, client: WireClient) -
     assert tracked.to_json()["fields"]["group_id"] == "g"
     broker.clear_requests()
     assert broker.requests() == []
+
+
+def test_group_faults_write_records_a_restart_rebuilds(tmp_path: Path) -> None:
+    heartbeat = {
+        "group_id": "k",
+        "member_epoch": 0,
+        "rebalance_timeout": 5000,
+        "subscribed_topic_names": ["orders"],
+        "topic_partitions": [],
+    }
+    with (
+        Broker(topics={"orders": 4}, data_dir=tmp_path) as broker,
+        WireClient("127.0.0.1", broker.port) as client,
+    ):
+        for member in ("m-1", "m-2", "m-3"):
+            assert _code(client.request(68, 1, {**heartbeat, "member_id": member}).error_code) == 0
+        broker.set_target_assignment("k", {"m-1": {"orders": [0, 1, 2]}, "m-2": {"orders": [3]}})
+        broker.fence_member("k", "m-3")
+        broker.force_rebalance("k")
+        before = broker.describe_group("k")
+        assert before is not None and sorted(before["members"]) == ["m-1", "m-2"]
+    with Broker(data_dir=tmp_path) as restarted:
+        assert restarted.describe_group("k") == before
