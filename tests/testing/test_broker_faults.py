@@ -280,3 +280,24 @@ def test_request_tracking_decodes_what_the_client_sent(regroup_broker: Broker) -
         assert regroup_broker.requests() == []
     finally:
         member.close()
+
+
+@pytest.mark.regroup_broker(topics={TOPIC: 2})
+def test_a_classic_librdkafka_member_rejoins_after_a_failed_sync(regroup_broker: Broker) -> None:
+    regroup_broker.start_request_tracking()
+    regroup_broker.push_request_errors("SyncGroup", "REBALANCE_IN_PROGRESS")
+    member = ConfluentMember(
+        regroup_broker.bootstrap,
+        "g",
+        TOPIC,
+        "classic",
+        **{"group.protocol": "classic", "session.timeout.ms": 3000, "heartbeat.interval.ms": 300},
+    )
+    try:
+        # The first SyncGroup fails: librdkafka joins again, and is assigned at the second.
+        member.poll_until("assigned", lambda: member.kinds() == ["assigned"])
+        assert len(regroup_broker.requests("SyncGroup")) >= 2
+        assert len(regroup_broker.requests("JoinGroup")) >= 2
+        assert regroup_broker.wait_for_stable("g", members=1)["type"] == "classic"
+    finally:
+        member.close()
