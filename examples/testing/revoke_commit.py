@@ -80,6 +80,9 @@ class PartitionWorker(AsyncConsumerRebalanceListener):
     def _run(self) -> None:
         try:
             consumer = self.consumer = KafkaConsumer(**self._options)
+            # The topic's metadata before joining: kafka-python 3.0 otherwise rejoins as soon
+            # as it arrives, and that quick second join now and then leaves it wedged.
+            consumer.partitions_for_topic(self.topic)
             consumer.subscribe([self.topic], listener=self)
             while not self._stop.is_set():
                 try:

@@ -57,6 +57,10 @@ class KafkaPythonMember(ConsumerRebalanceListener):
     def _run(self) -> None:
         try:
             consumer = KafkaConsumer(**self._options)
+            # Metadata first: joining before it arrives makes kafka-python 3.0 rejoin at once
+            # when it does, and in about one start in ten that second join wedges it (no
+            # heartbeat, no callback; seen with and without the fault layer).
+            consumer.partitions_for_topic(self._topic)
             consumer.subscribe([self._topic], listener=self)
             while not self._stop.is_set():
                 for records in consumer.poll(timeout_ms=50).values():
