@@ -132,6 +132,16 @@ class ConfluentMember:
     def kinds(self) -> list[str]:
         return [kind for kind, _ in self.calls]
 
+    def owned(self) -> list[int]:
+        """What the callbacks so far leave this member owning (incremental, KIP-848)."""
+        owned: set[int] = set()
+        for kind, partitions in self.calls:
+            if kind == "assigned":
+                owned.update(partitions)
+            else:
+                owned.difference_update(partitions)
+        return sorted(owned)
+
     def close(self) -> None:
         self.consumer.close()
 
