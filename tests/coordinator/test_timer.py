@@ -120,3 +120,14 @@ def test_equal_deadlines_run_in_scheduling_order_of_the_last_schedule() -> None:
     timer.schedule("b", 10, lambda now: "b")
     timer.schedule("a", 10, lambda now: "a again")  # now scheduled after b
     assert timer.expire(10) == ["b", "a again"]
+
+
+def test_fire_runs_one_timer_early_and_disarms_it() -> None:
+    timer: Timer[str] = Timer()
+    timer.schedule("a", 100, lambda now: f"a@{now}")
+    timer.schedule("b", 50, lambda now: f"b@{now}")
+    assert timer.fire("a", 10) == "a@10"
+    assert not timer.is_scheduled("a")
+    assert timer.fire("a", 11) is None  # already fired: nothing left to run
+    assert timer.next_deadline() == 50  # the other timer is untouched
+    assert timer.expire(1000) == ["b@1000"]

@@ -28,6 +28,7 @@ _SUBCOMMANDS = (
     "replay",
     "serve",
     "groups",
+    "ctl",
     "simulate",
     "compare",
     "sweep",

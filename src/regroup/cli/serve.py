@@ -74,6 +74,11 @@ def add_parser(subparsers: Any) -> None:
         help="start with no groups and no committed offsets when the data dir has partition "
         "logs but no coordinator.db (refused otherwise)",
     )
+    parser.add_argument(
+        "--control",
+        action="store_true",
+        help="serve the test control channel (regroup ctl: fault injection); tests only",
+    )
     parser.add_argument("--log-level", default="INFO", help="logging level (default INFO)")
     parser.set_defaults(run=run)
 
@@ -142,6 +147,7 @@ def options_from_args(args: argparse.Namespace) -> ServerOptions:
         default_partitions=args.partitions,
         allow_empty_coordinator=args.allow_empty_coordinator,
         security=_security(security),
+        control=args.control,
     )
 
 

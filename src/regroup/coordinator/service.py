@@ -260,15 +260,35 @@ class GroupCoordinator:
         """Fire every timer due at ``now_ms``."""
         return CoordinatorResult.merge(self.state.timer.expire(now_ms, self._run_timer))
 
+    def fire_timer(self, key: str, now_ms: int) -> CoordinatorResult | None:
+        """Run the timer ``key`` now, before its deadline, exactly as ``on_timer`` would run
+        it (a test driver's "expire this session now"); ``None`` when it is not armed."""
+        return self.state.timer.fire(key, now_ms, self._run_timer)
+
+    def run_operation(
+        self, group_id: str, operation: Callable[[int], CoordinatorResult], now_ms: int
+    ) -> CoordinatorResult:
+        """An operation on one group from outside the request path (the wire server's fault
+        injection: fence a member, force a rebalance), kept as a timer's is: all or nothing
+        (``guard``), its records noted for the next recovery."""
+        return self._run_guarded(group_id, operation, now_ms, "operation")
+
     def _run_timer(
         self, owner: str | None, operation: Callable[[int], CoordinatorResult], now_ms: int
+    ) -> CoordinatorResult:
+        return self._run_guarded(owner, operation, now_ms, "timer")
+
+    def _run_guarded(
+        self,
+        owner: str | None,
+        operation: Callable[[int], CoordinatorResult],
+        now_ms: int,
+        what: str,
     ) -> CoordinatorResult:
         try:
             result = operation(now_ms)
         except Exception as exc:
-            return guard.recover(
-                self.state, self.recorded, self.replay, owner, "timer", exc, now_ms
-            )
+            return guard.recover(self.state, self.recorded, self.replay, owner, what, exc, now_ms)
         self.recorded.note(result.records)
         return result
 

@@ -97,6 +97,27 @@ class Timer(Generic[R]):
         for key in [k for k, e in self._by_key.items() if e.owner == owner]:
             self.cancel(key)
 
+    def fire(
+        self,
+        key: str,
+        now_ms: int,
+        run: Callable[[str | None, Callable[[int], R], int], R] | None = None,
+    ) -> R | None:
+        """Run the timer ``key`` now, before its deadline; ``None`` when none is armed.
+
+        For drivers that make a deadline pass early (the wire server's fault
+        injection: "expire this member's session now"); the operation runs
+        exactly as ``expire`` would run it (through ``run`` when given), so it
+        writes the same records.
+        """
+        entry = self._by_key.pop(key, None)
+        if entry is None:
+            return None
+        entry.live = False
+        if run is not None:
+            return run(entry.owner, entry.operation, now_ms)
+        return entry.operation(now_ms)
+
     def is_scheduled(self, key: str) -> bool:
         return key in self._by_key
 

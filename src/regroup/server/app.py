@@ -74,6 +74,7 @@ from regroup.server.connection import (
     Served,
     Stopping,
 )
+from regroup.server.control import Control
 from regroup.server.events import EventSink
 from regroup.server.fetch_waiters import FetchWaiters
 from regroup.server.heartbeat_codec import HeartbeatDecodeError, RegroupHeartbeat
@@ -129,6 +130,8 @@ class ServerOptions:
     #: Listeners, SASL, TLS and the authorizer (``regroup.server.security``); ``None``: one
     #: PLAINTEXT listener on ``host:port`` and no authorizer.
     security: SecurityConfig | None = None
+    #: Fault injection and the control channel (``regroup.server.control``): tests only.
+    control: bool = False
 
 
 _NO_REPLY: Any = object()
@@ -235,6 +238,10 @@ class RegroupServer:
             "records_replayed": summary.replayed,
             "records_skipped": skipped,
         }
+        #: The coordinator's timers do not fire while paused (``control.pause_timers``).
+        self.timers_paused = False
+        self.control = Control(self) if options.control else None
+        self.faults = None if self.control is None else self.control.faults
 
     # -- life cycle ---------------------------------------------------------------------
 
@@ -412,7 +419,7 @@ class RegroupServer:
         and it spares a timer handle per heartbeat.
         """
         deadline = self.coordinator.next_deadline()
-        if deadline is None or self._loop is None:
+        if deadline is None or self._loop is None or self.timers_paused:
             return
         if self._timer is not None and self._armed is not None and self._armed <= deadline:
             return
@@ -820,3 +827,23 @@ class RegroupServer:
             if size >= plan.min_bytes or remaining <= 0 or self._stopping:
                 return response
             await self._fetch_waiters.wait(plan.partitions, remaining)
+
+    # -- the test harness's hooks (``regroup.server.control``) ----------------------------
+
+    @property
+    def connections(self) -> frozenset[ConnectionProtocol]:
+        return frozenset(self._connections)
+
+    def apply(self, result: CoordinatorResult) -> None:
+        """Apply a result produced outside a request (a group fault): records first."""
+        self._apply(result)
+
+    def set_timers_paused(self, paused: bool) -> None:
+        """Hold (or release) the coordinator's timers: no session expires while held."""
+        self.timers_paused = paused
+        if paused and self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+            self._armed = None
+        elif not paused:
+            self._rearm()

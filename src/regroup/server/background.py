@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from typing import Any
+from collections.abc import Coroutine
+from typing import Any, TypeVar
 
 from regroup.server.app import RegroupServer, ServerOptions
 
 __all__ = ["BackgroundServer"]
+
+T = TypeVar("T")
 
 
 class BackgroundServer:
@@ -44,6 +47,11 @@ class BackgroundServer:
         self.server = asyncio.run_coroutine_threadsafe(boot(), self._loop).result(timeout=30)
 
     @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        """The server's loop (``asyncio.run_coroutine_threadsafe`` targets it)."""
+        return self._loop
+
+    @property
     def port(self) -> int:
         assert self.server is not None
         return self.server.port
@@ -52,19 +60,49 @@ class BackgroundServer:
     def bootstrap(self) -> str:
         return f"{self.options.host}:{self.port}"
 
-    def call(self, fn: Any, *args: Any) -> Any:
-        """Run ``fn(*args)`` on the server's loop and return its result (inspection)."""
+    def call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        """Run ``fn(*args, **kwargs)`` on the server's loop and return its result (or raise)."""
 
         async def run() -> Any:
-            return fn(*args)
+            return fn(*args, **kwargs)
 
         return asyncio.run_coroutine_threadsafe(run(), self._loop).result(timeout=30)
+
+    def wait(self, coro: Coroutine[Any, Any, T], timeout: float) -> T:
+        """Run ``coro`` on the server's loop; its result, within ``timeout`` seconds."""
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout=timeout)
 
     def stop(self) -> None:
         if self.server is not None:
             server = self.server
             self.server = None
-            asyncio.run_coroutine_threadsafe(server.stop(), self._loop).result(timeout=30)
+            asyncio.run_coroutine_threadsafe(_stop(server), self._loop).result(timeout=30)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=30)
         self._loop.close()
+
+
+async def _stop(server: RegroupServer) -> None:
+    """Stop the server and leave no socket behind, whatever was in flight.
+
+    A client that connected just before the stop is in the kernel's accept
+    queue or in asyncio's accept task. On Python 3.11 a connection accepted
+    after ``Server.close`` keeps its socket until the garbage collector runs
+    (its transport fails to attach to the closed server and the error is
+    dropped), so a few loop iterations go first, letting such accepts finish;
+    then the server stops, every accept task still running ends, what it opened
+    is closed, and the transports close their sockets: ``stop`` returns with no
+    file open.
+    """
+    for _ in range(4):
+        await asyncio.sleep(0)
+    await server.stop()
+    current = asyncio.current_task()
+    for _ in range(2):
+        await asyncio.sleep(0)
+        tasks = [t for t in asyncio.all_tasks() if t is not current and not t.done()]
+        if tasks:
+            await asyncio.wait(tasks, timeout=1)
+        for protocol in server.connections:
+            protocol.close()
+    await asyncio.sleep(0)

@@ -26,14 +26,21 @@ import asyncio
 import logging
 from collections.abc import Callable, Coroutine, Hashable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from regroup.model.requests.classic import HeartbeatRequest
     from regroup.server.heartbeat_codec import RegroupHeartbeat
     from regroup.server.log_limit import RateLimitedLog
 
-__all__ = ["CloseConnection", "ConnectionProtocol", "ConnectionState", "Served", "Stopping"]
+__all__ = [
+    "CloseConnection",
+    "ConnectionProtocol",
+    "ConnectionState",
+    "Interceptor",
+    "Served",
+    "Stopping",
+]
 
 logger = logging.getLogger("regroup.server")
 
@@ -77,6 +84,19 @@ class ConnectionState:
     last_heartbeat: tuple[bytes, bytes, RegroupHeartbeat | HeartbeatRequest] | None = None
     #: The listener, principal and SASL state (``regroup.server.security``), if configured.
     session: Any = None
+    #: The client id of its first request; read only on a server with faults (``faults``).
+    client_id: str | None = None
+
+
+class Interceptor(Protocol):
+    """What stands in front of ``serve_now`` on a test server (``faults.RequestFaults``)."""
+
+    def serve(
+        self,
+        conn: ConnectionState,
+        body: bytes,
+        serve_now: Callable[[ConnectionState, bytes], Served],
+    ) -> Served: ...
 
 
 class _Server:
@@ -85,6 +105,8 @@ class _Server:
     max_frame_bytes: int
     stats: dict[str, int]
     bad_input_log: RateLimitedLog
+    #: Fault injection and the control channel; ``None`` on a server without them.
+    faults: Interceptor | None
 
     def serve_now(self, conn: ConnectionState, body: bytes) -> Served:
         raise NotImplementedError
@@ -121,6 +143,9 @@ class ConnectionProtocol(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self._transport = transport
+        if self._closed:  # closed by a stopping server between its accept and now
+            transport.close()
+            return
         self.last_active = asyncio.get_running_loop().time()
         peer = transport.get_extra_info("peername")
         self.state = ConnectionState(self._conn_id, str(peer[0]) if peer else "unknown")
@@ -184,7 +209,11 @@ class ConnectionProtocol(asyncio.Protocol):
             body = bytes(buffer[4:end])
             del buffer[:end]
             try:
-                served = server.serve_now(self.state, body)
+                faults = server.faults
+                if faults is None:
+                    served = server.serve_now(self.state, body)
+                else:
+                    served = faults.serve(self.state, body, server.serve_now)
             except CloseConnection as exc:
                 if exc.farewell:
                     self._farewell(transport, exc.farewell)

@@ -16,7 +16,14 @@ a pure function of its inputs. Three pieces, each built on the one below:
 
 ``RecordingListener`` writes down a member's rebalance callbacks. The guide
 with examples is ``docs/testing-harness.md``.
+
+``Broker`` is the exception, and lives apart in ``regroup.testing.broker``: a
+real server on a socket for tests of real Kafka clients, with fault injection
+(``docs/testing.md``). It is imported on first use of ``regroup.testing.Broker``
+only, so importing the sans-IO harness never loads the server.
 """
+
+from typing import TYPE_CHECKING, Any
 
 from regroup.testing.clock import ManualClock
 from regroup.testing.coordinator import (
@@ -37,7 +44,11 @@ from regroup.testing.group import (
 )
 from regroup.testing.listener import RecordingListener
 
+if TYPE_CHECKING:
+    from regroup.testing.broker import Broker
+
 __all__ = [
+    "Broker",
     "Call",
     "ConfigLike",
     "CoordinatorTestContext",
@@ -53,3 +64,12 @@ __all__ = [
     "SentRequest",
     "TopicsLike",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``Broker`` on first use (PEP 562): the server loads only when a test asks for it."""
+    if name == "Broker":
+        from regroup.testing.broker import Broker
+
+        return Broker
+    raise AttributeError(f"module 'regroup.testing' has no attribute {name!r}")

@@ -1,0 +1,1 @@
+"""The Kafka wire-protocol server (``regroup serve``): see ``app``."""
