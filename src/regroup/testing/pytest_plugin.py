@@ -13,6 +13,10 @@ point, load it with ``-p regroup.testing.pytest_plugin`` or
   ids and topics). Faults set by a test are cleared after it
   (``reset_faults``: errors, RTTs, fenced members, tracking; timers resumed).
 
+The plugin imports the server only when a fixture is used, so a project that
+installs regroup pays nothing at pytest's start (importing the server also
+imports kio, whose types build hypothesis strategies on import).
+
 Waiting for a group is a ``Broker`` method: ``wait_for_stable(group_id,
 members=2)`` and ``wait_for_assignment(group_id, {"orders": [0, 1]},
 client_id="app")`` block until it holds, or raise ``ControlError`` saying what
@@ -22,11 +26,12 @@ was last seen (docs/testing.md).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from regroup.testing.broker import Broker
+if TYPE_CHECKING:  # the server loads when a fixture is used, not when pytest starts
+    from regroup.testing.broker import Broker
 
 __all__ = ["regroup_broker", "regroup_broker_session"]
 
@@ -53,12 +58,16 @@ def _options(request: pytest.FixtureRequest) -> dict[str, Any]:
 @pytest.fixture
 def regroup_broker(request: pytest.FixtureRequest) -> Iterator[Broker]:
     """A regroup broker on a free port for this test (``broker.bootstrap``)."""
+    from regroup.testing.broker import Broker
+
     with Broker(**_options(request)) as broker:
         yield broker
 
 
 @pytest.fixture(scope="session")
 def _regroup_session_broker() -> Iterator[Broker]:
+    from regroup.testing.broker import Broker
+
     with Broker() as broker:
         yield broker
 
