@@ -23,7 +23,17 @@ from regroup.cli.errors import UsageError
 __all__ = ["main"]
 
 #: The subcommands in the order ``--help`` lists them; each is ``regroup.cli.<name>``.
-_SUBCOMMANDS = ("assign", "replay", "serve", "groups", "simulate", "sweep", "analyze", "demo")
+_SUBCOMMANDS = (
+    "assign",
+    "replay",
+    "serve",
+    "groups",
+    "simulate",
+    "soak",
+    "sweep",
+    "analyze",
+    "demo",
+)
 
 
 def _command_named(argv: Sequence[str]) -> str | None:
