@@ -44,9 +44,13 @@ write; a tombstone removes its key), as ``__consumer_offsets`` holds them.
   timers (``on_loaded``, Kafka ``onLoaded``); what that returns is applied.
 
 Duplication (``[network] duplicate``): a request the network copies is
-handled twice by the coordinator (under the same token); every reply after
-the first to one token is dropped, as a Kafka client drops a response whose
-correlation id it no longer waits for, so a copied response is discarded.
+handled twice by the coordinator, as when a client retries a request whose
+first attempt arrived but whose answer was lost (a broken connection, a
+timeout): the first copy is handled under a token nobody waits for
+(``-token``), so its replies are dropped, and the second under the request's
+own token, whose reply the consumer gets. A copied response is delivered
+twice and the second copy dropped, as a Kafka client drops a response whose
+correlation id it no longer waits for.
 
 The transport is given the run's context, the network and the coordinator;
 the consumers hold only its ``send`` (injected into each), and the director
@@ -151,12 +155,14 @@ class Transport:
             if not self._timeouts:
                 del self._inflight[token]
             return
-        self.world.at(arrival, self._deliver, token)
         if network.copy(now):
-            self.world.at(arrival, self._deliver_copy, consumer, token, request, self._epoch)
+            # The first copy is handled under a token nobody waits for (``-token``): its
+            # answer is lost, as a client's first attempt is when it retries.
+            self.world.at(arrival, self._deliver_copy, consumer, -token, request, self._epoch)
+        self.world.at(arrival, self._deliver, token)
 
     def _deliver_copy(self, consumer: SimConsumer, token: int, request: Any, epoch: int) -> None:
-        """A second copy of a request reaches the coordinator it was sent to, if still loaded."""
+        """An earlier copy of a request reaches the coordinator it was sent to, if still loaded."""
         if self.down or epoch != self._epoch:
             return
         if not self.network.delivers(consumer.client_id, COORDINATOR):
