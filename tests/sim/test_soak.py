@@ -93,8 +93,9 @@ def test_sizes_are_skewed_toward_small_groups() -> None:
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_a_sample_of_small_seeds_has_no_violation(protocol: str) -> None:
-    limits = Limits(max_members=3, max_partitions=4, max_actions=4)
-    for seed in range(12):
+    # 100 seeds per protocol, groups up to 6 x 16: about 3 s of CPU each.
+    limits = Limits(max_members=6, max_partitions=16, max_actions=6)
+    for seed in range(100):
         outcome = run_scenario(draw_scenario(protocol, seed, limits), protocol, seed)
         assert outcome.violations == [], (protocol, seed, outcome.violations)
 
@@ -313,3 +314,39 @@ def test_soak_command_refuses_bad_arguments_in_one_line(
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("regroup soak: error:")
+
+
+def test_soak_command_exits_1_and_keeps_the_minimised_failure(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    import regroup.sim.soak.check as check
+
+    real = check.run_scenario
+
+    def with_test_invariant(scenario: Scenario, protocol: str, seed: int) -> SeedOutcome:
+        return real(scenario, protocol, seed, extra_checks=(_restarted_during_failover,))
+
+    monkeypatch.setattr(check, "run_scenario", with_test_invariant)
+    # Seeds of this size whose schedule has a restart and a failover fail the test invariant.
+    seeds = [
+        s
+        for s in range(40)
+        if {"coordinator_restart", "restart"}
+        <= {a.action for a in draw_scenario("eager", s, Limits(3, 4)).actions}
+    ]
+    assert seeds
+    argv = ["soak", "--protocol", "eager", "--seeds", "1", "--first-seed", str(seeds[0])]
+    argv += ["--max-members", "3", "--max-partitions", "4", "--minimise-runs", "30"]
+    code = main([*argv, "--keep", str(tmp_path), "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 1
+    assert out["violations"] >= 1 and out["failures"][0]["seed"] == seeds[0]
+    kept = out["minimised"][0]
+    assert kept["invariant"] == "test_only"
+    path = Path(kept["path"])
+    assert path.name == f"eager-seed{seeds[0]}-test_only.json"
+    minimised = parse_scenario(json.loads(path.read_text()))
+    # 1-minimal: the failover and one action that restarts a member, nothing else.
+    kinds = sorted(a.action for a in minimised.actions)
+    assert len(kinds) == 2 and kinds[0] == "coordinator_restart"
+    assert kinds[1] in ("restart", "rolling_bounce")
