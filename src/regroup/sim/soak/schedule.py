@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from regroup.sim.network import NetworkConfig
-from regroup.sim.scenario import PROTOCOLS, Action, DataConfig, Scenario
+from regroup.sim.scenario import ACTIONS, PROTOCOLS, Action, DataConfig, Scenario
 
 __all__ = [
     "FAULT_KINDS",
@@ -49,21 +49,9 @@ FAULT_WINDOW_MS = 60000
 #: Calm after the last fault ends: sessions (10 s) expire and rebalances finish.
 SETTLE_MS = 90000
 #: The kinds of fault a schedule may hold (actions, then network features).
-FAULT_KINDS = (
-    "crash",
-    "stop",
-    "restart",
-    "start",
-    "rolling_bounce",
-    "slow",
-    "cut",
-    "add_partitions",
-    "enforce_rebalance",
-    "coordinator_restart",
-    "loss",
-    "jitter",
-    "duplicate",
-)
+FAULT_KINDS = (*ACTIONS, "loss", "jitter", "duplicate")
+_SLOW_MS = (1000, 5000, 20000, 40000)
+_CUT_MS = (1000, 5000, 15000, 30000)
 _ACTION_WEIGHTS = {
     "crash": 3,
     "stop": 2,
@@ -161,22 +149,14 @@ def draw_scenario(protocol: str, seed: int, limits: Limits = Limits()) -> Scenar
                     downtime_ms=rng.choice((0, 1000, 3000)),
                 )
             )
-        elif kind == "slow":
+        else:  # slow (a stall) or cut (a network partition of the members)
+            durations = _SLOW_MS if kind == "slow" else _CUT_MS
             actions.append(
                 Action(
                     kind,
                     at_ms=at,
                     members=_members(rng, slots),
-                    duration_ms=rng.choice((1000, 5000, 20000, 40000)),
-                )
-            )
-        else:  # cut
-            actions.append(
-                Action(
-                    kind,
-                    at_ms=at,
-                    members=_members(rng, slots),
-                    duration_ms=rng.choice((1000, 5000, 15000, 30000)),
+                    duration_ms=rng.choice(durations),
                 )
             )
     actions.sort(key=lambda a: a.at_ms or 0)
