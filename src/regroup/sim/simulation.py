@@ -160,8 +160,9 @@ class Simulation:
         """The coordinator fails over now; a new one loads its records ``downtime_ms`` later.
 
         As a broker failover: the new coordinator is built with the same configs
-        and the cluster's metadata then, replays the compacted records and arms
-        its timers (``GroupCoordinator.replay`` then ``on_loaded``). A second
+        and the old one's metadata image, replays the compacted records, arms its
+        timers (``GroupCoordinator.replay`` then ``on_loaded``), then gets the
+        cluster's current image (a change made during the failover). A second
         failover while one is under way supersedes it.
         """
         self.coordinator_restarts += 1
@@ -174,13 +175,20 @@ class Simulation:
     def _coordinator_up(self, restart: int) -> None:
         if restart != self.coordinator_restarts:
             return
+        # The records were written against the old coordinator's image; the new one loads
+        # with it, then gets the cluster's image now, as a loaded Kafka coordinator shard is
+        # handed the newest metadata image (``onNewMetadataImage``): a change made during
+        # the failover (partitions added) reaches the groups as a metadata update.
+        known = self.coordinator.metadata
         coordinator = GroupCoordinator(
             self._broker,
-            metadata=self.ctx.metadata,
+            metadata=known,
             rng=random.Random(f"{self.seed}/coordinator/{restart}"),
         )
         self.coordinator = coordinator
         replayed = self.transport.coordinator_up(coordinator)
+        if self.ctx.metadata is not known:
+            self.transport.update_metadata(self.ctx.metadata, self.world.now_ms)
         self.watch.set_coordinator(coordinator)
         self.journal.emit(
             ScenarioStep(
