@@ -106,7 +106,11 @@ from regroup.classic.member_errors import (
     MemberFatalError,
     error_action,
 )
-from regroup.classic.member_leader import partition_counts, run_leader_assignment
+from regroup.classic.member_leader import (
+    group_subscribed_topics,
+    partition_counts,
+    run_leader_assignment,
+)
 from regroup.classic.member_listener import CallbackClock, ListenerInvoker
 from regroup.classic.member_metrics import MemberMetrics
 from regroup.classic.member_offsets import CommitTracker
@@ -573,7 +577,15 @@ class ClassicMember:
         assignments: dict[str, bytes] = {}
         if response.leader == self.member_id:
             self.is_leader = True
-            if not response.skip_assignment:
+            if response.skip_assignment:
+                # KIP-814: a returning static leader keeps the group's assignment, but still
+                # watches the group's topics: Kafka's ``ConsumerCoordinator.onLeaderElected``
+                # sets ``assignmentSnapshot = metadataSnapshot`` here, so a partition count
+                # that changes later makes it rejoin (without it, added partitions are never
+                # assigned).
+                watched = group_subscribed_topics(response.members) | set(self._subscription)
+                self._assignment_snapshot = partition_counts(self._metadata, frozenset(watched))
+            else:
                 try:
                     computed = run_leader_assignment(
                         assignor, after, response.members, self._metadata

@@ -121,6 +121,14 @@ def validate_cooperative_assignment(
         raise CooperativeAssignmentViolation(sorted(both))
 
 
+def group_subscribed_topics(members: Sequence[JoinGroupResponseMember]) -> frozenset[str]:
+    """Every topic the members' subscriptions name (what the leader watches for changes)."""
+    topics: set[str] = set()
+    for member in members:
+        topics.update(decode_subscription(member.metadata).topics)
+    return frozenset(topics)
+
+
 def run_leader_assignment(
     assignor: ConsumerPartitionAssignor,
     protocol: RebalanceProtocol,

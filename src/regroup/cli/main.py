@@ -31,6 +31,7 @@ _SUBCOMMANDS = (
     "ctl",
     "simulate",
     "compare",
+    "soak",
     "sweep",
     "analyze",
     "demo",

@@ -374,7 +374,8 @@ class ScenarioStep(Event):
     """The scenario acted (the *trigger* of a disruption): ``action`` names it.
 
     Actions: ``start``, ``stop``, ``crash``, ``restart``, ``slow``, ``cut``,
-    ``heal``, ``add_partitions``, ``enforce_rebalance``, ``reconfigure``.
+    ``heal``, ``add_partitions``, ``enforce_rebalance``, ``reconfigure``,
+    ``coordinator_restart``, ``coordinator_loaded``.
     ``client_id`` is the consumer acted on (``""``: none); ``topics`` holds
     the new partition counts of an ``add_partitions``.
     """

@@ -17,7 +17,9 @@ members; ``stop`` (Kafka ``close``) or ``crash`` (no leave); ``restart`` and
 possibly with new configs: the upgrade paths); ``slow`` (the application
 stalls); ``cut`` (the network drops everything to and from the member until
 it heals); ``add_partitions`` (the coordinator and every member see the new
-metadata); ``enforce_rebalance`` (the member's ``enforceRebalance``).
+metadata); ``enforce_rebalance`` (the member's ``enforceRebalance``);
+``coordinator_restart`` (the coordinator fails over: ``restart_coordinator``,
+the simulation's, given the downtime).
 """
 
 from __future__ import annotations
@@ -38,7 +40,14 @@ __all__ = ["Director"]
 class Director:
     """Plays scenario actions on a simulation (see the module docstring)."""
 
-    __slots__ = ("_consumers", "_new_consumer", "_update_metadata", "ctx", "network")
+    __slots__ = (
+        "_consumers",
+        "_new_consumer",
+        "_restart_coordinator",
+        "_update_metadata",
+        "ctx",
+        "network",
+    )
 
     def __init__(
         self,
@@ -48,6 +57,7 @@ class Director:
         *,
         new_consumer: Callable[[], SimConsumer],
         update_metadata: Callable[[MetadataImage, int], None],
+        restart_coordinator: Callable[[int], None] | None = None,
     ) -> None:
         self.ctx = ctx
         self.network = network
@@ -57,6 +67,8 @@ class Director:
         self._new_consumer = new_consumer
         #: Tells the coordinator the cluster's new metadata (the transport's).
         self._update_metadata = update_metadata
+        #: Fails the coordinator over, back after the given downtime (the simulation's).
+        self._restart_coordinator = restart_coordinator
 
     def _targets(self, action: Action) -> list[SimConsumer]:
         consumers = self._consumers
@@ -118,6 +130,11 @@ class Director:
         elif kind == "enforce_rebalance":
             for consumer in self._targets(action):
                 self._enforce(consumer)
+        elif kind == "coordinator_restart":
+            if self._restart_coordinator is None:
+                raise ScenarioError("coordinator_restart: this run cannot restart its coordinator")
+            self._step("coordinator_restart", detail=f"down {action.downtime_ms} ms")
+            self._restart_coordinator(action.downtime_ms)
 
     def _restart(self, consumer: SimConsumer, action: Action) -> None:
         world = self.ctx.world

@@ -34,6 +34,8 @@ except ``name``. Times are virtual milliseconds. Example (TOML)::
     latency_ms = 1
     jitter_ms = 0
     loss = 0.0
+    duplicate = 0.0              # probability that a message is delivered twice
+    until_ms = 120000            # jitter, loss, duplicate stop here (default: never)
 
     [consumer]                   # consumer configs by Kafka name
     "session.timeout.ms" = 10000
@@ -64,6 +66,8 @@ Actions (``action``):
 ``cut``              cut the member off the network for ``duration_ms``
 ``add_partitions``   add ``count`` partitions to ``topic`` (default: double it)
 ``enforce_rebalance``  KIP-568 ``enforceRebalance`` on the members
+``coordinator_restart``  the coordinator fails over: rebuilt from its records after
+                     ``downtime_ms`` (``members`` is not used)
 
 Built-ins (``BUILTINS``) are kebab-case names; ``load_scenario`` accepts a
 name or a path ending in ``.toml`` or ``.json``.
@@ -106,6 +110,7 @@ ACTIONS = (
     "cut",
     "add_partitions",
     "enforce_rebalance",
+    "coordinator_restart",
 )
 DEFAULT_SETTLE_MS = 60000
 
@@ -135,7 +140,7 @@ class Action:
         if self.action == "rolling_bounce":
             n = member_count if self.members == "all" else len(self.members)
             return max(0, n - 1) * self.gap_ms + self.downtime_ms
-        if self.action == "restart":
+        if self.action in ("restart", "coordinator_restart"):
             return self.downtime_ms
         if self.action in ("cut", "slow"):
             return self.duration_ms
@@ -333,6 +338,12 @@ def parse_scenario(data: Mapping[str, Any]) -> Scenario:
             latency_ms=_int(network_table, "latency_ms", 1),
             jitter_ms=_int(network_table, "jitter_ms", 0),
             loss=float(network_table.get("loss", 0.0)),
+            duplicate=float(network_table.get("duplicate", 0.0)),
+            until_ms=(
+                None
+                if network_table.get("until_ms") is None
+                else _int(network_table, "until_ms", 0)
+            ),
         )
     except ValueError as exc:
         raise ScenarioError(str(exc)) from None

@@ -45,7 +45,12 @@ import random
 from collections.abc import Callable
 
 from regroup.coordinator.service import GroupCoordinator
-from regroup.events import InvariantViolated, SimulationEnded, SimulationStarted
+from regroup.events import (
+    InvariantViolated,
+    ScenarioStep,
+    SimulationEnded,
+    SimulationStarted,
+)
 from regroup.model.metadata import MetadataImage
 from regroup.sim.collector import tuned_collector
 from regroup.sim.consumer import SimConsumer
@@ -118,11 +123,15 @@ class Simulation:
         )
         self.consumers: list[SimConsumer] = []
         self._static = plan.static
+        self._broker = plan.broker
+        #: Coordinator failovers so far (``coordinator_restart``).
+        self.coordinator_restarts = 0
         self.transport = Transport(
             self.ctx,
             self.network,
             self.coordinator,
             timeouts=scenario.network.loss > 0 or any(a.action == "cut" for a in scenario.actions),
+            keep_records=any(a.action == "coordinator_restart" for a in scenario.actions),
         )
         self.director = Director(
             self.ctx,
@@ -130,6 +139,7 @@ class Simulation:
             self.consumers,
             new_consumer=self.new_consumer,
             update_metadata=self.transport.update_metadata,
+            restart_coordinator=self.restart_coordinator,
         )
         self._duration = plan.duration_ms
 
@@ -147,6 +157,49 @@ class Simulation:
             consumer.props["group.instance.id"] = f"instance-{consumer.client_id}"
         self.consumers.append(consumer)
         return consumer
+
+    def restart_coordinator(self, downtime_ms: int) -> None:
+        """The coordinator fails over now; a new one loads its records ``downtime_ms`` later.
+
+        As a broker failover: the new coordinator is built with the same configs
+        and the old one's metadata image, replays the compacted records, arms its
+        timers (``GroupCoordinator.replay`` then ``on_loaded``), then gets the
+        cluster's current image (a change made during the failover). A second
+        failover while one is under way supersedes it.
+        """
+        self.coordinator_restarts += 1
+        self.transport.coordinator_down()
+        self.watch.set_coordinator(None)
+        self.world.at(
+            self.world.now_ms + downtime_ms, self._coordinator_up, self.coordinator_restarts
+        )
+
+    def _coordinator_up(self, restart: int) -> None:
+        if restart != self.coordinator_restarts:
+            return
+        # The records were written against the old coordinator's image; the new one loads
+        # with it, then gets the cluster's image now, as a loaded Kafka coordinator shard is
+        # handed the newest metadata image (``onNewMetadataImage``): a change made during
+        # the failover (partitions added) reaches the groups as a metadata update.
+        known = self.coordinator.metadata
+        coordinator = GroupCoordinator(
+            self._broker,
+            metadata=known,
+            rng=random.Random(f"{self.seed}/coordinator/{restart}"),
+        )
+        self.coordinator = coordinator
+        replayed = self.transport.coordinator_up(coordinator)
+        if self.ctx.metadata is not known:
+            self.transport.update_metadata(self.ctx.metadata, self.world.now_ms)
+        self.watch.set_coordinator(coordinator)
+        self.journal.emit(
+            ScenarioStep(
+                ts_ms=self.world.now_ms,
+                group_id=self.group_id,
+                action="coordinator_loaded",
+                detail=f"{replayed} records replayed",
+            )
+        )
 
     @property
     def topics(self) -> dict[str, int]:

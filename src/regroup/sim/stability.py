@@ -79,8 +79,8 @@ class StabilityWatch:
     def __init__(self, group_id: str, group_protocol: str, coordinator: GroupCoordinator) -> None:
         self._group_id = group_id
         self._group_protocol = group_protocol
-        #: Read only: the group's state, members and epochs.
-        self._coordinator = coordinator
+        #: Read only: the group's state, members and epochs (``None`` while failing over).
+        self._coordinator: GroupCoordinator | None = coordinator
         self.stable = False
         self.dirty = True
         #: Live consumers (client id -> consumer); every test below is order-free.
@@ -95,6 +95,11 @@ class StabilityWatch:
         hooks: dict[type, Callable[[], None]] = dict.fromkeys(DIRTYING, self.mark_dirty)
         hooks[ScenarioStep] = self.touch
         return hooks
+
+    def set_coordinator(self, coordinator: GroupCoordinator | None) -> None:
+        """The coordinator failed over (``None``: none is loaded, so the group is not stable)."""
+        self._coordinator = coordinator
+        self.mark_dirty()
 
     def mark_dirty(self) -> None:
         """A coordinator event that can make the group (un)stable: unlatch, evaluate."""
@@ -127,7 +132,7 @@ class StabilityWatch:
         if not self.dirty or self.stable or self._unstable:
             return None
         self.dirty = False
-        if not self._live:
+        if not self._live or self._coordinator is None:
             return None
         group: Any = self._coordinator.group(self._group_id)
         if group is None or group.state_name() != "Stable":

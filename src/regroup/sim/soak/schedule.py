@@ -1,0 +1,222 @@
+"""Random fault schedules for the soak: one scenario per seed, drawn from the seed alone.
+
+Rule 1: ``draw_scenario(protocol, seed, limits)`` depends on nothing but its
+arguments (``random.Random(f"soak/{protocol}/{seed}")``): the same seed gives
+the same scenario, on any machine.
+
+Rule 2: sizes are skewed toward small (``_skewed``: the fourth power of a
+uniform draw), so most seeds are fast and a few reach ``limits``: up to
+``max_members`` consumers and ``max_partitions`` partitions in total, counting
+the partitions added by the schedule.
+
+Rule 3: every fault the simulator has may be drawn: member ``crash``, clean
+``stop``, ``restart`` (clean or crashed, with downtime), ``start``,
+``rolling_bounce``, ``slow`` (a stall, sometimes past ``max.poll.interval.ms``),
+``cut`` (a network partition of one member), ``add_partitions``,
+``enforce_rebalance``, ``coordinator_restart`` (failover with replay), and the
+network's ``loss``, ``jitter`` and ``duplicate``. Faults start inside
+``FAULT_WINDOW_MS``; the network is flaky until the last fault ends
+(``[network] until_ms``), then ``SETTLE_MS`` of calm lets the group settle.
+
+Rule 4: the group runs with short timeouts (session 10 s, heartbeat 3 s,
+``max.poll.interval.ms`` 30 s, KIP-848 the same through the ``group.consumer.*``
+broker configs) and a small data plane (a few records per partition per
+second), so commits and ownership matter and a seed costs little.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from regroup.sim.network import NetworkConfig
+from regroup.sim.scenario import ACTIONS, PROTOCOLS, Action, DataConfig, Scenario
+
+__all__ = [
+    "FAULT_KINDS",
+    "FAULT_WINDOW_MS",
+    "SETTLE_MS",
+    "Limits",
+    "draw_scenario",
+    "fault_counts",
+]
+
+#: Faults start in [FIRST_FAULT_MS, FAULT_WINDOW_MS).
+FIRST_FAULT_MS = 5000
+FAULT_WINDOW_MS = 60000
+#: Calm after the last fault ends: sessions (10 s) expire and rebalances finish.
+SETTLE_MS = 90000
+#: The kinds of fault a schedule may hold (actions, then network features).
+FAULT_KINDS = (*ACTIONS, "loss", "jitter", "duplicate")
+_SLOW_MS = (1000, 5000, 20000, 40000)
+_CUT_MS = (1000, 5000, 15000, 30000)
+_ACTION_WEIGHTS = {
+    "crash": 3,
+    "stop": 2,
+    "restart": 3,
+    "start": 2,
+    "rolling_bounce": 1,
+    "slow": 2,
+    "cut": 2,
+    "add_partitions": 1,
+    "enforce_rebalance": 1,
+    "coordinator_restart": 2,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """The largest group a schedule may draw."""
+
+    max_members: int = 50
+    max_partitions: int = 500
+    max_actions: int = 8
+
+    def __post_init__(self) -> None:
+        if self.max_members < 1 or self.max_partitions < 1 or self.max_actions < 0:
+            raise ValueError("max members and partitions must be >= 1, max actions >= 0")
+
+
+def _skewed(rng: random.Random, low: int, high: int) -> int:
+    """An integer in [low, high], most often near ``low`` (Rule 2)."""
+    return low + int((high - low + 1) * rng.random() ** 4) if high > low else low
+
+
+def _members(rng: random.Random, slots: int) -> tuple[int, ...]:
+    count = 1 if slots == 1 or rng.random() < 0.7 else rng.randint(1, min(3, slots))
+    return tuple(sorted(rng.sample(range(slots), count)))
+
+
+def draw_scenario(protocol: str, seed: int, limits: Limits = Limits()) -> Scenario:
+    """The scenario of ``seed`` (see the module rules)."""
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"protocol must be one of {', '.join(PROTOCOLS)}")
+    rng = random.Random(f"soak/{protocol}/{seed}")
+    members = _skewed(rng, 1, limits.max_members)
+    partitions = _skewed(rng, 1, limits.max_partitions)
+    if partitions >= 2 and rng.random() < 0.3:
+        first = rng.randint(1, partitions - 1)
+        topics = {"events": first, "orders": partitions - first}
+    else:
+        topics = {"events": partitions}
+    total = partitions
+    slots = members  # consumer slots that exist (start adds some)
+    actions: list[Action] = []
+    kinds = list(_ACTION_WEIGHTS)
+    weights = [_ACTION_WEIGHTS[k] for k in kinds]
+    for _ in range(rng.randint(0, limits.max_actions)):
+        kind = rng.choices(kinds, weights)[0]
+        at = rng.randrange(FIRST_FAULT_MS, FAULT_WINDOW_MS)
+        if kind == "start":
+            count = rng.randint(1, 3)
+            if slots + count > limits.max_members:
+                continue
+            slots += count
+            actions.append(Action("start", at_ms=at, count=count))
+        elif kind == "add_partitions":
+            room = limits.max_partitions - total
+            if room < 1:
+                continue
+            count = rng.randint(1, min(room, 20))
+            total += count
+            actions.append(
+                Action("add_partitions", at_ms=at, count=count, topic=rng.choice(sorted(topics)))
+            )
+        elif kind == "coordinator_restart":
+            actions.append(Action(kind, at_ms=at, downtime_ms=rng.choice((0, 500, 2000, 8000))))
+        elif kind in ("crash", "stop", "enforce_rebalance"):
+            actions.append(Action(kind, at_ms=at, members=_members(rng, slots)))
+        elif kind == "restart":
+            actions.append(
+                Action(
+                    kind,
+                    at_ms=at,
+                    members=_members(rng, slots),
+                    crash=rng.random() < 0.5,
+                    downtime_ms=rng.choice((0, 1000, 5000, 15000)),
+                )
+            )
+        elif kind == "rolling_bounce":
+            actions.append(
+                Action(
+                    kind,
+                    at_ms=at,
+                    members=_members(rng, slots),
+                    crash=rng.random() < 0.3,
+                    gap_ms=rng.choice((1000, 3000, 5000)),
+                    downtime_ms=rng.choice((0, 1000, 3000)),
+                )
+            )
+        else:  # slow (a stall) or cut (a network partition of the members)
+            durations = _SLOW_MS if kind == "slow" else _CUT_MS
+            actions.append(
+                Action(
+                    kind,
+                    at_ms=at,
+                    members=_members(rng, slots),
+                    duration_ms=rng.choice(durations),
+                )
+            )
+    actions.sort(key=lambda a: a.at_ms or 0)
+    faults_end = max([FIRST_FAULT_MS] + [(a.at_ms or 0) + a.span_ms(slots) for a in actions])
+    network = NetworkConfig(
+        latency_ms=rng.randint(0, 5),
+        jitter_ms=rng.choice((0, 0, 5, 20)),
+        loss=rng.choice((0.0, 0.0, 0.0, 0.01, 0.03)),
+        duplicate=rng.choice((0.0, 0.0, 0.0, 0.01, 0.05)),
+        until_ms=faults_end,
+    )
+    data = DataConfig(
+        records_per_second=rng.choice((1, 2, 5)),
+        produce_interval_ms=rng.choice((1000, 2000)),
+        processing_us_per_record=rng.choice((100, 1000, 5000)),
+        max_poll_records=rng.choice((50, 500)),
+        restore_ms=rng.choice((0, 0, 0, 2000)),
+    )
+    consumer: dict[str, Any] = {
+        "max.poll.interval.ms": 30000,
+        "enable.auto.commit": rng.random() < 0.5,
+    }
+    broker: dict[str, Any] = {"group.initial.rebalance.delay.ms": rng.choice((0, 3000))}
+    if protocol == "consumer":
+        broker.update(
+            {
+                "group.consumer.min.session.timeout.ms": 10000,
+                "group.consumer.session.timeout.ms": 10000,
+                "group.consumer.min.heartbeat.interval.ms": 3000,
+                "group.consumer.heartbeat.interval.ms": 3000,
+            }
+        )
+    else:
+        consumer.update({"session.timeout.ms": 10000, "heartbeat.interval.ms": 3000})
+    return Scenario(
+        name=f"soak-{protocol}-{seed}",
+        description=f"regroup soak --protocol {protocol} --first-seed {seed} --seeds 1",
+        duration_ms=faults_end + SETTLE_MS,
+        protocols=(protocol,),
+        members=members,
+        protocol=protocol,
+        static=rng.random() < 0.2,
+        start_spread_ms=rng.choice((0, 3000)),
+        topics=topics,
+        data=data,
+        network=network,
+        consumer=consumer,
+        broker=broker,
+        actions=tuple(actions),
+    )
+
+
+def fault_counts(scenario: Scenario) -> Counter[str]:
+    """How many faults of each kind a schedule holds (network features count once)."""
+    counts: Counter[str] = Counter(a.action for a in scenario.actions)
+    network = scenario.network
+    if network.loss:
+        counts["loss"] += 1
+    if network.jitter_ms:
+        counts["jitter"] += 1
+    if network.duplicate:
+        counts["duplicate"] += 1
+    return counts
