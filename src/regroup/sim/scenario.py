@@ -242,7 +242,7 @@ def _table(
 
 #: The keys of the ``[group]``, ``[network]`` and ``[data]`` tables.
 GROUP_KEYS = ("members", "protocol", "assignor", "static", "start_spread_ms")
-NETWORK_KEYS = ("latency_ms", "jitter_ms", "loss")
+NETWORK_KEYS = ("latency_ms", "jitter_ms", "loss", "duplicate", "until_ms")
 DATA_KEYS = (
     "records_per_second",
     "produce_interval_ms",

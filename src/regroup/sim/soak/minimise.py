@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from regroup.sim.scenario import Action, Scenario
-from regroup.sim.soak.schedule import FIRST_FAULT_MS, SETTLE_MS
+from regroup.sim.soak.schedule import FIRST_FAULT_MS, SETTLE_MS, fit_to_group
 
 __all__ = ["Minimised", "minimise", "retime"]
 
@@ -61,7 +61,7 @@ class _Budget:
         if self.runs >= self.max_runs:
             return False
         self.runs += 1
-        return self.invariant in self.check(retime(scenario))
+        return self.invariant in self.check(retime(fit_to_group(scenario)))
 
 
 def _ddmin(actions: Sequence[Action], fails: Callable[[Sequence[Action]], bool]) -> list[Action]:
@@ -114,4 +114,4 @@ def minimise(scenario: Scenario, invariant: str, check: Check, *, max_runs: int 
         if not budget.fails(candidate):
             break
         best = candidate
-    return Minimised(retime(best), invariant, budget.runs)
+    return Minimised(retime(fit_to_group(best)), invariant, budget.runs)

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from regroup.sim.network import NetworkConfig
@@ -191,21 +191,23 @@ def draw_scenario(protocol: str, seed: int, limits: Limits = Limits()) -> Scenar
         )
     else:
         consumer.update({"session.timeout.ms": 10000, "heartbeat.interval.ms": 3000})
-    return Scenario(
-        name=f"soak-{protocol}-{seed}",
-        description=f"regroup soak --protocol {protocol} --first-seed {seed} --seeds 1",
-        duration_ms=faults_end + SETTLE_MS,
-        protocols=(protocol,),
-        members=members,
-        protocol=protocol,
-        static=rng.random() < 0.2,
-        start_spread_ms=rng.choice((0, 3000)),
-        topics=topics,
-        data=data,
-        network=network,
-        consumer=consumer,
-        broker=broker,
-        actions=tuple(actions),
+    return fit_to_group(
+        Scenario(
+            name=f"soak-{protocol}-{seed}",
+            description=f"regroup soak --protocol {protocol} --first-seed {seed} --seeds 1",
+            duration_ms=faults_end + SETTLE_MS,
+            protocols=(protocol,),
+            members=members,
+            protocol=protocol,
+            static=rng.random() < 0.2,
+            start_spread_ms=rng.choice((0, 3000)),
+            topics=topics,
+            data=data,
+            network=network,
+            consumer=consumer,
+            broker=broker,
+            actions=tuple(actions),
+        )
     )
 
 
@@ -220,3 +222,37 @@ def fault_counts(scenario: Scenario) -> Counter[str]:
     if network.duplicate:
         counts["duplicate"] += 1
     return counts
+
+
+def fit_to_group(scenario: Scenario) -> Scenario:
+    """``scenario`` without the member indexes that do not exist at their action's time.
+
+    The simulator refuses an action aimed at a consumer that has not been
+    started by then (``Settings``: the initial members and the ``start`` actions
+    before it, in time order). A schedule is drawn in one order and sorted by
+    time, and the minimiser removes ``start`` actions and shrinks the group, so
+    an index can outrun the group; it is dropped here, and an action left with
+    no member is dropped with it (an index out of range used to be skipped by
+    the simulator, so a seed's run is the same either way).
+    """
+    timed = sorted(
+        ((start, index, action) for index, (start, action) in enumerate(scenario.timed_actions())),
+        key=lambda item: (item[0], item[1]),
+    )
+    slots = scenario.members
+    fitted: dict[int, Action | None] = {}
+    for _, index, action in timed:
+        if action.action == "start":
+            slots += action.count
+        elif not isinstance(action.members, str) and action.action not in _GROUP_ACTIONS:
+            kept = tuple(m for m in action.members if -slots <= m < slots)
+            if kept != action.members:
+                fitted[index] = replace(action, members=kept) if kept else None
+    if not fitted:
+        return scenario
+    actions = tuple(fitted.get(index, action) for index, action in enumerate(scenario.actions))
+    return replace(scenario, actions=tuple(a for a in actions if a is not None))
+
+
+#: Actions that name no member (``members`` is not read for them).
+_GROUP_ACTIONS = frozenset({"add_partitions", "coordinator_restart"})
