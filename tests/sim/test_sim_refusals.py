@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from regroup.sim.network import NetworkConfig
 from regroup.sim.scenario import (
     DATA_KEYS,
     GROUP_KEYS,
@@ -40,7 +41,7 @@ def test_an_unknown_key_in_a_section_is_refused(table: str, key: str) -> None:
 
 def test_the_section_keys_are_the_fields_they_set() -> None:
     assert set(DATA_KEYS) == {f.name for f in fields(DataConfig)}
-    assert set(NETWORK_KEYS) == {"latency_ms", "jitter_ms", "loss"}
+    assert set(NETWORK_KEYS) == {f.name for f in fields(NetworkConfig)}
     scenario = parse_scenario(
         _scenario(
             group={"members": 8, "protocol": "eager", "assignor": "range", "static": True,
