@@ -45,7 +45,6 @@ from __future__ import annotations
 import argparse
 import html
 import json
-from pathlib import Path
 from typing import Any
 
 from regroup.cli.analyze import add_master_argument
@@ -189,9 +188,6 @@ def run(args: argparse.Namespace) -> int:
         grid = parse_grid(data)
     except GridError as error:
         raise UsageError(str(error)) from None
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "grid.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     intro = INTRO.format(
         sizes=html.escape(", ".join(map(str, sizes))),
         seeds=seeds,
@@ -201,4 +197,10 @@ def run(args: argparse.Namespace) -> int:
         mpr=DEMO_DATA["max_poll_records"],
         restore=DEMO_DATA["restore_ms"],
     )
-    return run_grid(grid, out, args.master, intro=intro)
+    return run_grid(
+        grid,
+        args.out,
+        args.master,
+        intro=intro,
+        files={"grid.json": json.dumps(data, indent=2) + "\n"},
+    )

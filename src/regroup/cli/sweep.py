@@ -17,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from regroup.cli.analyze import add_master_argument, analyze_and_report
+from regroup.cli.analyze import add_master_argument, analyze_and_report, prepare, spark_failures
 from regroup.cli.errors import UsageError
 
 __all__ = ["add_parser", "run", "run_grid"]
@@ -127,14 +127,31 @@ def run(args: argparse.Namespace) -> int:
         for value in getattr(args, name) or ():
             if value < 1:
                 raise UsageError(f"--{name} values must be >= 1, got {value}")
-    return run_grid(_grid(args), Path(args.out), args.master)
+    return run_grid(_grid(args), args.out, args.master)
 
 
-def run_grid(grid: Any, out: Path, master: str | None, *, intro: str = "") -> int:
-    """Expand ``grid``, simulate its runs on Spark, analyze them and write the report."""
+#: The most shuffle partitions a sweep asks of a cluster (Spark's default).
+MAX_CLUSTER_SHUFFLE_PARTITIONS = 200
+
+
+def run_grid(
+    grid: Any,
+    out: str | Path,
+    master: str | None,
+    *,
+    intro: str = "",
+    files: dict[str, str] | None = None,
+) -> int:
+    """Expand ``grid``, simulate its runs on Spark, analyze them and write the report.
+
+    ``--out`` and ``--master`` are checked first, the grid next, and only then
+    does Spark start; ``files`` (name -> text, e.g. the demo's ``grid.json``) are
+    written into the output once it is known to be writable.
+    """
     from regroup.pipeline.spark import build_session
     from regroup.pipeline.sweep import GridError, expand, run_sweep
 
+    output = prepare(out, master)
     try:
         specs, skipped = expand(grid)
     except GridError as error:
@@ -143,13 +160,24 @@ def run_grid(grid: Any, out: Path, master: str | None, *, intro: str = "") -> in
         print(f"skipped: {line}", file=sys.stderr)
     if not specs:
         raise UsageError("the grid has no runnable combination")
-    spark = build_session(master, app_name="regroup sweep")
-    done = spark.sparkContext.accumulator(0)
-    print(f"{len(specs)} runs on {spark.sparkContext.master}", file=sys.stderr)
-    _with_progress(len(specs), done, lambda: run_sweep(spark, specs, out, done=done))
-    from regroup.pipeline.logs import read_events
+    with spark_failures():
+        # On a cluster, one shuffle partition per run (at most Spark's 200); local: 4.
+        spark = build_session(
+            master,
+            app_name="regroup sweep",
+            cluster_shuffle_partitions=min(MAX_CLUSTER_SHUFFLE_PARTITIONS, len(specs)),
+        )
+        output.check_remote(spark)
+        for name, text in (files or {}).items():
+            output.write_text(spark, name, text)
+        done = spark.sparkContext.accumulator(0)
+        print(f"{len(specs)} runs on {spark.sparkContext.master}", file=sys.stderr)
+        _with_progress(len(specs), done, lambda: run_sweep(spark, specs, output.root, done=done))
+        from regroup.pipeline.logs import read_events
 
-    analyze_and_report(read_events(spark, out / "events"), out, intro=intro)
+        analyze_and_report(
+            read_events(spark, output.join("events")), output, intro=intro, spark=spark
+        )
     return 0
 
 

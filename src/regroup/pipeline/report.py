@@ -31,7 +31,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["SECTIONS", "render_report", "write_report"]
+__all__ = ["SECTIONS", "build_report", "render_report", "write_report"]
 
 SECTIONS = ("summary", "idle-vs-size", "seeds", "timelines", "violations")
 
@@ -363,7 +363,19 @@ def write_report(
     summary: Sequence[Mapping[str, Any]] | None = None,
     intro: str = "",
 ) -> Path:
-    """Collect the small tables of ``analysis`` (an ``analytics.Analysis``) and write the HTML.
+    """``build_report`` written to the local file ``out_file``."""
+    path = Path(out_file)
+    path.write_text(build_report(analysis, summary=summary, intro=intro), encoding="utf-8")
+    return path
+
+
+def build_report(
+    analysis: Any,
+    *,
+    summary: Sequence[Mapping[str, Any]] | None = None,
+    intro: str = "",
+) -> str:
+    """Collect the small tables of ``analysis`` (an ``analytics.Analysis``); the HTML page.
 
     Three collects: the per-run rows (metrics joined with labels), the
     ownership intervals of the representative runs, and the violations;
@@ -382,13 +394,10 @@ def write_report(
             ownership.setdefault(row["run_id"], []).append(row.asDict())
     if summary is None:
         summary = [r.asDict() for r in summarize(analysis.metrics, analysis.labels).collect()]
-    page = render_report(
+    return render_report(
         summary=summary,
         runs=runs,
         ownership=ownership,
         violations=[r.asDict() for r in analysis.violations.collect()],
         intro=intro,
     )
-    path = Path(out_file)
-    path.write_text(page, encoding="utf-8")
-    return path

@@ -435,11 +435,16 @@ def simulate(specs: DataFrame, done: Any = None) -> DataFrame:
 def run_sweep(
     spark: SparkSession, specs: Sequence[RunSpec], out_dir: str | Path, *, done: Any = None
 ) -> dict[str, str]:
-    """Simulate ``specs`` on Spark: ``OUT/runs`` and ``OUT/events`` (Parquet); name -> path."""
-    out = Path(out_dir)
+    """Simulate ``specs`` on Spark: ``OUT/runs`` and ``OUT/events`` (Parquet); name -> path.
+
+    ``out_dir`` is a local directory or any URI Spark writes (``regroup.pipeline.output``).
+    """
+    from regroup.pipeline.output import Output
+
+    out = Output(out_dir)
     frame = specs_frame(spark, specs)
-    runs_path = str(out / "runs")
-    events_path = str(out / "events")
+    runs_path = out.join("runs")
+    events_path = out.join("events")
     frame.drop("scenario_json").coalesce(1).write.mode("overwrite").parquet(runs_path)
     simulate(frame, done).write.partitionBy("scenario", "run_id").mode("overwrite").parquet(
         events_path
