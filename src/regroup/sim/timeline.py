@@ -23,6 +23,7 @@ import html
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from regroup.events import (
     ConsumerStopped,
@@ -274,7 +275,25 @@ def to_html(timeline: Timeline) -> str:
     )
 
 
+def count_y(row: int, count: int, top: int) -> float:
+    """The y of ``count`` (of at most ``top``) in row ``row`` of the PNG, whose y axis is
+    inverted (row 0 on top): a row spans ``row - 0.4`` (its top on screen) to
+    ``row + 0.4`` (its bottom), so 0 partitions sit on the bottom edge and ``top`` on the
+    top edge, and more partitions draw higher, as in the HTML."""
+    return row + 0.4 - 0.8 * count / max(top, 1)
+
+
 def _png(timeline: Timeline, path: Path) -> None:
+    import matplotlib.pyplot as plt
+
+    figure = png_figure(timeline)
+    # Fixed metadata: the same run draws the same bytes.
+    figure.savefig(path, dpi=100, metadata={"Software": None})
+    plt.close(figure)
+
+
+def png_figure(timeline: Timeline) -> Any:
+    """The PNG's matplotlib figure (``write_timeline`` saves and closes it)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -306,9 +325,11 @@ def _png(timeline: Timeline, path: Path) -> None:
     if not lanes:
         for row, points in _counts(timeline).items():
             top = max((c for _, c in points), default=1) or 1
-            base = rows.index(row) - 0.4
             axes.plot(
-                [t / 1000 for t, _ in points], [base + 0.8 * c / top for _, c in points], lw=0.8
+                [t / 1000 for t, _ in points],
+                [count_y(rows.index(row), c, top) for _, c in points],
+                lw=0.8,
+                label=row,
             )
     for ts, label in timeline.steps:
         axes.axvline(ts / 1000, color="#333", ls="--", lw=0.6)
@@ -331,9 +352,7 @@ def _png(timeline: Timeline, path: Path) -> None:
     axes.set_title(timeline.title, pad=60 if label_steps and timeline.steps else 6)
     figure.text(0.01, 0.005, _caption(lanes), fontsize=8, va="bottom")
     figure.tight_layout(rect=(0, 0.04, 1, 1))
-    # Fixed metadata: the same run draws the same bytes.
-    figure.savefig(path, dpi=100, metadata={"Software": None})
-    plt.close(figure)
+    return figure
 
 
 def write_timeline(events: Sequence[Event], path: str | Path) -> None:
