@@ -269,3 +269,16 @@ def test_the_png_timeline_of_a_large_group_is_right_way_up() -> None:
         assert checked >= len(timeline.rows)  # every consumer's count changed at least once
     finally:
         plt.close(figure)
+
+
+def test_the_html_timeline_has_a_time_axis() -> None:
+    from regroup.sim.timeline import axis_ticks_ms, build_timeline, to_html
+
+    assert axis_ticks_ms(142_000) == list(range(0, 142_001, 20_000))
+    assert axis_ticks_ms(9) == list(range(10))
+    assert axis_ticks_ms(50_000) == list(range(0, 50_001, 5_000))
+    result = run("crash", "eager", partitions=4, members=2)
+    page = to_html(build_timeline(result.events))
+    end = build_timeline(result.events).end_ms
+    assert page.count(" s</text>") == len(axis_ticks_ms(end)) >= 5
+    assert ">0 s</text>" in page

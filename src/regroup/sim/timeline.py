@@ -11,7 +11,8 @@ from the event log alone, with the ownership rules of ``metrics``:
   owns the partition but restores state (assigned, not yet restored), a
   colour per partition while it serves it;
 * a last row, ``unowned``: red where a partition is idle;
-* dashed vertical lines at the scenario steps.
+* dashed vertical lines at the scenario steps;
+* a time axis with a tick at every round number of seconds.
 
 With more than ``MAX_LANES`` partitions the lanes are replaced by one line per
 row: how many partitions the consumer serves.
@@ -223,11 +224,37 @@ def _svg(timeline: Timeline) -> str:
             'stroke="#333" stroke-dasharray="4,3"/>'
         )
         out.append(f'<text x="{x + 2:.1f}" y="{height - 18}">{html.escape(label)}</text>')
+    # A time axis: a tick and a label at every round number of seconds (at most ~10).
+    axis_y = height - 30
     out.append(
-        f'<text x="{_LEFT}" y="{height - 4}">0 ms</text>'
-        f'<text x="{_WIDTH - 80}" y="{height - 4}">{end} ms</text></svg>'
+        f'<line x1="{_LEFT}" y1="{axis_y}" x2="{_x(end, end):.1f}" y2="{axis_y}" stroke="#333"/>'
     )
+    for tick in axis_ticks_ms(end):
+        x = _x(tick, end)
+        out.append(
+            f'<line x1="{x:.1f}" y1="{axis_y}" x2="{x:.1f}" y2="{axis_y + 4}" stroke="#333"/>'
+            f'<text x="{x:.1f}" y="{height - 4}" text-anchor="middle">{tick / 1000:g} s</text>'
+        )
+    out.append("</svg>")
     return "\n".join(out)
+
+
+def axis_ticks_ms(end_ms: int) -> list[int]:
+    """Round tick times (1, 2 or 5 times a power of ten, in ms) from 0 to ``end_ms``:
+    at most about ten of them."""
+    if end_ms <= 0:
+        return [0]
+    step = 1
+    while end_ms / step > 10:
+        step = _next_step(step)
+    return list(range(0, end_ms + 1, step))
+
+
+def _next_step(step: int) -> int:
+    """The next of 1, 2, 5, 10, 20, 50, ... after ``step``."""
+    digits = str(step)
+    lead, zeros = int(digits[0]), len(digits) - 1
+    return {1: 2, 2: 5, 5: 10}[lead] * 10**zeros
 
 
 def _counts(timeline: Timeline) -> dict[str, list[tuple[int, int]]]:
