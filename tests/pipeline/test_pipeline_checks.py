@@ -214,7 +214,9 @@ def test_spark_failures_become_one_line(spark: Any, tmp_path: Path) -> None:
     from regroup.cli.analyze import spark_failures
     from regroup.cli.errors import UsageError
 
-    with pytest.raises(UsageError, match=r"^Spark failed: .*PATH_NOT_FOUND") as raised:
-        with spark_failures():
-            spark.read.parquet(str(tmp_path / "nothing-here")).collect()
+    with (
+        pytest.raises(UsageError, match=r"^Spark failed: .*PATH_NOT_FOUND") as raised,
+        spark_failures(),
+    ):
+        spark.read.parquet(str(tmp_path / "nothing-here")).collect()
     assert "\n" not in str(raised.value)
