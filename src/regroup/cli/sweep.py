@@ -20,7 +20,7 @@ from typing import Any
 from regroup.cli.analyze import add_master_argument, analyze_and_report, prepare, spark_failures
 from regroup.cli.errors import UsageError
 
-__all__ = ["add_parser", "run", "run_grid"]
+__all__ = ["add_parser", "run", "run_grid", "run_specs"]
 
 
 def _list(kind: type) -> Any:
@@ -148,8 +148,7 @@ def run_grid(
     does Spark start; ``files`` (name -> text, e.g. the demo's ``grid.json``) are
     written into the output once it is known to be writable.
     """
-    from regroup.pipeline.spark import build_session
-    from regroup.pipeline.sweep import GridError, expand, run_sweep
+    from regroup.pipeline.sweep import GridError, expand
 
     output = prepare(out, master)
     try:
@@ -160,6 +159,22 @@ def run_grid(
         print(f"skipped: {line}", file=sys.stderr)
     if not specs:
         raise UsageError("the grid has no runnable combination")
+    return run_specs(specs, output, master, intro=intro, files=files)
+
+
+def run_specs(
+    specs: list[Any],
+    output: Any,
+    master: str | None,
+    *,
+    intro: str = "",
+    files: dict[str, str] | None = None,
+) -> int:
+    """Simulate ``specs`` (``RunSpec``) on Spark into ``output`` (a checked ``Output``),
+    analyze them and write the report."""
+    from regroup.pipeline.spark import build_session
+    from regroup.pipeline.sweep import run_sweep
+
     with spark_failures():
         # On a cluster, one shuffle partition per run (at most Spark's 200); local: 4.
         spark = build_session(
