@@ -254,7 +254,7 @@ def _next_step(step: int) -> int:
     """The next of 1, 2, 5, 10, 20, 50, ... after ``step``."""
     digits = str(step)
     lead, zeros = int(digits[0]), len(digits) - 1
-    return {1: 2, 2: 5, 5: 10}[lead] * 10**zeros
+    return {1: 2, 2: 5, 5: 10}[lead] * int("1" + "0" * zeros)
 
 
 def _counts(timeline: Timeline) -> dict[str, list[tuple[int, int]]]:
