@@ -220,3 +220,35 @@ def test_spark_failures_become_one_line(spark: Any, tmp_path: Path) -> None:
     ):
         spark.read.parquet(str(tmp_path / "nothing-here")).collect()
     assert "\n" not in str(raised.value)
+
+
+def test_output_locations_keep_uris_whole() -> None:
+    """pathlib would mangle ``hdfs://nn/x`` into ``hdfs:/nn/x``; Output joins URIs as text."""
+    remote = Output("hdfs://namenode:8020/regroup/demo/")
+    assert (
+        remote.local is None and remote.join("events") == "hdfs://namenode:8020/regroup/demo/events"
+    )
+    assert Output("s3a://bucket/out").join("report.html") == "s3a://bucket/out/report.html"
+    assert Output("file:///tmp/x").local == Path("/tmp/x")
+    assert Output("out/demo").join("metrics") == str(Path("out/demo") / "metrics")
+
+
+def test_output_writes_through_hadoops_filesystem(spark: Any, tmp_path: Path) -> None:
+    """The driver's files of a URI output go through the JVM's Hadoop FileSystem (here the
+    ``file://`` one, taken the remote way) and a URI that is a file is refused."""
+    target = tmp_path / "remote"
+    output = Output(target.as_uri())
+    output.local = None  # the path a hdfs:// or s3a:// output takes
+    output.root = target.as_uri()
+    output.check_remote(spark)
+    assert target.is_dir()
+    written = output.write_text(spark, "report.html", "<p>caf\u00e9</p>")
+    assert written == f"{target.as_uri()}/report.html"
+    assert (target / "report.html").read_text(encoding="utf-8") == "<p>caf\u00e9</p>"
+    blocker = tmp_path / "blocker"
+    blocker.write_text("x")
+    as_file = Output(blocker.as_uri())
+    as_file.local = None
+    as_file.root = blocker.as_uri()
+    with pytest.raises(OutputError, match="is an existing file"):
+        as_file.check_remote(spark)
