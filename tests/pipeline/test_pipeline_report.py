@@ -195,7 +195,10 @@ def test_pipeline_verdict_names_the_winner_and_the_ratios() -> None:
     )
     tie = verdict_sentence("x", {"eager": [10.0, 20.0], "cooperative": [15.0, 30.0], "c": [90.0]})
     assert tie.startswith("x: a tie between eager and cooperative (their seeds' ranges overlap")
-    assert tie.endswith("both idle less than 6.0\N{MULTIPLICATION SIGN} less than c (90).")
+    assert tie.endswith("both idle 6.0\N{MULTIPLICATION SIGN} less than c (90).")
+    # 224.0 vs 224.1 with every seed equal: no overlap, but no win either (TIE_WITHIN)
+    flat = verdict_sentence("s", {"a": [224.0, 224.0], "b": [224.1, 224.1], "c": [224.1]})
+    assert flat.startswith("s: a tie between a, b and c (")
 
 
 def test_pipeline_crossover_sentence_reads_the_flip_off_the_line() -> None:
