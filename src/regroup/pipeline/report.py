@@ -224,16 +224,23 @@ def _series_label(row: Mapping[str, Any]) -> str:
     return f"{protocol_name(str(row['protocol']))} / {row['assignor']}"
 
 
-def idle_means(runs: Sequence[Mapping[str, Any]], scenario: str) -> dict[str, dict[int, float]]:
-    """Per protocol / assignor label: group size -> mean idle partition-seconds (``scenario``)."""
+def _idle_by_series(
+    runs: Sequence[Mapping[str, Any]], scenario: str
+) -> dict[str, dict[int, list[float]]]:
+    """Per protocol / assignor label: group size -> the idle partition-seconds of its seeds."""
     series: dict[str, dict[int, list[float]]] = {}
     for r in runs:
         if r["scenario"] == scenario and r["members"] is not None:
             by_size = series.setdefault(_series_label(r), {})
             by_size.setdefault(int(r["members"]), []).append(r["idle_partition_seconds"])
+    return series
+
+
+def idle_means(runs: Sequence[Mapping[str, Any]], scenario: str) -> dict[str, dict[int, float]]:
+    """Per protocol / assignor label: group size -> mean idle partition-seconds (``scenario``)."""
     return {
         label: {size: statistics.fmean(values) for size, values in by_size.items()}
-        for label, by_size in series.items()
+        for label, by_size in _idle_by_series(runs, scenario).items()
     }
 
 
@@ -241,14 +248,9 @@ def idle_ranges(
     runs: Sequence[Mapping[str, Any]], scenario: str
 ) -> dict[str, dict[int, tuple[float, float]]]:
     """Per series: group size -> (lowest, highest) idle partition-seconds of its seeds."""
-    series: dict[str, dict[int, list[float]]] = {}
-    for r in runs:
-        if r["scenario"] == scenario and r["members"] is not None:
-            by_size = series.setdefault(_series_label(r), {})
-            by_size.setdefault(int(r["members"]), []).append(r["idle_partition_seconds"])
     return {
         label: {size: (min(values), max(values)) for size, values in by_size.items()}
-        for label, by_size in series.items()
+        for label, by_size in _idle_by_series(runs, scenario).items()
     }
 
 
