@@ -236,8 +236,11 @@ def test_pipeline_report_leads_with_the_verdict_and_has_the_studies() -> None:
             run = _run(f"r{restore}{protocol}", protocol, 8, idle)
             runs.append({**run, "scenario": restore_variant("rolling-bounce", restore)})
     summary = [{"scenario": r["scenario"], "protocol": r["protocol"], "runs": 1} for r in runs]
-    html = render_report(summary=summary, runs=runs, ownership={}, violations=[])
-    assert html.index('id="headline"') < html.index('id="summary"')
+    html = render_report(
+        summary=summary, runs=runs, ownership={}, violations=[], intro="<p>INTRO</p>"
+    )
+    # the verdict before any prose: the title, the headline, then the intro
+    assert html.index('id="headline"') < html.index("INTRO") < html.index('id="summary"')
     assert "rolling-bounce, 8 members: KIP-848 (consumer) idles least" in html
     assert scenario_title(static_variant("rolling-bounce")) in html
     assert "rolling-bounce, static members (KIP-345), 8 members: KIP-848 (consumer)" in html

@@ -495,8 +495,8 @@ def _headline(runs: Sequence[Mapping[str, Any]]) -> str:
         size = max(sizes) if sizes else None
         values = _by_protocol(runs, scenario, size)
         title = scenario_title(scenario) + (f", {size} members" if size else "")
-        parts.append(_bar_chart(title, values))
         parts.append(f'<p class="verdict">{html.escape(verdict_sentence(title, values))}</p>')
+        parts.append(_bar_chart(title, values))
     return "\n".join(parts)
 
 
@@ -780,15 +780,17 @@ def render_report(
         "timelines": "Ownership timeline of a representative run per protocol",
         "violations": "Invariant violations",
     }
-    body = "\n".join(
+    shown = [
         f'<h2 id="{name}">{headings[name]}</h2>\n<p class="how">{EXPLAIN[name]}</p>\n'
         f"{sections[name]}"
         for name in SECTIONS
-    )
+    ]
+    # The verdict comes first, before any prose; the intro (settings, mechanisms) after it.
+    body = shown[0] + f"\n{intro}\n" + "\n".join(shown[1:])
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head>"
-        f"<body><h1>{html.escape(title)}</h1>\n{intro}\n{body}\n</body></html>\n"
+        f"<body><h1>{html.escape(title)}</h1>\n{body}\n</body></html>\n"
     )
 
 
