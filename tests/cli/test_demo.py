@@ -43,8 +43,11 @@ def test_demo_quick_end_to_end(tmp_path: Path, capsys: Any) -> None:
     assert max(len(line) for line in table.splitlines()) <= 100
     for scenario in DEMO_SCENARIOS:
         assert scenario in table
+    # every scenario, and the rolling bounce again with static members (KIP-345)
+    assert "rolling-bounce@static" in table
     for protocol in DEMO_PROTOCOLS:
-        assert table.count(f" {protocol} ") == len(DEMO_SCENARIOS)
+        assert table.count(f" {protocol} ") == len(DEMO_SCENARIOS) + 1
+    assert "@restore-" not in table  # the restore study is the report's own section
     for name in TABLES:
         assert any((out / name).rglob("*.parquet")), name
     page = (out / "report.html").read_text(encoding="utf-8")
@@ -53,6 +56,10 @@ def test_demo_quick_end_to_end(tmp_path: Path, capsys: Any) -> None:
         assert EXPLAIN[section] in page
     assert "max.poll.records" in page and "restore" in page  # the settings, explained
     assert "src=" not in page and "<script" not in page
+    # the verdict first, then the restore study with its sentence and the upper-bound caveat
+    assert page.index('id="headline"') < page.index('id="restore"') < page.index('id="summary"')
+    assert "static members (KIP-345)" in page
+    assert "restore per partition" in page and "upper bound" in page
     grid = json.loads((out / "grid.json").read_text(encoding="utf-8"))
     specs, _ = expand(parse_grid(grid))
     assert len(specs) == 9  # 3 scenarios x 3 protocols, one size, one seed

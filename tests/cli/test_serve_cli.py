@@ -157,9 +157,10 @@ def test_groups_cli_lists_and_describes_both_types(
     assert described["k"]["group_epoch"] >= 1 and len(described["k"]["members"]) == 1
     assert described["k"]["members"][0]["target_assignment"] == "t:[0,1]"
     assert described["c"]["state"] == "Stable" and len(described["c"]["members"]) == 1
-    assert main([*bootstrap, "describe"]) == 0
-    text = capsys.readouterr().out
-    assert "GROUP k  TYPE consumer" in text and "GROUP c  TYPE classic" in text
+    assert main([*bootstrap, "describe", "--state"]) == 0
+    rows = [line.split() for line in capsys.readouterr().out.splitlines() if line]
+    assert [r[0] for r in rows] == ["GROUP", "c", "GROUP", "k"]
+    assert rows[1][3:] == ["range", "Stable", "1"] and rows[3][3:] == ["uniform", "Stable", "1"]
 
 
 @pytest.mark.parametrize(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -12,10 +13,18 @@ import pytest
 from regroup.pipeline.report import (
     EXPLAIN,
     SECTIONS,
+    UPPER_BOUND,
+    crossover_sentence,
     idle_means,
+    idle_ranges,
     lowest_sentence,
     render_report,
     representative_runs,
+    restore_variant,
+    scenario_title,
+    static_variant,
+    timeline_title,
+    verdict_sentence,
 )
 
 # One worker runs the Spark tests and the real-client interop tests, one after another.
@@ -99,7 +108,8 @@ def test_pipeline_report_has_every_section_and_fetches_nothing() -> None:
     html = page()
     for section in SECTIONS:
         assert f'<h2 id="{section}">' in html
-    assert html.count("<svg") == 1 + 1 + 2  # size chart, seeds chart, two timelines
+    # headline chart, size chart, seeds chart, two timelines (no restore study here)
+    assert html.count("<svg") == 1 + 1 + 1 + 2
     assert "&lt;t-0&gt; twice" in html  # text is escaped
     assert "src=" not in html and "<script" not in html and "<link" not in html
 
@@ -118,7 +128,7 @@ def test_pipeline_report_renders_in_chromium(tmp_path: Path) -> None:
     ).stdout
     for section in SECTIONS:
         assert f'id="{section}"' in dom
-    assert dom.count("<svg") == 4
+    assert dom.count("<svg") == 5
     shot = tmp_path / "report.png"
     subprocess.run(
         [*base, f"--screenshot={shot}", report.as_uri()],
@@ -132,7 +142,10 @@ def test_pipeline_report_renders_in_chromium(tmp_path: Path) -> None:
 def test_pipeline_idle_means_table_marks_the_lowest_per_size() -> None:
     runs = [*RUNS, _run("k2", "consumer", 4, 9.0)]
     means = idle_means(runs, "crash")
-    assert means == {"eager / range": {2: 5.0, 4: 5.0}, "consumer / range": {2: 1.0, 4: 9.0}}
+    assert means == {
+        "eager / range": {2: 5.0, 4: 5.0},
+        "KIP-848 (consumer) / range": {2: 1.0, 4: 9.0},
+    }
     html = page()
     # Size 2: consumer's 1.0 is the lowest; size 4 has only eager's 5.0 (nothing to compare).
     assert '<td class="n best">1.0</td>' in html
@@ -140,7 +153,7 @@ def test_pipeline_idle_means_table_marks_the_lowest_per_size() -> None:
     for section in SECTIONS:
         assert EXPLAIN[section] in html
     # Size 4 has eager alone: only size 2 is compared.
-    assert "Lowest mean idle partition-seconds: consumer / range at every size." in html
+    assert "Lowest mean idle partition-seconds: KIP-848 (consumer) / range at every size." in html
 
 
 def test_pipeline_lowest_sentence_says_who_wins_where() -> None:
@@ -149,3 +162,99 @@ def test_pipeline_lowest_sentence_says_who_wins_where() -> None:
         "Lowest mean idle partition-seconds: a at 4, 16 members; b at 8, 16 members."
     )
     assert lowest_sentence({"a": {4: 1.0}, "b": {4: 2.0}}).endswith(": a at every size.")
+
+
+def test_pipeline_a_difference_inside_the_seeds_range_is_a_tie_not_a_win() -> None:
+    """Issue 19: 379.0 vs 379.4 was bolded; ranges that overlap make a tie."""
+    runs = [
+        _run("a1", "eager", 4, 370.0),
+        _run("a2", "eager", 4, 388.0),
+        _run("b1", "cooperative", 4, 375.0),
+        _run("b2", "cooperative", 4, 383.8),
+    ]
+    means = idle_means(runs, "crash")
+    ranges = idle_ranges(runs, "crash")
+    assert lowest_sentence(means, ranges) == (
+        "Lowest mean idle partition-seconds: a tie (the seeds' ranges overlap) at 4 members."
+    )
+    html = render_report(summary=[], runs=runs, ownership={}, violations=[])
+    assert "n best" not in html
+    assert "crash, 4 members: a tie between eager and cooperative" in html
+
+
+def test_pipeline_verdict_names_the_winner_and_the_ratios() -> None:
+    values = {
+        "eager": [600.0, 640.0],
+        "cooperative": [150.0, 160.0],
+        "KIP-848 (consumer)": [190.0, 200.0],
+    }
+    assert verdict_sentence("rolling-bounce, 16 members", values) == (
+        "rolling-bounce, 16 members: cooperative idles least, 155 partition-s (seeds 150-160); "
+        "1.3\N{MULTIPLICATION SIGN} less than KIP-848 (consumer) (195), "
+        "4.0\N{MULTIPLICATION SIGN} less than eager (620)."
+    )
+    tie = verdict_sentence("x", {"eager": [10.0, 20.0], "cooperative": [15.0, 30.0], "c": [90.0]})
+    assert tie.startswith("x: a tie between eager and cooperative (their seeds' ranges overlap")
+    assert tie.endswith("both idle 6.0\N{MULTIPLICATION SIGN} less than c (90).")
+    # 224.0 vs 224.1 with every seed equal: no overlap, but no win either (TIE_WITHIN)
+    flat = verdict_sentence("s", {"a": [224.0, 224.0], "b": [224.1, 224.1], "c": [224.1]})
+    assert flat.startswith("s: a tie between a, b and c (")
+
+
+def test_pipeline_crossover_sentence_reads_the_flip_off_the_line() -> None:
+    eager, coop, kip = "eager", "cooperative", "KIP-848 (consumer)"
+    # eager: 50 + 32 * r ; cooperative: 150 + 4 * r ; KIP-848: 200 + 4 * r  (r in s)
+    restores = [0, 100, 1000, 5000, 20000]
+    curves = {
+        eager: {r: 50 + 32 * r / 1000 for r in restores},
+        coop: {r: 150 + 4 * r / 1000 for r in restores},
+        kip: {r: 200 + 4 * r / 1000 for r in restores},
+    }
+    # eager - cooperative = -100 + 28 r: zero at r = 3.57 s, between 1 s and 5 s
+    assert crossover_sentence("crash", curves) == (
+        "crash: below about 3.6 s of restore per partition, eager's single round costs less "
+        "than the two-step protocols (KIP-848 (consumer) and cooperative); above it they cost "
+        "less (eager wins at 1 s, loses at 5 s)."
+    )
+    cheap = {eager: {0: 1.0, 100: 2.0}, coop: {0: 5.0, 100: 6.0}}
+    assert "costs less than cooperative at every restore time tried" in crossover_sentence(
+        "x", cheap
+    )
+    dear = {eager: {0: 9.0, 100: 20.0}, coop: {0: 5.0, 100: 6.0}}
+    assert "even with no restore at all" in crossover_sentence("x", dear)
+
+
+def test_pipeline_report_leads_with_the_verdict_and_has_the_studies() -> None:
+    runs = []
+    for scenario in ("rolling-bounce", static_variant("rolling-bounce")):
+        for n, (protocol, idle) in enumerate([("eager", 600.0), ("consumer", 190.0)]):
+            for seed in range(2):
+                run = _run(f"{scenario}{n}{seed}", protocol, 8, idle + seed)
+                runs.append({**run, "scenario": scenario})
+    for restore, eager_idle in [(0, 50.0), (100, 60.0), (1000, 90.0), (5000, 500.0)]:
+        for protocol, idle in [("eager", eager_idle), ("consumer", 150.0 + restore / 100)]:
+            run = _run(f"r{restore}{protocol}", protocol, 8, idle)
+            runs.append({**run, "scenario": restore_variant("rolling-bounce", restore)})
+    summary = [{"scenario": r["scenario"], "protocol": r["protocol"], "runs": 1} for r in runs]
+    html = render_report(
+        summary=summary, runs=runs, ownership={}, violations=[], intro="<p>INTRO</p>"
+    )
+    # the verdict before any prose: the title, the headline, then the intro
+    assert html.index('id="headline"') < html.index("INTRO") < html.index('id="summary"')
+    assert "rolling-bounce, 8 members: KIP-848 (consumer) idles least" in html
+    assert scenario_title(static_variant("rolling-bounce")) in html
+    assert "rolling-bounce, static members (KIP-345), 8 members: KIP-848 (consumer)" in html
+    assert "below about" in html and "of restore per partition, eager" in html
+    assert escape(UPPER_BOUND) in html
+    # the restore study stays in its section: not in the summary table, nor the headline
+    assert "rolling-bounce@restore-100ms</td>" not in html
+    assert "restore, 8 members: " not in html
+
+
+def test_pipeline_timeline_titles_are_for_people_not_run_ids() -> None:
+    run = _run("rolling-bounce@static.consumer.uniform.m4.p32.c0.s1", "consumer", 4, 12.4)
+    run.update(scenario=static_variant("rolling-bounce"), seed=1, assignor="uniform")
+    assert timeline_title(run) == (
+        "rolling-bounce, static members (KIP-345): KIP-848 (consumer) (uniform), 4 members, "
+        "seed 1: 12 idle partition-s"
+    )

@@ -236,3 +236,49 @@ def test_a_classic_member_busy_with_a_batch_rejoins_after_it(protocol: str) -> N
     # member 0's batch (started at its first poll after the stall began) ends >= 8 s later
     assert bumps[0] >= stall_start + 8000
     assert result.metrics.violations == []
+
+
+def test_the_png_timeline_of_a_large_group_is_right_way_up() -> None:
+    """Issue 19: above MAX_LANES partitions the PNG draws counts; on its inverted y axis
+    a count was drawn upside down (more partitions lower). At 400 partitions, a row's
+    line must be higher on screen where the consumer serves more partitions."""
+    import matplotlib.pyplot as plt
+
+    from regroup.sim.timeline import MAX_LANES, _counts, build_timeline, png_figure
+
+    result = run("crash", "consumer", partitions=400, members=4)
+    timeline = build_timeline(result.events)
+    assert len(timeline.partitions) == 400 > MAX_LANES
+    figure = png_figure(timeline)
+    try:
+        axes = figure.axes[0]
+        checked = 0
+        for line in axes.get_lines():
+            if line.get_label() not in timeline.rows and line.get_label() != "unowned":
+                continue  # the step markers
+            xs, ys = line.get_xdata(), line.get_ydata()
+            shown = axes.transData.transform(list(zip(xs, ys, strict=True)))
+            screen = [float(y) for _, y in shown]  # display y grows upward
+            # the count at each point, from the timeline itself (not from the drawing)
+            counts = [c for _, c in _counts(timeline)[str(line.get_label())]]
+            pairs = sorted(zip(counts, screen, strict=True))
+            low, high = pairs[0], pairs[-1]
+            if high[0] > low[0]:
+                assert high[1] > low[1], f"{line.get_label()}: more partitions drawn lower"
+                checked += 1
+        assert checked >= len(timeline.rows)  # every consumer's count changed at least once
+    finally:
+        plt.close(figure)
+
+
+def test_the_html_timeline_has_a_time_axis() -> None:
+    from regroup.sim.timeline import axis_ticks_ms, build_timeline, to_html
+
+    assert axis_ticks_ms(142_000) == list(range(0, 142_001, 20_000))
+    assert axis_ticks_ms(9) == list(range(10))
+    assert axis_ticks_ms(50_000) == list(range(0, 50_001, 5_000))
+    result = run("crash", "eager", partitions=4, members=2)
+    page = to_html(build_timeline(result.events))
+    end = build_timeline(result.events).end_ms
+    assert page.count(" s</text>") == len(axis_ticks_ms(end)) >= 5
+    assert ">0 s</text>" in page

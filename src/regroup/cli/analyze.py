@@ -9,20 +9,77 @@ and ``OUT/labels`` (scenario, protocol, assignor, seed per run), all Parquet;
 then prints a summary table and writes ``OUT/report.html``
 (``regroup.pipeline.report``). Spark runs embedded (``local[*]``) unless
 ``--master`` names a cluster (or ``spark-submit`` launched us).
+
+``--out`` is a local directory or any URI Spark writes (``regroup.pipeline.output``),
+checked before any work; a bad ``--master`` fails before Spark starts, and a
+Spark or py4j failure is one line naming its cause (``spark_failures``), exit 2.
 """
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from regroup.cli.errors import UsageError
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["add_master_argument", "add_parser", "analyze_and_report", "run"]
+    from regroup.pipeline.output import Output
+
+__all__ = [
+    "add_master_argument",
+    "add_parser",
+    "analyze_and_report",
+    "prepare",
+    "run",
+    "spark_failures",
+]
+
+
+def prepare(out: str | Path, master: str | None) -> Output:
+    """The checks made before any work: ``--master`` parses and answers, ``--out`` is a
+    writable directory (or a URI, checked once Spark is up). ``UsageError`` otherwise."""
+    from regroup.pipeline.output import Output, OutputError
+    from regroup.pipeline.spark import MasterError, check_master
+
+    try:
+        output = Output(out)
+        output.check_local()
+        check_master(master)
+    except (OutputError, MasterError) as error:
+        raise UsageError(str(error)) from None
+    return output
+
+
+@contextmanager
+def spark_failures() -> Iterator[None]:
+    """A Spark, py4j or output failure inside the block becomes one ``UsageError`` line."""
+    from regroup.pipeline.logs import LogError
+    from regroup.pipeline.output import OutputError
+    from regroup.pipeline.spark import failure_cause
+
+    try:
+        yield
+    except (LogError, OutputError) as error:
+        raise UsageError(str(error)) from None
+    except Exception as error:
+        if not _is_spark_error(error):
+            raise
+        raise UsageError(f"Spark failed: {failure_cause(error)}") from None
+
+
+def _is_spark_error(error: BaseException) -> bool:
+    from py4j.protocol import Py4JError  # type: ignore[import-untyped]
+
+    try:
+        from pyspark.errors import PySparkException
+    except ImportError:  # pragma: no cover - pyspark < 3.4
+        return isinstance(error, Py4JError)
+    return isinstance(error, Py4JError | PySparkException)
 
 
 def add_master_argument(parser: argparse.ArgumentParser) -> None:
@@ -47,24 +104,35 @@ def add_parser(subparsers: Any) -> None:
     parser.set_defaults(run=run)
 
 
-def analyze_and_report(events: DataFrame, out: Path, *, intro: str = "") -> dict[str, str]:
+def analyze_and_report(
+    events: DataFrame,
+    out: str | Path | Output,
+    *,
+    intro: str = "",
+    spark: SparkSession | None = None,
+) -> dict[str, str]:
     """Analyze ``events``, write the tables under ``out``, print the summary; name -> path.
 
     The analysis is cached (``analytics.analyze``): the five Parquet writes,
-    the summary and the report's collects compute each table once.
+    the summary and the report's collects compute each table once. ``out`` may
+    be a URI; then ``spark`` writes the report through Hadoop's FileSystem.
     """
     from regroup.pipeline.analytics import analyze, summary, unpersist, write_analysis
-    from regroup.pipeline.report import write_report
+    from regroup.pipeline.output import Output
+    from regroup.pipeline.report import build_report, restore_of
 
+    output = out if isinstance(out, Output) else Output(out)
     analysis = analyze(events)
     try:
-        paths = write_analysis(analysis, out)
+        paths = write_analysis(analysis, output.root)
         rows = [r.asDict() for r in summary(analysis.metrics, analysis.labels).collect()]
-        print_summary(rows, out)
-        report = write_report(analysis, out / "report.html", summary=rows, intro=intro)
+        # The restore study (the demo's NAME@restore-Nms runs) is the report's own section.
+        print_summary([r for r in rows if restore_of(str(r["scenario"])) is None], output.root)
+        page = build_report(analysis, summary=rows, intro=intro)
+        report = output.write_text(spark or events.sparkSession, "report.html", page)
     finally:
         unpersist(analysis)
-    paths["report"] = str(report)
+    paths["report"] = report
     print(f"report: {report}")
     return paths
 
@@ -92,7 +160,7 @@ def _cell(value: Any, scale: int, decimals: int = 0) -> str:
     return str(value)
 
 
-def print_summary(rows: list[dict[str, Any]], out: Path) -> None:
+def print_summary(rows: list[dict[str, Any]], out: str | Path) -> None:
     """The summary as a compact table (at most ``SUMMARY_WIDTH`` columns) on stdout.
 
     One row per scenario, group size and protocol; the scenario is printed on
@@ -180,15 +248,21 @@ def summary_tables(rows: list[dict[str, Any]]) -> tuple[list[tuple[str, Any]], l
 
 
 def run(args: argparse.Namespace) -> int:
-    from regroup.pipeline.logs import LogError, read_events
+    from regroup.pipeline.logs import LogError, check_logs, read_events
     from regroup.pipeline.spark import build_session
 
-    if not Path(args.logs).exists():
-        raise UsageError(f"no such file or directory: {args.logs}")
-    spark = build_session(args.master, app_name="regroup analyze")
+    logs = str(args.logs)
     try:
-        events = read_events(spark, args.logs)
+        check_logs(logs)  # on the driver, before Spark starts
     except LogError as error:
         raise UsageError(str(error)) from None
-    analyze_and_report(events, Path(args.out))
+    output = prepare(args.out, args.master)
+    with spark_failures():
+        spark = build_session(args.master, app_name="regroup analyze")
+        output.check_remote(spark)
+        try:
+            events = read_events(spark, logs)
+        except LogError as error:
+            raise UsageError(str(error)) from None
+        analyze_and_report(events, output, spark=spark)
     return 0

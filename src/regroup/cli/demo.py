@@ -45,7 +45,7 @@ from __future__ import annotations
 import argparse
 import html
 import json
-from pathlib import Path
+from dataclasses import replace
 from typing import Any
 
 from regroup.cli.analyze import add_master_argument
@@ -75,6 +75,16 @@ DEMO_DATA = {
     "max_poll_records": 500,
     "restore_ms": 5000,
 }
+#: The restore study: every demo scenario at the middle group size, each protocol, with
+#: these restore times per assigned partition (0 to a large Kafka Streams store).
+RESTORE_STUDY_MS = (0, 100, 1000, 5000, 20000)
+#: Seeds per point of the restore study (it is a curve over restore times, not a table).
+RESTORE_STUDY_SEEDS = 1
+#: The scenario run again with static membership (KIP-345): the production rolling bounce.
+STATIC_STUDY_SCENARIO = "rolling-bounce"
+#: ``--quick``'s restore study: the two ends only, for the rolling bounce.
+QUICK_RESTORE_STUDY_MS = (0, 20000)
+
 #: ``--quick``: the smallest demo that still has every scenario and protocol.
 QUICK_SIZES = (2,)
 QUICK_SEEDS = 1
@@ -96,6 +106,11 @@ processed again (an assumption: a modest Kafka Streams store); every other setti
 default (session timeout 45 s; heartbeats every 3 s classic, 5 s KIP-848). Processing cost,
 rate and restore time are assumptions, not measurements: rerun with other values with
 <code>regroup sweep --grid grid.json --data restore_ms=...</code>.</p>
+<p><b>Two studies beside the grid.</b> The rolling bounce again with static membership
+(KIP-345: each member keeps its <code>group.instance.id</code> across the restart, as most
+production rolling bounces do), at every size and seed (<code>rolling-bounce@static</code>);
+and {study_scenarios} at {study_size} members with the restore time set to {study_restores},
+one seed each, to show where the ranking flips (the restore section).</p>
 <p><b>What to expect, and why.</b> Eager revokes <i>every</i> partition from every member at
 each rebalance and gives none back until the whole group has joined and synced, so every
 partition pays the restore time, whatever the group size. Cooperative only revokes the
@@ -172,9 +187,50 @@ def demo_grid(
     }
 
 
+def study_specs(
+    sizes: tuple[int, ...],
+    seeds: int,
+    partitions: int,
+    *,
+    restores: tuple[int, ...] = RESTORE_STUDY_MS,
+    scenarios: tuple[str, ...] = DEMO_SCENARIOS,
+) -> list[Any]:
+    """The demo's two studies beside its grid, as run specs of scenarios named apart
+    (``regroup.pipeline.report``'s variants), so the tables never mix them with the grid:
+
+    * ``rolling-bounce@static``: the rolling bounce with static membership (KIP-345,
+      ``group.instance.id`` per member), every size and seed of the grid: most production
+      rolling bounces run so;
+    * ``NAME@restore-Nms``: every scenario at the middle group size with each restore
+      time of ``restores`` (``RESTORE_STUDY_SEEDS`` seed), for where eager's ranking flips.
+    """
+    from regroup.pipeline.report import restore_variant, static_variant
+    from regroup.pipeline.sweep import expand, parse_grid
+
+    out: list[Any] = []
+
+    def renamed(spec: Any, name: str, **changes: Any) -> Any:
+        return replace(spec, run_id=name + spec.run_id[len(spec.scenario) :], name=name, **changes)
+
+    static = dict(demo_grid(sizes, seeds, partitions), scenarios=[STATIC_STUDY_SCENARIO])
+    specs, _ = expand(parse_grid(static))
+    out += [renamed(s, static_variant(s.scenario), static=True) for s in specs]
+    middle = sorted(sizes)[len(sizes) // 2]
+    for restore in restores:
+        grid = dict(
+            demo_grid((middle,), RESTORE_STUDY_SEEDS, partitions),
+            scenarios=list(scenarios),
+            data=[{**DEMO_DATA, "restore_ms": restore}],
+        )
+        specs, _ = expand(parse_grid(grid))
+        out += [renamed(s, restore_variant(s.scenario, restore)) for s in specs]
+    return out
+
+
 def run(args: argparse.Namespace) -> int:
-    from regroup.cli.sweep import run_grid
-    from regroup.pipeline.sweep import GridError, parse_grid
+    from regroup.cli.analyze import prepare
+    from regroup.cli.sweep import run_specs
+    from regroup.pipeline.sweep import GridError, expand, parse_grid
 
     quick = bool(getattr(args, "quick", False))
     sizes = args.sizes or (QUICK_SIZES if quick else DEMO_SIZES)
@@ -185,13 +241,21 @@ def run(args: argparse.Namespace) -> int:
     if min(sizes) < 1:
         raise UsageError("--sizes must be >= 1")
     data = demo_grid(sizes, seeds, partitions)
+    output = prepare(args.out, args.master)
     try:
-        grid = parse_grid(data)
+        specs, _ = expand(parse_grid(data))
+        if quick:
+            studies = study_specs(
+                sizes,
+                seeds,
+                partitions,
+                restores=QUICK_RESTORE_STUDY_MS,
+                scenarios=(STATIC_STUDY_SCENARIO,),
+            )
+        else:
+            studies = study_specs(sizes, seeds, partitions)
     except GridError as error:
         raise UsageError(str(error)) from None
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "grid.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     intro = INTRO.format(
         sizes=html.escape(", ".join(map(str, sizes))),
         seeds=seeds,
@@ -200,5 +264,18 @@ def run(args: argparse.Namespace) -> int:
         us=DEMO_DATA["processing_us_per_record"],
         mpr=DEMO_DATA["max_poll_records"],
         restore=DEMO_DATA["restore_ms"],
+        study_scenarios=html.escape(
+            STATIC_STUDY_SCENARIO if quick else "every scenario", quote=False
+        ),
+        study_size=sorted(sizes)[len(sizes) // 2],
+        study_restores=", ".join(
+            f"{ms} ms" for ms in (QUICK_RESTORE_STUDY_MS if quick else RESTORE_STUDY_MS)
+        ),
     )
-    return run_grid(grid, out, args.master, intro=intro)
+    return run_specs(
+        [*specs, *studies],
+        output,
+        args.master,
+        intro=intro,
+        files={"grid.json": json.dumps(data, indent=2) + "\n"},
+    )

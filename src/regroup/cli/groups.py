@@ -1,15 +1,26 @@
 """``regroup groups list|describe``: the groups of a running server, over the wire.
 
-Like Kafka's ``kafka-consumer-groups.sh --list / --describe``, for both group
+Like Kafka's ``kafka-consumer-groups.sh --list / --describe``
+(``org.apache.kafka.tools.consumer.group.ConsumerGroupCommand``), for both group
 types: ListGroups (v5, with the group type of KIP-848), then DescribeGroups
 (v5) for classic groups and ConsumerGroupDescribe (v1) for consumer groups,
-plus OffsetFetch and ListOffsets for committed offsets and lag.
+OffsetFetch (v8) and ListOffsets (v7) for committed offsets and lag, and
+FindCoordinator (v4) for the coordinator column.
 
-Classic groups: DescribeGroups carries no generation, so the generation shown
-is the one each member reported in its Subscription (v2+, the cooperative
-clients send it); the assignment is decoded from the member's Assignment bytes
-(ConsumerProtocol). Consumer groups: group epoch, assignment epoch, and each
-member's epoch, current and target assignment.
+``describe`` has Kafka's three views and columns: one row per partition by
+default (``--offsets``: GROUP, TOPIC, PARTITION, CURRENT-OFFSET, LOG-END-OFFSET,
+LAG, CONSUMER-ID, HOST, CLIENT-ID; the assigned partitions of each member, then
+the committed partitions nobody owns), one row per member (``--members``;
+``--verbose`` adds the current and target epochs and assignments of KIP-848)
+and one row per group (``--state``; ``--verbose`` adds the group epoch and the
+target assignment epoch). Kafka's messages for an empty, a rebalancing and a
+missing group (``shouldPrintMemberState``) go to stderr; a missing group makes
+the exit status 1 (Kafka's tool prints its error and exits 0).
+
+Classic groups: DescribeGroups carries no generation, so the CURRENT-EPOCH of a
+classic member is the generation it reported in its Subscription (v2+, the
+cooperative clients send it; ``-`` otherwise, where Kafka always prints ``-``);
+the assignment is decoded from the member's Assignment bytes (ConsumerProtocol).
 """
 
 from __future__ import annotations
@@ -45,9 +56,36 @@ def add_parser(subparsers: Any) -> None:
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     lister = actions.add_parser("list", help="list the groups", parents=[after])
     lister.add_argument("--json", action="store_true", help="print JSON")
-    describer = actions.add_parser("describe", help="describe groups", parents=[after])
+    describer = actions.add_parser(
+        "describe",
+        help="describe groups",
+        parents=[after],
+        description=(
+            "Describe groups like kafka-consumer-groups.sh --describe: by default one row per "
+            "partition (--offsets); --members for one row per member, --state for one row "
+            "per group; --verbose adds the epochs and assignments (and, with --offsets, the "
+            "committed leader epoch)."
+        ),
+    )
     describer.add_argument("group", nargs="*", help="group ids (default: all)")
-    describer.add_argument("--json", action="store_true", help="print JSON")
+    describer.add_argument(
+        "--group",
+        dest="groups",
+        action="append",
+        default=[],
+        metavar="GROUP",
+        help="a group id, as kafka-consumer-groups.sh takes it (repeatable)",
+    )
+    view = describer.add_mutually_exclusive_group()
+    view.add_argument(
+        "--offsets", action="store_true", help="one row per partition (the default view)"
+    )
+    view.add_argument("--members", action="store_true", help="one row per member")
+    view.add_argument("--state", action="store_true", help="one row per group")
+    describer.add_argument(
+        "--verbose", action="store_true", help="more columns (epochs, assignments)"
+    )
+    describer.add_argument("--json", action="store_true", help="print JSON (every view's data)")
     parser.set_defaults(run=run)
 
 
@@ -138,50 +176,56 @@ def list_groups(client: WireClient) -> list[dict[str, str]]:
     )
 
 
-def _offsets(client: WireClient, group_id: str) -> list[dict[str, Any]]:
+def _committed(client: WireClient, group_id: str) -> dict[tuple[str, int], dict[str, int]]:
+    """OffsetFetch (v8) of every partition the group committed: offset and leader epoch."""
     fetched = client.request(
         9, 8, {"groups": [{"group_id": group_id, "topics": None}], "require_stable": False}
     )
-    rows: list[dict[str, Any]] = []
-    for group in fetched.groups:
-        for topic in group.topics:
-            for p in topic.partitions:
-                rows.append(
-                    {
-                        "topic": topic.name,
-                        "partition": p.partition_index,
-                        "committed": p.committed_offset,
-                    }
-                )
-    if rows:
-        topics: dict[str, list[int]] = {}
-        for row in rows:
-            topics.setdefault(row["topic"], []).append(row["partition"])
-        ends = client.request(
-            2,
-            7,
-            {
-                "replica_id": -1,
-                "isolation_level": 0,
-                "topics": [
-                    {
-                        "name": name,
-                        "partitions": [
-                            {"partition_index": p, "current_leader_epoch": -1, "timestamp": -1}
-                            for p in parts
-                        ],
-                    }
-                    for name, parts in topics.items()
-                ],
-            },
-        )
-        end = {(t.name, p.partition_index): p.offset for t in ends.topics for p in t.partitions}
-        for row in rows:
-            row["log_end"] = end.get((row["topic"], row["partition"]), -1)
-            row["lag"] = (
-                max(0, row["log_end"] - row["committed"]) if row["committed"] >= 0 else None
-            )
-    return sorted(rows, key=lambda r: (r["topic"], r["partition"]))
+    return {
+        (topic.name, p.partition_index): {
+            "offset": p.committed_offset,
+            "leader_epoch": p.committed_leader_epoch,
+        }
+        for group in fetched.groups
+        for topic in group.topics
+        for p in topic.partitions
+    }
+
+
+def _log_end_offsets(
+    client: WireClient, partitions: set[tuple[str, int]]
+) -> dict[tuple[str, int], int]:
+    """ListOffsets (v7, latest) of ``partitions``; a partition the server does not know
+    is left out (its LOG-END-OFFSET and LAG print as ``-``, as in Kafka's tool)."""
+    if not partitions:
+        return {}
+    topics: dict[str, list[int]] = {}
+    for topic, partition in sorted(partitions):
+        topics.setdefault(topic, []).append(partition)
+    ends = client.request(
+        2,
+        7,
+        {
+            "replica_id": -1,
+            "isolation_level": 0,
+            "topics": [
+                {
+                    "name": name,
+                    "partitions": [
+                        {"partition_index": p, "current_leader_epoch": -1, "timestamp": -1}
+                        for p in parts
+                    ],
+                }
+                for name, parts in topics.items()
+            ],
+        },
+    )
+    return {
+        (t.name, p.partition_index): p.offset
+        for t in ends.topics
+        for p in t.partitions
+        if int(p.error_code.value) == 0 and p.offset >= 0
+    }
 
 
 def _partitions_text(pairs: list[tuple[str, int]]) -> str:
@@ -191,6 +235,17 @@ def _partitions_text(pairs: list[tuple[str, int]]) -> str:
     return ",".join(f"{t}:{sorted(ps)}".replace(" ", "") for t, ps in sorted(by_topic.items()))
 
 
+def _kafka_assignment_text(pairs: list[list[Any]]) -> str:
+    """Kafka's ``getAssignmentString``: ``topic:0,1;other:2``, topics sorted; ``-`` if none."""
+    by_topic: dict[str, list[int]] = {}
+    for topic, partition in pairs:
+        by_topic.setdefault(topic, []).append(partition)
+    text = ";".join(
+        f"{t}:" + ",".join(str(p) for p in sorted(ps)) for t, ps in sorted(by_topic.items())
+    )
+    return text or MISSING
+
+
 def _describe_consumer(client: WireClient, group_id: str) -> dict[str, Any]:
     response = client.request(
         69, 1, {"group_ids": (group_id,), "include_authorized_operations": False}
@@ -198,6 +253,12 @@ def _describe_consumer(client: WireClient, group_id: str) -> dict[str, Any]:
     (g,) = response.groups
     members = []
     for m in g.members:
+        current = [
+            [tp.topic_name, p] for tp in m.assignment.topic_partitions for p in tp.partitions
+        ]
+        target = [
+            [tp.topic_name, p] for tp in m.target_assignment.topic_partitions for p in tp.partitions
+        ]
         members.append(
             {
                 "member_id": m.member_id,
@@ -208,20 +269,10 @@ def _describe_consumer(client: WireClient, group_id: str) -> dict[str, Any]:
                 # KIP-1099's member type: a classic member inside a consumer group is one
                 # still speaking JoinGroup/SyncGroup during an online migration.
                 "protocol": {0: "classic", 1: "consumer"}.get(m.member_type, "unknown"),
-                "assignment": _partitions_text(
-                    [
-                        (tp.topic_name, p)
-                        for tp in m.assignment.topic_partitions
-                        for p in tp.partitions
-                    ]
-                ),
-                "target_assignment": _partitions_text(
-                    [
-                        (tp.topic_name, p)
-                        for tp in m.target_assignment.topic_partitions
-                        for p in tp.partitions
-                    ]
-                ),
+                "assignment": _partitions_text([(t, p) for t, p in current]),
+                "target_assignment": _partitions_text([(t, p) for t, p in target]),
+                "partitions": sorted(current),
+                "target_partitions": sorted(target),
             }
         )
     return {
@@ -245,6 +296,7 @@ def _describe_classic(client: WireClient, group_id: str) -> dict[str, Any]:
     for m in g.members:
         generation: int | None = None
         assignment = ""
+        partitions: list[list[Any]] = []
         if g.protocol_type == "consumer":
             try:
                 sub = decode_subscription(m.member_metadata) if m.member_metadata else None
@@ -252,9 +304,8 @@ def _describe_classic(client: WireClient, group_id: str) -> dict[str, Any]:
                     generation = sub.generation_id
                 if m.member_assignment:
                     decoded = decode_assignment(m.member_assignment)
-                    assignment = _partitions_text(
-                        [(tp.topic, tp.partition) for tp in decoded.partitions]
-                    )
+                    partitions = sorted([tp.topic, tp.partition] for tp in decoded.partitions)
+                    assignment = _partitions_text([(t, p) for t, p in partitions])
             except WireFormatError:
                 assignment = "<undecodable>"
         members.append(
@@ -265,6 +316,7 @@ def _describe_classic(client: WireClient, group_id: str) -> dict[str, Any]:
                 "client_host": m.client_host,
                 "instance_id": m.group_instance_id,
                 "assignment": assignment,
+                "partitions": partitions,
             }
         )
     return {
@@ -278,8 +330,61 @@ def _describe_classic(client: WireClient, group_id: str) -> dict[str, Any]:
     }
 
 
+def _exists(group: dict[str, Any]) -> bool:
+    """Kafka's tool treats a group described as ``Dead`` (DescribeGroups' answer for an id
+    the coordinator does not know) or GROUP_ID_NOT_FOUND as one that does not exist."""
+    return group["error_code"] == 0 and group["state"] not in ("Dead", "")
+
+
+def _partition_rows(
+    group: dict[str, Any], committed: dict[Any, Any], ends: dict[Any, int]
+) -> list[dict[str, Any]]:
+    """One row per partition, as ``ConsumerGroupCommand.collectGroupsOffsets`` builds them:
+    the assigned partitions of each member (members with the most partitions first), then
+    the partitions the group committed that no member owns (consumer ``-``)."""
+    rows: list[dict[str, Any]] = []
+    owned: set[tuple[str, int]] = set()
+    members = [m for m in group["members"] if m["partitions"]]
+    members.sort(key=lambda m: -len(m["partitions"]))
+    for member in members:
+        for topic, partition in member["partitions"]:
+            owned.add((topic, partition))
+            rows.append(_partition_row(topic, partition, committed, ends, member))
+    for topic, partition in sorted(set(committed) - owned):
+        rows.append(_partition_row(topic, partition, committed, ends, None))
+    return rows
+
+
+def _partition_row(
+    topic: str,
+    partition: int,
+    committed: dict[Any, Any],
+    ends: dict[Any, int],
+    member: dict[str, Any] | None,
+) -> dict[str, Any]:
+    commit = committed.get((topic, partition))
+    offset = commit["offset"] if commit is not None and commit["offset"] >= 0 else None
+    leader_epoch = (
+        commit["leader_epoch"] if commit is not None and commit["leader_epoch"] >= 0 else None
+    )
+    log_end = ends.get((topic, partition))
+    return {
+        "topic": topic,
+        "partition": partition,
+        "current_offset": offset,
+        "leader_epoch": leader_epoch,
+        "log_end_offset": log_end,
+        # Kafka's getLag: log end minus the committed offset, when both are known.
+        "lag": None if offset is None or log_end is None else log_end - offset,
+        "consumer_id": None if member is None else member["member_id"],
+        "host": None if member is None else member["client_host"],
+        "client_id": None if member is None else member["client_id"],
+    }
+
+
 def describe_groups(client: WireClient, wanted: list[str]) -> list[dict[str, Any]]:
     listed = {g["group_id"]: g for g in list_groups(client)}
+    coordinator = _coordinator(client)
     out = []
     for group_id in wanted or sorted(listed):
         kind = listed.get(group_id, {}).get("type", "classic")
@@ -288,9 +393,152 @@ def describe_groups(client: WireClient, wanted: list[str]) -> list[dict[str, Any
             if kind == "consumer"
             else _describe_classic(client, group_id)
         )
-        described["offsets"] = _offsets(client, group_id)
+        described["exists"] = _exists(described)
+        described["coordinator"] = coordinator
+        committed = _committed(client, group_id) if described["exists"] else {}
+        assigned = {(t, p) for m in described["members"] for t, p in m["partitions"]}
+        ends = _log_end_offsets(client, assigned | set(committed))
+        described["partitions"] = _partition_rows(described, committed, ends)
+        # ``offsets`` (the committed partitions with log end and lag) as before, for --json.
+        described["offsets"] = [
+            {
+                "topic": r["topic"],
+                "partition": r["partition"],
+                "committed": r["current_offset"],
+                "log_end": -1 if r["log_end_offset"] is None else r["log_end_offset"],
+                "lag": None if r["lag"] is None else max(0, r["lag"]),
+            }
+            for r in sorted(described["partitions"], key=lambda r: (r["topic"], r["partition"]))
+            if r["current_offset"] is not None
+        ]
         out.append(described)
     return out
+
+
+def _coordinator(client: WireClient) -> str:
+    """``HOST:PORT  (ID)`` of the coordinator, from FindCoordinator (v4), as Kafka prints it."""
+    response = client.request(10, 4, {"key_type": 0, "coordinator_keys": [""]})
+    (c,) = response.coordinators
+    return f"{c.host}:{c.port}  ({c.node_id})"
+
+
+# -- printing, in the layout of Kafka's ConsumerGroupCommand -----------------------------------
+
+#: Kafka's ``MISSING_COLUMN_VALUE``.
+MISSING = "-"
+
+
+def _cell(value: object) -> str:
+    return MISSING if value is None or value == "" else str(value)
+
+
+def _print_columns(header: list[str], rows: list[list[str]], minimum: list[int]) -> None:
+    """Left-aligned columns, each as wide as its widest cell and at least Kafka's width
+    for it (15 for names and offsets, 10 for PARTITION), one space apart; the last column
+    is not padded (Kafka's ``%-Ns ... %s`` formats)."""
+    widths = [
+        max([minimum[i], len(header[i])] + [len(r[i]) for r in rows]) for i in range(len(header))
+    ]
+    for row in [header, *rows]:
+        cells = [c.ljust(w) for c, w in zip(row[:-1], widths[:-1], strict=True)]
+        print(" ".join([*cells, row[-1]]).rstrip())
+
+
+def _warn_state(group: dict[str, Any]) -> bool:
+    """Kafka's ``shouldPrintMemberState``: the message for an empty or rebalancing group on
+    stderr; ``False`` for a group that does not exist (its error is printed by ``run``)."""
+    if not group["exists"]:
+        return False
+    state = group["state"]
+    if state == "Empty":
+        print(f"Consumer group '{group['group_id']}' has no active members.", file=sys.stderr)
+    elif state in ("PreparingRebalance", "CompletingRebalance", "Assigning", "Reconciling"):
+        print(f"Warning: Consumer group '{group['group_id']}' is rebalancing.", file=sys.stderr)
+    return True
+
+
+def _print_offsets(group: dict[str, Any], verbose: bool) -> None:
+    rows = group["partitions"]
+    header = ["GROUP", "TOPIC", "PARTITION"]
+    header += ["LEADER-EPOCH"] if verbose else []
+    header += ["CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST", "CLIENT-ID"]
+    minimum = [15, 15, 10] + ([15] if verbose else []) + [15, 15, 15, 15, 15, 0]
+    table = []
+    for r in rows:
+        cells = [group["group_id"], r["topic"], str(r["partition"])]
+        cells += [_cell(r["leader_epoch"])] if verbose else []
+        cells += [
+            _cell(r["current_offset"]),
+            _cell(r["log_end_offset"]),
+            _cell(r["lag"]),
+            _cell(r["consumer_id"]),
+            _cell(r["host"]),
+            _cell(r["client_id"]),
+        ]
+        table.append(cells)
+    _print_columns(header, table, minimum)
+
+
+def _member_epochs(group: dict[str, Any], member: dict[str, Any]) -> tuple[str, str, str]:
+    """CURRENT-EPOCH, TARGET-EPOCH and TARGET-ASSIGNMENT of a member.
+
+    Consumer groups: the member epoch and the group's target assignment epoch, as Kafka.
+    Classic groups: Kafka prints ``-``; regroup fills CURRENT-EPOCH with the generation the
+    member reported in its Subscription (v2+), the target being the current assignment."""
+    if group["type"] == "consumer":
+        return (
+            str(member["member_epoch"]),
+            str(group["assignment_epoch"]),
+            _kafka_assignment_text(member["target_partitions"]),
+        )
+    return _cell(member["generation"]), MISSING, MISSING
+
+
+def _print_members(group: dict[str, Any], verbose: bool) -> None:
+    members = group["members"]
+    with_instance = any(m["instance_id"] for m in members)
+    protocols = {m.get("protocol") for m in members}
+    migrating = {"classic", "consumer"} <= protocols
+    header = ["GROUP", "CONSUMER-ID"] + (["GROUP-INSTANCE-ID"] if with_instance else [])
+    header += ["HOST", "CLIENT-ID", "#PARTITIONS"]
+    minimum = [15, 15] + ([17] if with_instance else []) + [15, 15, 15]
+    if verbose:
+        header += ["CURRENT-EPOCH", "CURRENT-ASSIGNMENT", "TARGET-EPOCH", "TARGET-ASSIGNMENT"]
+        minimum += [15, 20, 15, 20]
+        if migrating:
+            header.append("UPGRADED")
+            minimum.append(0)
+    table = []
+    for m in members:
+        cells = [group["group_id"], m["member_id"]]
+        cells += [_cell(m["instance_id"])] if with_instance else []
+        cells += [_cell(m["client_host"]), _cell(m["client_id"]), str(len(m["partitions"]))]
+        if verbose:
+            current_epoch, target_epoch, target = _member_epochs(group, m)
+            cells += [current_epoch, _kafka_assignment_text(m["partitions"]), target_epoch, target]
+            if migrating:
+                cells.append("true" if m["protocol"] == "consumer" else "false")
+        table.append(cells)
+    minimum[-1] = 0
+    _print_columns(header, table, minimum)
+
+
+def _print_state(group: dict[str, Any], verbose: bool) -> None:
+    header = ["GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE"]
+    minimum = [15, 25, 20, 20]
+    row = [group["group_id"], group["coordinator"], _cell(group["assignor"]), group["state"]]
+    if verbose:
+        header += ["GROUP-EPOCH", "TARGET-ASSIGNMENT-EPOCH"]
+        minimum += [15, 25]
+        consumer = group["type"] == "consumer"
+        row += [
+            str(group["group_epoch"]) if consumer else MISSING,
+            str(group["assignment_epoch"]) if consumer else MISSING,
+        ]
+    header.append("#MEMBERS")
+    minimum.append(0)
+    row.append(str(len(group["members"])))
+    _print_columns(header, [row], minimum)
 
 
 def _print_table(rows: list[list[str]]) -> None:
@@ -299,59 +547,6 @@ def _print_table(rows: list[list[str]]) -> None:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for row in rows:
         print("  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
-
-
-def _print_describe(group: dict[str, Any]) -> None:
-    if group["type"] == "consumer":
-        print(
-            f"GROUP {group['group_id']}  TYPE consumer  STATE {group['state']}  "
-            f"GROUP-EPOCH {group['group_epoch']}  ASSIGNMENT-EPOCH {group['assignment_epoch']}  "
-            f"ASSIGNOR {group['assignor'] or '-'}"
-        )
-        rows = [["MEMBER-ID", "PROTOCOL", "EPOCH", "CLIENT-ID", "HOST", "ASSIGNMENT", "TARGET"]]
-        rows += [
-            [
-                m["member_id"],
-                m["protocol"],
-                str(m["member_epoch"]),
-                m["client_id"],
-                m["client_host"],
-                m["assignment"] or "-",
-                m["target_assignment"] or "-",
-            ]
-            for m in group["members"]
-        ]
-    else:
-        print(
-            f"GROUP {group['group_id']}  TYPE classic  STATE {group['state']}  "
-            f"PROTOCOL {group['protocol_type'] or '-'}  ASSIGNOR {group['assignor'] or '-'}"
-        )
-        rows = [["MEMBER-ID", "GENERATION", "CLIENT-ID", "HOST", "ASSIGNMENT"]]
-        rows += [
-            [
-                m["member_id"],
-                "-" if m["generation"] is None else str(m["generation"]),
-                m["client_id"],
-                m["client_host"],
-                m["assignment"] or "-",
-            ]
-            for m in group["members"]
-        ]
-    if group["members"]:
-        _print_table(rows)
-    if group["offsets"]:
-        table = [["TOPIC", "PARTITION", "COMMITTED", "LOG-END", "LAG"]]
-        table += [
-            [
-                o["topic"],
-                str(o["partition"]),
-                str(o["committed"]),
-                str(o["log_end"]),
-                "-" if o["lag"] is None else str(o["lag"]),
-            ]
-            for o in group["offsets"]
-        ]
-        _print_table(table)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -372,16 +567,32 @@ def run(args: argparse.Namespace) -> int:
                         ]
                     )
                 return 0
-            described = describe_groups(client, list(args.group))
+            wanted = list(dict.fromkeys([*args.group, *args.groups]))
+            described = describe_groups(client, wanted)
     except (WireClientError, OSError) as exc:
         raise UsageError(f"server {args.bootstrap_server}: {exc}") from None
     if args.json:
         print(json.dumps(described))
     else:
-        for index, group in enumerate(described):
-            if index:
+        printed = False
+        for group in described:
+            if not _warn_state(group):
+                continue
+            if args.members:
+                view = _print_members
+            elif args.state:
+                view = _print_state
+            else:
+                view = _print_offsets
+                if not group["partitions"]:
+                    continue  # Kafka prints nothing for a group with no partition to show
+            if printed:
                 print()
-            _print_describe(group)
+            view(group, args.verbose)
+            printed = True
     sys.stdout.flush()
-    missing = [g["group_id"] for g in described if g["error_code"] != 0]
+    missing = [g["group_id"] for g in described if not g["exists"]]
+    for group_id in missing:
+        # Kafka's text (ConsumerGroupCommand.shouldPrintMemberState), on stderr.
+        print(f"Error: Consumer group '{group_id}' does not exist.", file=sys.stderr)
     return 1 if missing else 0

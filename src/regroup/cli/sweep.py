@@ -17,11 +17,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from regroup.cli.analyze import add_master_argument, analyze_and_report
+from regroup.cli.analyze import add_master_argument, analyze_and_report, prepare, spark_failures
 from regroup.cli.errors import UsageError
 from regroup.cli.options import parse_configs, parse_data
 
-__all__ = ["add_parser", "run", "run_grid"]
+__all__ = ["add_parser", "run", "run_grid", "run_specs"]
 
 
 def _list(kind: type) -> Any:
@@ -115,14 +115,30 @@ def run(args: argparse.Namespace) -> int:
         for value in getattr(args, name) or ():
             if value < 1:
                 raise UsageError(f"--{name} values must be >= 1, got {value}")
-    return run_grid(_grid(args), Path(args.out), args.master)
+    return run_grid(_grid(args), args.out, args.master)
 
 
-def run_grid(grid: Any, out: Path, master: str | None, *, intro: str = "") -> int:
-    """Expand ``grid``, simulate its runs on Spark, analyze them and write the report."""
-    from regroup.pipeline.spark import build_session
-    from regroup.pipeline.sweep import GridError, expand, run_sweep
+#: The most shuffle partitions a sweep asks of a cluster (Spark's default).
+MAX_CLUSTER_SHUFFLE_PARTITIONS = 200
 
+
+def run_grid(
+    grid: Any,
+    out: str | Path,
+    master: str | None,
+    *,
+    intro: str = "",
+    files: dict[str, str] | None = None,
+) -> int:
+    """Expand ``grid``, simulate its runs on Spark, analyze them and write the report.
+
+    ``--out`` and ``--master`` are checked first, the grid next, and only then
+    does Spark start; ``files`` (name -> text, e.g. the demo's ``grid.json``) are
+    written into the output once it is known to be writable.
+    """
+    from regroup.pipeline.sweep import GridError, expand
+
+    output = prepare(out, master)
     try:
         specs, skipped = expand(grid)
     except GridError as error:
@@ -131,13 +147,40 @@ def run_grid(grid: Any, out: Path, master: str | None, *, intro: str = "") -> in
         print(f"skipped: {line}", file=sys.stderr)
     if not specs:
         raise UsageError("the grid has no runnable combination")
-    spark = build_session(master, app_name="regroup sweep")
-    done = spark.sparkContext.accumulator(0)
-    print(f"{len(specs)} runs on {spark.sparkContext.master}", file=sys.stderr)
-    _with_progress(len(specs), done, lambda: run_sweep(spark, specs, out, done=done))
-    from regroup.pipeline.logs import read_events
+    return run_specs(specs, output, master, intro=intro, files=files)
 
-    analyze_and_report(read_events(spark, out / "events"), out, intro=intro)
+
+def run_specs(
+    specs: list[Any],
+    output: Any,
+    master: str | None,
+    *,
+    intro: str = "",
+    files: dict[str, str] | None = None,
+) -> int:
+    """Simulate ``specs`` (``RunSpec``) on Spark into ``output`` (a checked ``Output``),
+    analyze them and write the report."""
+    from regroup.pipeline.spark import build_session
+    from regroup.pipeline.sweep import run_sweep
+
+    with spark_failures():
+        # On a cluster, one shuffle partition per run (at most Spark's 200); local: 4.
+        spark = build_session(
+            master,
+            app_name="regroup sweep",
+            cluster_shuffle_partitions=min(MAX_CLUSTER_SHUFFLE_PARTITIONS, len(specs)),
+        )
+        output.check_remote(spark)
+        for name, text in (files or {}).items():
+            output.write_text(spark, name, text)
+        done = spark.sparkContext.accumulator(0)
+        print(f"{len(specs)} runs on {spark.sparkContext.master}", file=sys.stderr)
+        _with_progress(len(specs), done, lambda: run_sweep(spark, specs, output.root, done=done))
+        from regroup.pipeline.logs import read_events
+
+        analyze_and_report(
+            read_events(spark, output.join("events")), output, intro=intro, spark=spark
+        )
     return 0
 
 

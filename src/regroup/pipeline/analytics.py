@@ -627,10 +627,16 @@ TABLES = ("ownership", "idle", "metrics", "labels", "violations")
 
 
 def write_analysis(analysis: Analysis, out_dir: str | Path) -> dict[str, str]:
-    """Write the tables as Parquet under ``out_dir`` (overwriting); returns name -> path."""
+    """Write the tables as Parquet under ``out_dir`` (overwriting); returns name -> path.
+
+    ``out_dir`` is a local directory or any URI Spark writes (``regroup.pipeline.output``).
+    """
+    from regroup.pipeline.output import Output
+
+    out = Output(out_dir)
     paths: dict[str, str] = {}
     for name in TABLES:
-        path = str(Path(out_dir) / name)
+        path = out.join(name)
         frame: DataFrame = getattr(analysis, name)
         frame.write.mode("overwrite").parquet(path)
         paths[name] = path

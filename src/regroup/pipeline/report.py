@@ -3,6 +3,16 @@
 Sections (``SECTIONS``, each an ``<h2 id=...>`` followed by a paragraph that
 says what it shows and how to read it):
 
+``headline``   the answer first: per scenario, at its largest group size, one
+               chart of idle partition-seconds per protocol (median and the
+               seeds' range) and one sentence naming the winner and the ratios,
+               or a tie when the seeds' ranges overlap;
+``restore``    where the ranking flips with the restore time: idle
+               partition-seconds against the time to restore a partition's
+               state (the demo's restore study, scenarios named
+               ``NAME@restore-Nms``), the restore time below which eager's
+               single round costs less than the two-step protocols, and why
+               eager's figure is an upper bound;
 ``summary``    per scenario, protocol, assignor and group size: runs, mean idle
                partition-seconds, longest pause, rebalances, moves, duplicates,
                time to stable, violations;
@@ -26,20 +36,107 @@ from __future__ import annotations
 
 import html
 import io
+import itertools
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["SECTIONS", "render_report", "write_report"]
+__all__ = [
+    "PROTOCOL_NAMES",
+    "SECTIONS",
+    "build_report",
+    "crossover_sentence",
+    "idle_ranges",
+    "protocol_name",
+    "render_report",
+    "restore_of",
+    "restore_variant",
+    "scenario_title",
+    "split_variant",
+    "static_variant",
+    "timeline_title",
+    "verdict_sentence",
+    "write_report",
+]
 
-SECTIONS = ("summary", "idle-vs-size", "seeds", "timelines", "violations")
+SECTIONS = ("headline", "restore", "summary", "idle-vs-size", "seeds", "timelines", "violations")
+
+#: How the report names each protocol, everywhere (``group.protocol=consumer`` is KIP-848's).
+PROTOCOL_NAMES = {
+    "eager": "eager",
+    "cooperative": "cooperative",
+    "consumer": "KIP-848 (consumer)",
+}
+
+#: A variant of a scenario is named ``BASE@TAG`` (``rolling-bounce@static``,
+#: ``crash@restore-100ms``): a scenario of its own in the tables, drawn with its base here.
+VARIANT_SEPARATOR = "@"
+
+#: Means closer than this fraction of the lower one are a tie even when the seeds agree
+#: (224.0 vs 224.1 idle partition-seconds is no win): the simulator's timings, not the
+#: protocol, make such a difference.
+TIE_WITHIN = 0.05
+
+
+def protocol_name(protocol: str) -> str:
+    """``PROTOCOL_NAMES``' name of ``protocol`` (itself when unknown)."""
+    return PROTOCOL_NAMES.get(protocol, protocol)
+
+
+def static_variant(scenario: str) -> str:
+    """The name of ``scenario`` run with static membership (KIP-345) for every member."""
+    return f"{scenario}{VARIANT_SEPARATOR}static"
+
+
+def restore_variant(scenario: str, restore_ms: int) -> str:
+    """The name of ``scenario`` run with ``restore_ms`` to restore each assigned partition."""
+    return f"{scenario}{VARIANT_SEPARATOR}restore-{restore_ms}ms"
+
+
+def split_variant(scenario: str) -> tuple[str, str | None]:
+    """``(base, tag)`` of a variant's name; ``(scenario, None)`` for a scenario itself."""
+    base, sep, tag = scenario.partition(VARIANT_SEPARATOR)
+    return (base, tag) if sep else (scenario, None)
+
+
+def restore_of(scenario: str) -> int | None:
+    """The restore time of a restore variant's name (the restore study), else ``None``."""
+    _, tag = split_variant(scenario)
+    if tag and tag.startswith("restore-") and tag.endswith("ms"):
+        number = tag[len("restore-") : -len("ms")]
+        return int(number) if number.isdigit() else None
+    return None
+
+
+def _duration(ms: float) -> str:
+    """``0``, ``100 ms``, ``1 s``, ``2.5 s``: one unit per magnitude."""
+    if ms == 0:
+        return "0"
+    if ms < 1000:
+        return f"{ms:.0f} ms"
+    return f"{ms / 1000:.1f} s".replace(".0 s", " s")
+
+
+def scenario_title(scenario: str) -> str:
+    """A scenario's name for people: ``rolling-bounce, static members (KIP-345)``."""
+    base, tag = split_variant(scenario)
+    if tag is None:
+        return base
+    if tag == "static":
+        return f"{base}, static members (KIP-345)"
+    restore = restore_of(scenario)
+    if restore is not None:
+        return f"{base}, {_duration(restore)} restore"
+    return f"{base} ({tag})"
+
 
 _STYLE = """
 body{font-family:system-ui,sans-serif;margin:2em;max-width:1100px;color:#222}
 table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:3px 8px}
 th{background:#f3f3f3}td.n{text-align:right}h2{margin-top:2em}svg{max-width:100%;height:auto}
 td.best{font-weight:bold;background:#eaf5ea}p.how{color:#444;max-width:60em}
+p.verdict{font-size:16px;max-width:60em}
 """
 
 #: Column headings of the summary table (``analytics.summary``'s names otherwise).
@@ -55,6 +152,22 @@ SUMMARY_HEADINGS = {
 
 #: What each section shows (the paragraph under its heading).
 EXPLAIN = {
+    "headline": (
+        "The answer first. For each scenario, at its largest group size: the idle "
+        "partition-seconds of each protocol (the bar: the median over its seeds; the line: "
+        "the lowest to the highest seed) and one sentence that names the protocol with the "
+        "least idle time and by what factor. When the seeds' ranges of the best two "
+        "overlap, the sentence says <i>tie</i>: the seed (when heartbeats fall, who joins "
+        "first) decides more than the protocol. The sections below give the detail."
+    ),
+    "restore": (
+        "The verdict depends on what a moved partition costs. A stateless consumer resumes "
+        "a partition at once; a stateful one (a Kafka Streams task) first restores its "
+        "state. Each chart runs one scenario at one group size with the restore time "
+        "per assigned partition set to 0, 100 ms, 1 s, 5 s and 20 s, everything else as "
+        "above, and the sentence says where eager's ranking flips (read off the chart "
+        "between the two restore times around the flip, as a straight line)."
+    ),
     "summary": (
         "One row per scenario, protocol, assignor and group size (<b>size</b>: members at the "
         "start), "
@@ -108,38 +221,82 @@ def _svg(figure: Any) -> str:
 
 
 def _series_label(row: Mapping[str, Any]) -> str:
-    return f"{row['protocol']} / {row['assignor']}"
+    return f"{protocol_name(str(row['protocol']))} / {row['assignor']}"
 
 
-def idle_means(runs: Sequence[Mapping[str, Any]], scenario: str) -> dict[str, dict[int, float]]:
-    """Per protocol / assignor label: group size -> mean idle partition-seconds (``scenario``)."""
+def _idle_by_series(
+    runs: Sequence[Mapping[str, Any]], scenario: str
+) -> dict[str, dict[int, list[float]]]:
+    """Per protocol / assignor label: group size -> the idle partition-seconds of its seeds."""
     series: dict[str, dict[int, list[float]]] = {}
     for r in runs:
         if r["scenario"] == scenario and r["members"] is not None:
             by_size = series.setdefault(_series_label(r), {})
             by_size.setdefault(int(r["members"]), []).append(r["idle_partition_seconds"])
+    return series
+
+
+def idle_means(runs: Sequence[Mapping[str, Any]], scenario: str) -> dict[str, dict[int, float]]:
+    """Per protocol / assignor label: group size -> mean idle partition-seconds (``scenario``)."""
     return {
         label: {size: statistics.fmean(values) for size, values in by_size.items()}
-        for label, by_size in series.items()
+        for label, by_size in _idle_by_series(runs, scenario).items()
     }
 
 
-def _means_table(means: Mapping[str, Mapping[int, float]]) -> str:
-    """Sizes down, protocols across; the lowest mean of each size marked ``best``."""
+def idle_ranges(
+    runs: Sequence[Mapping[str, Any]], scenario: str
+) -> dict[str, dict[int, tuple[float, float]]]:
+    """Per series: group size -> (lowest, highest) idle partition-seconds of its seeds."""
+    return {
+        label: {size: (min(values), max(values)) for size, values in by_size.items()}
+        for label, by_size in _idle_by_series(runs, scenario).items()
+    }
+
+
+def _clear_winner(
+    size: int,
+    means: Mapping[str, Mapping[int, float]],
+    ranges: Mapping[str, Mapping[int, tuple[float, float]]] | None,
+) -> str | None:
+    """The series with the lowest mean at ``size`` if its seeds' range lies below every
+    other's (no overlap); ``None`` for a tie, or when fewer than two series ran."""
+    present = {label: by_size[size] for label, by_size in means.items() if size in by_size}
+    if len(present) < 2:
+        return None
+    best = min(present, key=lambda label: (present[label], label))
+    close = present[best] * (1 + TIE_WITHIN)
+    if any(v <= close for label, v in present.items() if label != best):
+        return None
+    if ranges is not None:
+        top = ranges.get(best, {}).get(size, (present[best], present[best]))[1]
+        for label in present:
+            if label != best:
+                low = ranges.get(label, {}).get(size, (present[label], present[label]))[0]
+                if low <= top:
+                    return None
+    return best
+
+
+def _means_table(
+    means: Mapping[str, Mapping[int, float]],
+    ranges: Mapping[str, Mapping[int, tuple[float, float]]] | None = None,
+) -> str:
+    """Sizes down, protocols across; the lowest mean of each size marked ``best`` when its
+    seeds' range does not overlap another's (a difference within the seeds is no win)."""
     labels = sorted(means)
     sizes = sorted({size for by_size in means.values() for size in by_size})
     head = "<th>members</th>" + "".join(f"<th>{html.escape(label)}</th>" for label in labels)
     rows = []
     for size in sizes:
-        present = [means[label][size] for label in labels if size in means[label]]
-        lowest = min(present) if present else None
+        winner = _clear_winner(size, means, ranges)
         cells = []
         for label in labels:
             value = means[label].get(size)
             if value is None:
                 cells.append("<td>-</td>")
                 continue
-            kind = "n best" if value == lowest and len(present) > 1 else "n"
+            kind = "n best" if label == winner else "n"
             cells.append(f'<td class="{kind}">{value:.1f}</td>')
         rows.append(f'<tr><td class="n">{size}</td>{"".join(cells)}</tr>')
     return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
@@ -174,24 +331,39 @@ def _idle_vs_size(runs: Sequence[Mapping[str, Any]]) -> str:
         axes.set_ylabel("idle partition-seconds")
         axes.legend(fontsize=7)
         parts.append(_svg(figure))
-        parts.append(_means_table(means))
-        parts.append(f"<p>{html.escape(lowest_sentence(means))}</p>")
+        ranges = idle_ranges(runs, scenario)
+        parts.append(_means_table(means, ranges))
+        parts.append(f"<p>{html.escape(lowest_sentence(means, ranges))}</p>")
     return "\n".join(parts)
 
 
-def lowest_sentence(means: Mapping[str, Mapping[int, float]]) -> str:
-    """Which series had the lowest mean idle at which sizes, in words (from the numbers)."""
+def lowest_sentence(
+    means: Mapping[str, Mapping[int, float]],
+    ranges: Mapping[str, Mapping[int, tuple[float, float]]] | None = None,
+) -> str:
+    """Which series had the lowest mean idle at which sizes, in words (from the numbers).
+
+    With ``ranges`` (the seeds' lowest and highest), a size where the lowest mean's
+    range overlaps another series' is a tie, not a win, and is named as such."""
     wins: dict[str, list[int]] = {}
+    ties: list[int] = []
     sizes = sorted({size for by_size in means.values() for size in by_size})
     for size in sizes:
         present = {label: by_size[size] for label, by_size in means.items() if size in by_size}
         if len(present) < 2:
             continue
+        if ranges is not None:
+            winner = _clear_winner(size, means, ranges)
+            if winner is None:
+                ties.append(size)
+            else:
+                wins.setdefault(winner, []).append(size)
+            continue
         best = min(present.values())
         for label, value in sorted(present.items()):
             if value == best:
                 wins.setdefault(label, []).append(size)
-    if not wins:
+    if not wins and not ties:
         return "Only one series: nothing to compare."
     compared = [s for s in sizes if sum(s in by_size for by_size in means.values()) > 1]
     parts = []
@@ -202,7 +374,243 @@ def lowest_sentence(means: Mapping[str, Mapping[int, float]]) -> str:
             else "at " + ", ".join(str(size) for size in won) + " members"
         )
         parts.append(f"{label} {where}")
+    if ties:
+        parts.append(
+            "a tie (the seeds' ranges overlap) at "
+            + ", ".join(str(size) for size in ties)
+            + " members"
+        )
     return "Lowest mean idle partition-seconds: " + "; ".join(parts) + "."
+
+
+# -- the headline -----------------------------------------------------------------------------
+
+
+def _stats(values: Sequence[float]) -> tuple[float, float, float]:
+    """(median, lowest, highest) of a protocol's seeds."""
+    return statistics.median(values), min(values), max(values)
+
+
+def _by_protocol(
+    runs: Sequence[Mapping[str, Any]], scenario: str, size: int | None
+) -> dict[str, list[float]]:
+    """Idle partition-seconds of each series of ``scenario`` at ``size``, over its seeds.
+
+    A series is the protocol alone when each protocol ran with one assignor here
+    (the demo), else ``protocol / assignor``."""
+    mine = [
+        r
+        for r in runs
+        if r["scenario"] == scenario
+        and (size is None or (r["members"] is not None and int(r["members"]) == size))
+    ]
+    assignors: dict[str, set[str]] = {}
+    for r in mine:
+        assignors.setdefault(str(r["protocol"]), set()).add(str(r["assignor"]))
+    one_each = all(len(a) == 1 for a in assignors.values())
+    out: dict[str, list[float]] = {}
+    for r in mine:
+        label = protocol_name(str(r["protocol"])) if one_each else _series_label(r)
+        out.setdefault(label, []).append(float(r["idle_partition_seconds"]))
+    return out
+
+
+def verdict_sentence(title: str, values: Mapping[str, Sequence[float]]) -> str:
+    """One sentence: who idles least (median of the seeds) and by what factor, or a tie.
+
+    A difference is only called a win when the best series' highest seed stays below
+    the other's lowest and its median is more than ``TIE_WITHIN`` lower; otherwise the
+    two are named as a tie with their ranges."""
+    if not values:
+        return f"{title}: no runs."
+    stats = {label: _stats(v) for label, v in values.items() if v}
+    order = sorted(stats, key=lambda label: (stats[label][0], label))
+    best = order[0]
+    median, low, high = stats[best]
+    if len(order) == 1:
+        return f"{title}: only {best} ran ({median:.0f} idle partition-s)."
+    tied = [
+        label
+        for label in order[1:]
+        if stats[label][1] <= high or stats[label][0] <= median * (1 + TIE_WITHIN)
+    ]
+    apart = [label for label in order[1:] if label not in tied]
+
+    def versus(label: str) -> str:
+        other = stats[label][0]
+        if median <= 0:
+            return f"{label} ({other:.0f})"
+        return f"{other / median:.1f}\N{MULTIPLICATION SIGN} less than {label} ({other:.0f})"
+
+    if tied:
+        group = [best, *tied]
+        names = ", ".join(group[:-1]) + " and " + group[-1]
+        spans = ", ".join(f"{stats[x][1]:.0f}-{stats[x][2]:.0f}" for x in group)
+        text = (
+            f"{title}: a tie between {names} (their seeds' ranges overlap or their medians "
+            f"are within {TIE_WITHIN:.0%}: {spans} idle partition-s)"
+        )
+        if apart:
+            each = "both" if len(group) == 2 else "each"
+            text += f"; {each} idle {', '.join(versus(x) for x in apart)}"
+        return text + "."
+    return (
+        f"{title}: {best} idles least, {median:.0f} partition-s (seeds {low:.0f}-{high:.0f}); "
+        + ", ".join(versus(label) for label in apart)
+        + "."
+    )
+
+
+def _base_scenarios(runs: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The scenarios of the headline and the summary: all but the restore study's, each
+    base followed by its variants."""
+    names = {str(r["scenario"]) for r in runs if restore_of(str(r["scenario"])) is None}
+    return sorted(names, key=lambda n: (split_variant(n)[0], split_variant(n)[1] or ""))
+
+
+def _bar_chart(title: str, values: Mapping[str, Sequence[float]]) -> str:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = sorted(values, key=lambda label: statistics.median(values[label]))
+    stats = [_stats(values[label]) for label in labels]
+    figure, axes = plt.subplots(figsize=(7, 0.6 + 0.35 * len(labels)))
+    ys = range(len(labels))
+    axes.barh(ys, [m for m, _, _ in stats], color="#9ecae1", height=0.6)
+    axes.hlines(ys, [lo for _, lo, _ in stats], [hi for _, _, hi in stats], color="#08519c")
+    axes.set_yticks(ys, labels, fontsize=8)
+    axes.invert_yaxis()  # the least idle on top
+    axes.set_xlim(left=0)
+    axes.set_xlabel("idle partition-seconds (bar: median; line: lowest to highest seed)")
+    axes.set_title(title, fontsize=9)
+    return _svg(figure)
+
+
+def _headline(runs: Sequence[Mapping[str, Any]]) -> str:
+    parts = []
+    for scenario in _base_scenarios(runs):
+        sizes = [int(r["members"]) for r in runs if r["scenario"] == scenario and r["members"]]
+        size = max(sizes) if sizes else None
+        values = _by_protocol(runs, scenario, size)
+        title = scenario_title(scenario) + (f", {size} members" if size else "")
+        parts.append(f'<p class="verdict">{html.escape(verdict_sentence(title, values))}</p>')
+        parts.append(_bar_chart(title, values))
+    return "\n".join(parts)
+
+
+# -- the restore study -----------------------------------------------------------------------
+
+#: Said under the restore study: the simulator's restore charge favours the other protocols.
+UPPER_BOUND = (
+    "Eager's restore cost here is an upper bound: the simulator charges a full restore on "
+    "every assignment, also when eager hands a member back the very partition it revoked a "
+    "moment earlier (Kafka Streams would resume such a suspended task without restoring "
+    "it), so with real state stores eager fares better than shown and the flip comes at "
+    "a longer restore time."
+)
+
+
+def crossover_sentence(title: str, curves: Mapping[str, Mapping[int, float]]) -> str:
+    """Where eager's ranking flips as the restore time grows, in words.
+
+    ``curves``: protocol name -> restore ms -> median idle partition-seconds. With
+    ``d(r)`` = eager's idle minus the best two-step protocol's, the flip is where ``d``
+    first turns from negative to non-negative, read off the straight line between the two
+    restore times around it."""
+    eager = curves.get(protocol_name("eager"))
+    others = {label: c for label, c in curves.items() if label != protocol_name("eager")}
+    if not eager or not others:
+        return f"{title}: eager and a two-step protocol are needed to compare."
+    restores = sorted(r for r in eager if all(r in c for c in others.values()))
+    diff = {r: eager[r] - min(c[r] for c in others.values()) for r in restores}
+    names = " and ".join(sorted(others))
+    tried = f"{_duration(restores[0])} to {_duration(restores[-1])}"
+    if all(d < 0 for d in diff.values()):
+        return (
+            f"{title}: eager's single round costs less than {names} at every restore time "
+            f"tried ({tried} per partition)."
+        )
+    if all(d >= 0 for d in diff.values()):
+        return (
+            f"{title}: {names} cost no more than eager at every restore time tried "
+            f"({tried} per partition), even with no restore at all."
+        )
+    for low, high in itertools.pairwise(restores):
+        if diff[low] < 0 <= diff[high]:
+            flip = low + (high - low) * (-diff[low]) / (diff[high] - diff[low])
+            about = round(flip, -1) if flip < 1000 else round(flip, -2)
+            text = (
+                f"{title}: below about {_duration(about)} "
+                f"of restore per partition, eager's single round costs less than the "
+                f"two-step protocols ({names}); above it they cost less (eager wins at "
+                f"{_duration(low)}, loses at {_duration(high)})"
+            )
+            later = [r for r in restores if r > high and diff[r] < 0]
+            if later:
+                text += f"; eager is ahead again at {_duration(later[0])}"
+            return text + "."
+    return (
+        f"{title}: eager costs less only at the longest restore times tried ({tried}); "
+        "the ranking does not follow the restore time simply."
+    )
+
+
+def _restore_study(runs: Sequence[Mapping[str, Any]]) -> str:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    studies: dict[str, list[Mapping[str, Any]]] = {}
+    for r in runs:
+        if restore_of(str(r["scenario"])) is not None:
+            studies.setdefault(split_variant(str(r["scenario"]))[0], []).append(r)
+    if not studies:
+        return (
+            "<p>These runs hold no restore study (the demo's scenarios named "
+            "<code>NAME@restore-Nms</code>).</p>"
+        )
+    parts = []
+    for base, mine in sorted(studies.items()):
+        sizes = sorted({int(r["members"]) for r in mine if r["members"] is not None})
+        curves: dict[str, dict[int, float]] = {}
+        for restore in sorted({restore_of(str(r["scenario"])) or 0 for r in mine}):
+            values = _by_protocol(mine, restore_variant(base, restore), None)
+            for label, idle in values.items():
+                curves.setdefault(label, {})[restore] = statistics.median(idle)
+        restores = sorted({r for c in curves.values() for r in c})
+        title = base + (f", {', '.join(map(str, sizes))} members" if sizes else "")
+        figure, axes = plt.subplots(figsize=(7, 3))
+        for label, curve in sorted(curves.items()):
+            axes.plot(
+                [restores.index(r) for r in sorted(curve)],
+                [curve[r] for r in sorted(curve)],
+                marker="o",
+                label=label,
+            )
+        axes.set_xticks(range(len(restores)), [_duration(r) for r in restores])
+        axes.set_xlabel("restore time per assigned partition")
+        axes.set_ylabel("idle partition-seconds (median)")
+        axes.set_ylim(bottom=0)
+        axes.set_title(title, fontsize=9)
+        axes.legend(fontsize=7)
+        parts.append(_svg(figure))
+        head = "<th>restore</th>" + "".join(f"<th>{html.escape(x)}</th>" for x in sorted(curves))
+        body = "".join(
+            f'<tr><td class="n">{_duration(r)}</td>'
+            + "".join(
+                f'<td class="n">{curves[x][r]:.1f}</td>' if r in curves[x] else "<td>-</td>"
+                for x in sorted(curves)
+            )
+            + "</tr>"
+            for r in restores
+        )
+        parts.append(f"<table><tr>{head}</tr>{body}</table>")
+        parts.append(f'<p class="verdict">{html.escape(crossover_sentence(title, curves))}</p>')
+    parts.append(f"<p>{html.escape(UPPER_BOUND)}</p>")
+    return "\n".join(parts)
 
 
 def _seeds(runs: Sequence[Mapping[str, Any]]) -> str:
@@ -228,6 +636,17 @@ def _seeds(runs: Sequence[Mapping[str, Any]]) -> str:
         axes.set_title(scenario)
         parts.append(_svg(figure))
     return "\n".join(parts)
+
+
+def timeline_title(run: Mapping[str, Any]) -> str:
+    """A timeline's title for people (not its run id): scenario, protocol, size, seed, idle."""
+    members = "" if run.get("members") is None else f", {run['members']} members"
+    seed = "" if run.get("seed") is None else f", seed {run['seed']}"
+    return (
+        f"{scenario_title(str(run['scenario']))}: {protocol_name(str(run['protocol']))} "
+        f"({run['assignor']}){members}{seed}: "
+        f"{float(run['idle_partition_seconds']):.0f} idle partition-s"
+    )
 
 
 def _timeline(run: Mapping[str, Any], intervals: Sequence[Mapping[str, Any]], end_ms: int) -> str:
@@ -260,11 +679,38 @@ def _timeline(run: Mapping[str, Any], intervals: Sequence[Mapping[str, Any]], en
     axes.set_yticks(range(len(partitions)), partitions, fontsize=6)
     axes.set_xlabel("virtual time (s)")
     axes.set_xlim(0, end_ms / 1000)
-    axes.set_title(
-        f"{run['scenario']}, {run['protocol']} / {run['assignor']}: {run['run_id']} "
-        f"(idle {run['idle_partition_seconds']} partition-s)",
-        fontsize=9,
-    )
+    acts_ms = run.get("window_start_ms")
+    if acts_ms is not None:
+        # The scenario's first action (it opens the measurement window).
+        axes.axvline(int(acts_ms) / 1000, color="#333", ls="--", lw=0.8)
+        axes.annotate(
+            "scenario acts",
+            (int(acts_ms) / 1000, 1.0),
+            xycoords=("data", "axes fraction"),
+            xytext=(2, 2),
+            textcoords="offset points",
+            fontsize=7,
+        )
+    from matplotlib.patches import Patch
+
+    # A member legend: members in the order they first got a partition, by a short id.
+    first: dict[str, int] = {}
+    for interval in intervals:
+        at = int(interval["assigned_ms"])
+        first[interval["member_id"]] = min(at, first.get(interval["member_id"], at))
+    ordered = sorted(first, key=lambda m: (first[m], m))
+    if ordered:
+        axes.legend(
+            handles=[
+                Patch(color=colors(members.index(m) % 10), label=f"member {m[:8]}") for m in ordered
+            ],
+            fontsize=6,
+            loc="upper left",
+            bbox_to_anchor=(1.0, 1.0),
+            title="owner",
+            title_fontsize=6,
+        )
+    axes.set_title(timeline_title(run), fontsize=9, pad=12)
     return _svg(figure)
 
 
@@ -298,16 +744,24 @@ def render_report(
     the representative runs (``representative_runs``); ``violations``: rows of
     the violations table; ``intro``: HTML put under the title (trusted: ours).
     """
+    summary = [
+        {**row, "protocol": protocol_name(str(row.get("protocol")))}
+        for row in summary
+        if restore_of(str(row.get("scenario"))) is None
+    ]
+    main_runs = [r for r in runs if restore_of(str(r["scenario"])) is None]
     sections = {
+        "headline": _headline(main_runs) if main_runs else "<p>no runs</p>",
+        "restore": _restore_study(runs),
         "summary": _table(
             [{SUMMARY_HEADINGS.get(k, k): v for k, v in row.items()} for row in summary],
             [SUMMARY_HEADINGS.get(k, k) for k in summary[0]] if summary else ["scenario"],
         ),
-        "idle-vs-size": _idle_vs_size(runs) if runs else "<p>no runs</p>",
-        "seeds": _seeds(runs) if runs else "<p>no runs</p>",
+        "idle-vs-size": _idle_vs_size(main_runs) if main_runs else "<p>no runs</p>",
+        "seeds": _seeds(main_runs) if main_runs else "<p>no runs</p>",
         "timelines": "\n".join(
             _timeline(run, ownership[run["run_id"]], int(run["window_end_ms"]))
-            for run in representative_runs(runs)
+            for run in representative_runs(main_runs)
             if run["run_id"] in ownership
         )
         or "<p>no ownership recorded</p>",
@@ -318,21 +772,25 @@ def render_report(
         else "<p>No invariant was violated in any run.</p>",
     }
     headings = {
+        "headline": "The verdict, per scenario",
+        "restore": "Where the ranking flips: the restore time",
         "summary": "Summary",
         "idle-vs-size": "Idle partition-seconds against group size",
         "seeds": "Distribution across seeds",
         "timelines": "Ownership timeline of a representative run per protocol",
         "violations": "Invariant violations",
     }
-    body = "\n".join(
+    shown = [
         f'<h2 id="{name}">{headings[name]}</h2>\n<p class="how">{EXPLAIN[name]}</p>\n'
         f"{sections[name]}"
         for name in SECTIONS
-    )
+    ]
+    # The verdict comes first, before any prose; the intro (settings, mechanisms) after it.
+    body = shown[0] + f"\n{intro}\n" + "\n".join(shown[1:])
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head>"
-        f"<body><h1>{html.escape(title)}</h1>\n{intro}\n{body}\n</body></html>\n"
+        f"<body><h1>{html.escape(title)}</h1>\n{body}\n</body></html>\n"
     )
 
 
@@ -363,7 +821,19 @@ def write_report(
     summary: Sequence[Mapping[str, Any]] | None = None,
     intro: str = "",
 ) -> Path:
-    """Collect the small tables of ``analysis`` (an ``analytics.Analysis``) and write the HTML.
+    """``build_report`` written to the local file ``out_file``."""
+    path = Path(out_file)
+    path.write_text(build_report(analysis, summary=summary, intro=intro), encoding="utf-8")
+    return path
+
+
+def build_report(
+    analysis: Any,
+    *,
+    summary: Sequence[Mapping[str, Any]] | None = None,
+    intro: str = "",
+) -> str:
+    """Collect the small tables of ``analysis`` (an ``analytics.Analysis``); the HTML page.
 
     Three collects: the per-run rows (metrics joined with labels), the
     ownership intervals of the representative runs, and the violations;
@@ -382,13 +852,10 @@ def write_report(
             ownership.setdefault(row["run_id"], []).append(row.asDict())
     if summary is None:
         summary = [r.asDict() for r in summarize(analysis.metrics, analysis.labels).collect()]
-    page = render_report(
+    return render_report(
         summary=summary,
         runs=runs,
         ownership=ownership,
         violations=[r.asDict() for r in analysis.violations.collect()],
         intro=intro,
     )
-    path = Path(out_file)
-    path.write_text(page, encoding="utf-8")
-    return path

@@ -19,8 +19,19 @@ Spark's log noise is kept away from the user, real errors are not:
   pipe; a thread forwards every line to our stderr except those start-up
   lines (``NOISE``): an exception, a log4j ``ERROR`` or a Python worker's
   traceback still reaches the user;
-* the console progress bar and the web UI are off, and local runs use few
-  shuffle partitions (Spark's default of 200 is meant for clusters).
+* the console progress bar and the web UI are off, and runs use few shuffle
+  partitions: 4 locally, and on a cluster as many as the command asks
+  (``regroup sweep``: one per run, at most 200) or ``CLUSTER_SHUFFLE_PARTITIONS``;
+  Spark's default of 200 for a 12-run sweep is 200 near-empty tasks per shuffle.
+  The driver's log4j configuration is the quiet one on a cluster too (the
+  executors log to their workers' files, not to our terminal).
+
+A mistake in ``--master`` fails before any JVM starts (``check_master``): a
+URL Spark cannot parse is named with the forms it accepts, and a standalone
+master (``spark://HOST:PORT``) that nobody answers on is one line at once
+(Spark itself retries for about a minute and prints pages of Java).
+A Spark or py4j failure later is turned into one line naming its root cause
+(``failure_cause``) by the commands.
 
 Settings the analytics rely on (``regroup.pipeline.analytics``, "Plan"): no
 broadcast joins (``spark.sql.autoBroadcastJoinThreshold=-1``),
@@ -36,6 +47,8 @@ cache shuffled again: 44 jobs for the 27-run demo's tables instead of 5.)
 from __future__ import annotations
 
 import os
+import re
+import socket
 import subprocess
 import sys
 import tempfile
@@ -46,11 +59,91 @@ from typing import IO, TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["DEFAULT_MASTER", "NOISE", "build_session", "is_noise"]
+__all__ = [
+    "DEFAULT_MASTER",
+    "NOISE",
+    "MasterError",
+    "build_session",
+    "check_master",
+    "failure_cause",
+    "is_noise",
+]
 
 DEFAULT_MASTER = "local[*]"
-#: Shuffle partitions for ``local[...]`` masters (cluster runs keep Spark's setting).
+#: Shuffle partitions for ``local[...]`` masters.
 LOCAL_SHUFFLE_PARTITIONS = 4
+#: Shuffle partitions on a cluster when the command does not say (Spark's default: 200).
+CLUSTER_SHUFFLE_PARTITIONS = 16
+#: How long ``check_master`` waits for a standalone master to accept a connection.
+MASTER_CONNECT_TIMEOUT_S = 5.0
+
+#: The master URLs ``SparkContext.createTaskScheduler`` accepts (Spark 3.5/4.0), and the
+#: cluster managers it hands the rest to (``yarn``, ``k8s://``; ``mesos://`` before 4.0).
+_LOCAL = re.compile(r"local(\[(\*|[1-9][0-9]*)(,[0-9]+)?\])?|local-cluster\[[0-9]+,[0-9]+,[0-9]+\]")
+_STANDALONE = re.compile(r"spark://([^/,:\s]+:[0-9]{1,5})(,[^/,:\s]+:[0-9]{1,5})*")
+_OTHER = re.compile(r"yarn|k8s://\S+|mesos://\S+")
+
+
+class MasterError(ValueError):
+    """``--master`` is not a Spark master URL, or its standalone master does not answer."""
+
+
+def check_master(master: str | None) -> None:
+    """Refuse a master URL Spark cannot parse, or a standalone master that does not answer.
+
+    A ``spark://`` URL (one ``HOST:PORT`` or, for standby masters, several) is
+    tried with a plain TCP connection (``MASTER_CONNECT_TIMEOUT_S``); one
+    answering master is enough. ``yarn`` and ``k8s://`` are left to Spark.
+    """
+    if master is None:
+        return
+    text = master.strip()
+    if _LOCAL.fullmatch(text) or _OTHER.fullmatch(text):
+        return
+    if not _STANDALONE.fullmatch(text):
+        raise MasterError(
+            f"--master {master!r} is not a Spark master URL (local, local[N], local[*], "
+            "spark://HOST:PORT, yarn, k8s://HOST:PORT)"
+        )
+    causes = []
+    for address in text.removeprefix("spark://").split(","):
+        host, _, port = address.rpartition(":")
+        if not 0 < int(port) < 65536:
+            raise MasterError(f"--master {master!r}: port {port} is out of range")
+        try:
+            with socket.create_connection((host, int(port)), timeout=MASTER_CONNECT_TIMEOUT_S):
+                return
+        except OSError as error:
+            causes.append(f"{address}: {error.strerror or error}")
+    raise MasterError(f"cannot reach the Spark master {master} ({'; '.join(causes)})")
+
+
+def failure_cause(error: BaseException) -> str:
+    """One line naming the root cause of a Spark/py4j failure (not its pages of Java).
+
+    A ``Py4JJavaError`` carries the Java exception: its chain of causes is
+    followed to the last one, whose class and message name what went wrong
+    (``java.io.FileNotFoundException: ... (Permission denied)``). PySpark's own
+    errors (``PySparkException``) have a one-line message already.
+    """
+    java = getattr(error, "java_exception", None)
+    if java is not None:
+        try:
+            cause = java
+            for _ in range(32):  # a cycle in the chain must not hang us
+                nxt = cause.getCause()
+                if nxt is None or nxt.equals(cause):
+                    break
+                cause = nxt
+            text = str(cause.toString())
+        except Exception:
+            text = str(error)
+    else:
+        text = str(error)
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    first = lines[0] if lines else type(error).__name__
+    return first if len(first) <= 500 else first[:497] + "..."
+
 
 #: Start-up lines of the JVM and of Spark's ``Logging`` that bypass log4j (prefixes).
 NOISE = (
@@ -125,6 +218,7 @@ def build_session(
     app_name: str = "regroup",
     log_level: str = "ERROR",
     shuffle_partitions: int | None = None,
+    cluster_shuffle_partitions: int | None = None,
     driver_memory: str | None = None,
 ) -> SparkSession:
     """A SparkSession for the pipeline (``master`` None: ``local[*]`` unless spark-submit set one).
@@ -133,6 +227,8 @@ def build_session(
     import ``regroup`` and pyarrow from the same environment as the driver; on
     a cluster, ship ``regroup`` with ``--py-files`` or install it on the nodes.
     ``driver_memory`` (e.g. ``"2g"``) only applies when we launch the JVM.
+    ``cluster_shuffle_partitions`` is the command's choice for a non-local master
+    (``shuffle_partitions`` wins over it, for any master).
     """
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -153,15 +249,20 @@ def build_session(
     }
     if effective is not None:
         settings["spark.master"] = effective
-    if effective is not None and effective.startswith("local"):
+    local = effective is not None and effective.startswith("local")
+    if local:
         settings["spark.sql.shuffle.partitions"] = str(
             shuffle_partitions or LOCAL_SHUFFLE_PARTITIONS
         )
+    else:
+        settings["spark.sql.shuffle.partitions"] = str(
+            shuffle_partitions or cluster_shuffle_partitions or CLUSTER_SHUFFLE_PARTITIONS
+        )
+    if not launched:
+        # Our driver JVM is as quiet on a cluster as locally.
         settings["spark.driver.extraJavaOptions"] = (
             f"-Dlog4j2.configurationFile={_quiet_log4j2_file(log_level)}"
         )
-    elif shuffle_partitions is not None:
-        settings["spark.sql.shuffle.partitions"] = str(shuffle_partitions)
     if driver_memory is not None:
         settings["spark.driver.memory"] = driver_memory
     # Only the first JVM of this process is ours to launch; a later session reuses it.

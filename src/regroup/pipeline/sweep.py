@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.types import (
+    BooleanType,
     IntegerType,
     LongType,
     MapType,
@@ -121,6 +122,12 @@ class RunSpec:
     configs: Mapping[str, str]
     #: Overrides of the scenario's ``[data]`` table (``DataConfig`` fields).
     data: Mapping[str, int] = field(default_factory=dict)
+    #: Static membership (KIP-345) for every member; ``None``: the scenario's own setting.
+    static: bool | None = None
+    #: The name the run's scenario goes by in the event log and the tables (``None``: its
+    #: own). A variant of a scenario (other data, static members) that is compared with
+    #: it is a scenario of its own there, so the summaries never average the two.
+    name: str | None = None
 
     def settings(self) -> Settings:
         scenario = (
@@ -129,6 +136,8 @@ class RunSpec:
             else parse_scenario(json.loads(self.scenario_json))
         )
         scenario = sized(with_data(scenario, self.data), self.members)
+        if self.name is not None:
+            scenario = replace(scenario, name=self.name)
         return Settings(
             scenario=scenario,
             protocol=self.protocol,
@@ -136,6 +145,7 @@ class RunSpec:
             members=self.members,
             partitions=self.partitions,
             seed=self.seed,
+            static=self.static,
             configs=dict(self.configs),
         )
 
@@ -153,6 +163,8 @@ SPEC_SCHEMA = StructType(
         StructField("config_index", IntegerType(), False),
         StructField("configs", MapType(StringType(), StringType(), False), False),
         StructField("data", MapType(StringType(), LongType(), False), False),
+        StructField("static", BooleanType(), True),
+        StructField("name", StringType(), True),
     ]
 )
 
@@ -369,6 +381,8 @@ def specs_frame(spark: SparkSession, specs: Sequence[RunSpec]) -> DataFrame:
             s.config_index,
             dict(s.configs),
             dict(s.data),
+            s.static,
+            s.name,
         )
         for s in specs
     ]
@@ -391,6 +405,8 @@ def _spec(row: Mapping[str, Any]) -> RunSpec:
         config_index=int(row["config_index"]),
         configs=dict(configs) if isinstance(configs, Mapping) else dict(configs or ()),
         data=_mapping(row.get("data")),
+        static=row.get("static"),
+        name=row.get("name"),
     )
 
 
@@ -439,11 +455,16 @@ def simulate(specs: DataFrame, done: Any = None) -> DataFrame:
 def run_sweep(
     spark: SparkSession, specs: Sequence[RunSpec], out_dir: str | Path, *, done: Any = None
 ) -> dict[str, str]:
-    """Simulate ``specs`` on Spark: ``OUT/runs`` and ``OUT/events`` (Parquet); name -> path."""
-    out = Path(out_dir)
+    """Simulate ``specs`` on Spark: ``OUT/runs`` and ``OUT/events`` (Parquet); name -> path.
+
+    ``out_dir`` is a local directory or any URI Spark writes (``regroup.pipeline.output``).
+    """
+    from regroup.pipeline.output import Output
+
+    out = Output(out_dir)
     frame = specs_frame(spark, specs)
-    runs_path = str(out / "runs")
-    events_path = str(out / "events")
+    runs_path = out.join("runs")
+    events_path = out.join("events")
     frame.drop("scenario_json").coalesce(1).write.mode("overwrite").parquet(runs_path)
     simulate(frame, done).write.partitionBy("scenario", "run_id").mode("overwrite").parquet(
         events_path

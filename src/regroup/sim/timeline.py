@@ -11,7 +11,8 @@ from the event log alone, with the ownership rules of ``metrics``:
   owns the partition but restores state (assigned, not yet restored), a
   colour per partition while it serves it;
 * a last row, ``unowned``: red where a partition is idle;
-* dashed vertical lines at the scenario steps.
+* dashed vertical lines at the scenario steps;
+* a time axis with a tick at every round number of seconds.
 
 With more than ``MAX_LANES`` partitions the lanes are replaced by one line per
 row: how many partitions the consumer serves.
@@ -23,6 +24,7 @@ import html
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from regroup.events import (
     ConsumerStopped,
@@ -230,11 +232,37 @@ def _svg(timeline: Timeline) -> str:
             'stroke="#333" stroke-dasharray="4,3"/>'
         )
         out.append(f'<text x="{x + 2:.1f}" y="{height - 18}">{html.escape(label)}</text>')
+    # A time axis: a tick and a label at every round number of seconds (at most ~10).
+    axis_y = height - 30
     out.append(
-        f'<text x="{_LEFT}" y="{height - 4}">0 ms</text>'
-        f'<text x="{_WIDTH - 80}" y="{height - 4}">{end} ms</text></svg>'
+        f'<line x1="{_LEFT}" y1="{axis_y}" x2="{_x(end, end):.1f}" y2="{axis_y}" stroke="#333"/>'
     )
+    for tick in axis_ticks_ms(end):
+        x = _x(tick, end)
+        out.append(
+            f'<line x1="{x:.1f}" y1="{axis_y}" x2="{x:.1f}" y2="{axis_y + 4}" stroke="#333"/>'
+            f'<text x="{x:.1f}" y="{height - 4}" text-anchor="middle">{tick / 1000:g} s</text>'
+        )
+    out.append("</svg>")
     return "\n".join(out)
+
+
+def axis_ticks_ms(end_ms: int) -> list[int]:
+    """Round tick times (1, 2 or 5 times a power of ten, in ms) from 0 to ``end_ms``:
+    at most about ten of them."""
+    if end_ms <= 0:
+        return [0]
+    step = 1
+    while end_ms / step > 10:
+        step = _next_step(step)
+    return list(range(0, end_ms + 1, step))
+
+
+def _next_step(step: int) -> int:
+    """The next of 1, 2, 5, 10, 20, 50, ... after ``step``."""
+    digits = str(step)
+    lead, zeros = int(digits[0]), len(digits) - 1
+    return {1: 2, 2: 5, 5: 10}[lead] * int("1" + "0" * zeros)
 
 
 def _counts(timeline: Timeline) -> dict[str, list[tuple[int, int]]]:
@@ -287,7 +315,25 @@ def to_html(timeline: Timeline) -> str:
     )
 
 
+def count_y(row: int, count: int, top: int) -> float:
+    """The y of ``count`` (of at most ``top``) in row ``row`` of the PNG, whose y axis is
+    inverted (row 0 on top): a row spans ``row - 0.4`` (its top on screen) to
+    ``row + 0.4`` (its bottom), so 0 partitions sit on the bottom edge and ``top`` on the
+    top edge, and more partitions draw higher, as in the HTML."""
+    return row + 0.4 - 0.8 * count / max(top, 1)
+
+
 def _png(timeline: Timeline, path: Path) -> None:
+    import matplotlib.pyplot as plt
+
+    figure = png_figure(timeline)
+    # Fixed metadata: the same run draws the same bytes.
+    figure.savefig(path, dpi=100, metadata={"Software": None})
+    plt.close(figure)
+
+
+def png_figure(timeline: Timeline) -> Any:
+    """The PNG's matplotlib figure (``write_timeline`` saves and closes it)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -319,9 +365,11 @@ def _png(timeline: Timeline, path: Path) -> None:
     if not lanes:
         for row, points in _counts(timeline).items():
             top = max((c for _, c in points), default=1) or 1
-            base = rows.index(row) - 0.4
             axes.plot(
-                [t / 1000 for t, _ in points], [base + 0.8 * c / top for _, c in points], lw=0.8
+                [t / 1000 for t, _ in points],
+                [count_y(rows.index(row), c, top) for _, c in points],
+                lw=0.8,
+                label=row,
             )
     for ts, label in timeline.steps:
         axes.axvline(ts / 1000, color="#333", ls="--", lw=0.6)
@@ -344,9 +392,7 @@ def _png(timeline: Timeline, path: Path) -> None:
     axes.set_title(timeline.title, pad=60 if label_steps and timeline.steps else 6)
     figure.text(0.01, 0.005, _caption(lanes), fontsize=8, va="bottom")
     figure.tight_layout(rect=(0, 0.04, 1, 1))
-    # Fixed metadata: the same run draws the same bytes.
-    figure.savefig(path, dpi=100, metadata={"Software": None})
-    plt.close(figure)
+    return figure
 
 
 def write_timeline(events: Sequence[Event], path: str | Path) -> None:

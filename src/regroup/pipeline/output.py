@@ -1,0 +1,131 @@
+"""Where a pipeline command writes: ``--out`` as a local directory or any URI Spark writes.
+
+``--out`` is either a local path (``out/demo``, ``/data/x``), a ``file://`` URI
+(the same, spelled as a URI), or a URI of any filesystem Hadoop's
+``FileSystem`` knows on the cluster (``hdfs://nn:8020/regroup/demo``,
+``s3a://bucket/demo``, ``abfs://...``). The Parquet tables are always written
+by Spark's writers (so on a cluster the executors write them where they run);
+the two small text files (``report.html``, ``grid.json``) are written by the
+driver: with Python's file API for a local directory, through the JVM's
+Hadoop ``FileSystem`` (the layer Spark's writers use, with the session's
+Hadoop configuration) for any other scheme.
+
+The output is checked *before* any work, so a mistake costs a second, not a
+sweep: a local directory must be creatable and writable and must not be an
+existing file (``check_local``, before Spark starts); a URI's filesystem must
+be reachable, the path must not be a file, and it is created (``check_remote``,
+once the session exists). Each failure is one line (``OutputError``).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlparse
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["Output", "OutputError"]
+
+
+class OutputError(ValueError):
+    """``--out`` cannot be written (one-line message naming the cause)."""
+
+
+class Output:
+    """The output location of one command: ``join`` names a table, ``write_text`` a file."""
+
+    def __init__(self, out: str | Path) -> None:
+        text = str(out)
+        if not text.strip():
+            raise OutputError("--out is empty")
+        parsed = urlparse(text)
+        # A one-letter scheme is a Windows drive (C:\\...), not a URI.
+        self.is_uri = len(parsed.scheme) > 1 and "://" in text
+        if self.is_uri and parsed.scheme == "file":
+            self.local: Path | None = Path(parsed.path)
+        elif self.is_uri:
+            self.local = None
+        else:
+            self.local = Path(text)
+        #: What Spark's writers and readers are given: a URI, or the local path as text.
+        self.root = text.rstrip("/") if self.local is None else str(self.local)
+
+    def __str__(self) -> str:
+        return self.root
+
+    def join(self, name: str) -> str:
+        """The location of ``name`` inside the output (a table directory or a file)."""
+        if self.local is not None:
+            return str(self.local / name)
+        return f"{self.root}/{name}"
+
+    # -- checks, before the work -----------------------------------------------------------
+
+    def check_local(self) -> None:
+        """A local output: an existing file, an unwritable directory or one that cannot be
+        created is refused (``OutputError``); otherwise the directory now exists."""
+        path = self.local
+        if path is None:
+            return
+        if path.exists() and not path.is_dir():
+            raise OutputError(f"--out {path} is an existing file, not a directory")
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except FileExistsError:
+            raise OutputError(f"--out {path}: a parent of it is a file, not a directory") from None
+        except OSError as error:
+            raise OutputError(f"--out {path} cannot be created: {error.strerror}") from None
+        try:
+            # The writers create files and directories in it: try one of each.
+            fd, probe = tempfile.mkstemp(prefix=".regroup-write-check-", dir=path)
+            os.close(fd)
+            os.unlink(probe)
+        except OSError as error:
+            raise OutputError(f"--out {path} is not writable: {error.strerror}") from None
+
+    def check_remote(self, spark: SparkSession) -> None:
+        """A URI output: its filesystem answers, the path is not a file; it is created."""
+        if self.local is not None:
+            return
+        try:
+            fs, path = self._filesystem(spark, self.root)
+            if fs.exists(path) and not fs.getFileStatus(path).isDirectory():
+                raise OutputError(f"--out {self.root} is an existing file, not a directory")
+            fs.mkdirs(path)
+        except OutputError:
+            raise
+        except Exception as error:  # a py4j error from Hadoop: its root cause, one line
+            from regroup.pipeline.spark import failure_cause
+
+            raise OutputError(f"--out {self.root}: {failure_cause(error)}") from None
+
+    # -- the driver's files ---------------------------------------------------------------
+
+    def write_text(self, spark: SparkSession | None, name: str, text: str) -> str:
+        """Write ``name`` (UTF-8) inside the output; its location."""
+        target = self.join(name)
+        if self.local is not None:
+            Path(target).write_text(text, encoding="utf-8")
+            return target
+        if spark is None:
+            raise OutputError(f"--out {self.root}: writing a URI needs the Spark session")
+        fs, path = self._filesystem(spark, target)
+        stream = fs.create(path, True)
+        try:
+            stream.write(bytearray(text.encode("utf-8")))
+        finally:
+            stream.close()
+        return target
+
+    @staticmethod
+    def _filesystem(spark: SparkSession, location: str) -> tuple[Any, Any]:
+        """Hadoop's ``FileSystem`` for ``location`` and its ``Path``, through the JVM."""
+        jvm = spark.sparkContext._jvm
+        assert jvm is not None
+        path = jvm.org.apache.hadoop.fs.Path(location)
+        conf = spark.sparkContext._jsc.hadoopConfiguration()
+        return path.getFileSystem(conf), path
