@@ -21,6 +21,7 @@ row: how many partitions the consumer serves.
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -160,9 +161,17 @@ def build_timeline(events: Iterable[Event]) -> Timeline:
     for tp, start in sorted(idle_since.items()):
         if last > start:
             timeline.idle.append(Segment("unowned", tp, start, last, False))
-    timeline.rows = sorted(rows)
+    timeline.rows = sorted(rows, key=natural_order)
     timeline.end_ms = last
     return timeline
+
+
+def natural_order(name: str) -> tuple[tuple[int, str | int], ...]:
+    """A sort key that puts ``c2`` before ``c10`` and ``c99`` before ``c100``: runs of digits
+    compare as numbers, the rest as text (issue 19: rows in natural order)."""
+    return tuple(
+        (1, int(part)) if part.isdigit() else (0, part) for part in re.split(r"(\d+)", name) if part
+    )
 
 
 # -- drawing --------------------------------------------------------------------------------
