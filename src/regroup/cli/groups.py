@@ -14,8 +14,9 @@ the committed partitions nobody owns), one row per member (``--members``;
 ``--verbose`` adds the current and target epochs and assignments of KIP-848)
 and one row per group (``--state``; ``--verbose`` adds the group epoch and the
 target assignment epoch). Kafka's messages for an empty, a rebalancing and a
-missing group (``shouldPrintMemberState``) go to stderr; a missing group makes
-the exit status 1 (Kafka's tool prints its error and exits 0).
+missing group (``shouldPrintMemberState``) go to stderr (Kafka prints them to
+stdout, mixed with the rows); a missing group leaves the exit status 0, as
+Kafka's tool does (issue 19: Kafka's message and exit status).
 
 Classic groups: DescribeGroups carries no generation, so the CURRENT-EPOCH of a
 classic member is the generation it reported in its Subscription (v2+, the
@@ -595,4 +596,4 @@ def run(args: argparse.Namespace) -> int:
     for group_id in missing:
         # Kafka's text (ConsumerGroupCommand.shouldPrintMemberState), on stderr.
         print(f"Error: Consumer group '{group_id}' does not exist.", file=sys.stderr)
-    return 1 if missing else 0
+    return 0
