@@ -289,7 +289,7 @@ class Cluster:
                 elif pdata.records:
                     try:
                         before = partition.next_offset
-                        base = partition.append(bytes(pdata.records))
+                        base = partition.append(bytes(pdata.records), allow_zstd=version >= 7)
                         count = partition.next_offset - before
                         appended.append(
                             (topic_data.name, pdata.index, count, partition.next_offset)

@@ -4,8 +4,9 @@ Theory of operation: a partition is a list of v2 record batches (Kafka's
 ``RecordBatch`` format, magic 2), kept as the producer sent them except for the
 base offset, which the log assigns (Kafka's ``LogValidator`` does the same;
 the CRC covers the bytes from ``attributes`` on, so rewriting the base offset
-and the partition leader epoch keeps it valid). Records are neither
-decompressed nor re-encoded, so every codec a client uses passes through.
+and the partition leader epoch keeps it valid). A compressed batch is
+decompressed to check its records and kept as sent, unless its inner offsets
+are wrong: then it is rebuilt (``record_batch``, rule 4).
 
 Rule 1: an appended batch is checked as Kafka's ``LogValidator`` checks a
 client's batch (``record_batch.check_client_batch``: size, CRC-32C, record
@@ -219,15 +220,20 @@ class PartitionLog:
     def high_watermark(self) -> int:
         return self.next_offset
 
-    def append(self, records: bytes) -> int:
-        """Append the batches in ``records``; the base offset of the first (rules 1, 2, 4)."""
+    def append(self, records: bytes, *, allow_zstd: bool = True) -> int:
+        """Append the batches in ``records``; the base offset of the first (rules 1, 2, 4).
+
+        ``allow_zstd``: the Produce request is v7 or later (Kafka refuses zstd below).
+        """
         batches: list[_Batch] = []
         base = self.next_offset
         pos = 0
         while pos < len(records):
-            header = check_client_batch(records, pos, self.max_message_bytes)
-            raw = records[pos : pos + header.size]
-            data = struct.pack(">q", base) + raw[8:]
+            checked = check_client_batch(
+                records, pos, self.max_message_bytes, allow_zstd=allow_zstd
+            )
+            header = checked.header
+            data = struct.pack(">q", base) + checked.data[8:]
             last = base + header.last_offset_delta
             batches.append(_Batch(base, last, header.max_timestamp, data))
             base = last + 1
