@@ -40,6 +40,7 @@ number inner records wrongly); a rebuilt batch above ``max.message.bytes`` is
 from __future__ import annotations
 
 import struct
+from array import array
 from dataclasses import dataclass
 
 from crc32c import crc32c
@@ -55,6 +56,7 @@ __all__ = [
     "ClientBatch",
     "check_batch",
     "check_client_batch",
+    "has_compressed_batch",
 ]
 
 _HEADER = struct.Struct(">qiibIhiqqqhii")
@@ -117,6 +119,21 @@ class ClientBatch:
 
     header: BatchHeader
     data: bytes
+    #: The bytes of the request the batch took (its size as sent, before any rebuild).
+    consumed: int
+
+
+def has_compressed_batch(data: bytes) -> bool:
+    """Whether any batch in ``data`` (walked by its lengths, unchecked) names a codec."""
+    pos = 0
+    while pos + HEADER_SIZE <= len(data):
+        if data[pos + 22] & _COMPRESSION:  # the low byte of ``attributes``
+            return True
+        (length,) = struct.unpack_from(">i", data, pos + 8)
+        if length <= 0:
+            return False
+        pos += LOG_OVERHEAD + length
+    return False
 
 
 def check_client_batch(
@@ -148,40 +165,28 @@ def check_client_batch(
         raise _invalid("clients are not allowed to write control records")
     codec = header.attributes & _COMPRESSION
     if codec == compression.NONE:
-        for index, record in enumerate(_records(raw, HEADER_SIZE, len(raw), header.record_count)):
-            if record.offset_delta != index:
-                raise _invalid(f"record {index} has offset delta {record.offset_delta}")
-        return ClientBatch(header, raw)
+        misplaced = _walk_records(raw, HEADER_SIZE, len(raw), header.record_count)
+        if misplaced is not None:
+            raise _invalid(f"record {misplaced[0]} has offset delta {misplaced[1]}")
+        return ClientBatch(header, raw, header.size)
     if codec == compression.ZSTD and not allow_zstd:
         raise KafkaProtocolError(
             ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
             "Produce requests with version below 7 are not allowed to use ZStandard compression",
         )
     plain = compression.decompress(codec, raw[HEADER_SIZE:])
-    records = _records(plain, 0, len(plain), header.record_count)
-    if all(record.offset_delta == index for index, record in enumerate(records)):
-        return ClientBatch(header, raw)
-    rebuilt = _rebuild(raw, codec, plain, records)
+    if _walk_records(plain, 0, len(plain), header.record_count) is None:
+        return ClientBatch(header, raw, header.size)
+    spans = array("q")
+    _walk_records(plain, 0, len(plain), header.record_count, spans)
+    rebuilt = _rebuild(raw, codec, plain, spans)
     if len(rebuilt) > max_message_bytes:
         raise KafkaProtocolError(
             ErrorCode.MESSAGE_TOO_LARGE,
             f"rebuilt record batch of {len(rebuilt)} bytes exceeds max.message.bytes "
             f"{max_message_bytes}",
         )
-    return ClientBatch(check_batch(rebuilt), rebuilt)
-
-
-@dataclass(frozen=True, slots=True)
-class _Record:
-    """Where a record's parts lie in the records' bytes."""
-
-    #: The first body byte (after the length varint) and the byte after the body.
-    start: int
-    end: int
-    #: The offset delta varint's bytes, and its value.
-    delta_start: int
-    delta_end: int
-    offset_delta: int
+    return ClientBatch(check_batch(rebuilt), rebuilt, header.size)
 
 
 def _varint(data: bytes, pos: int, end: int) -> tuple[int, int]:
@@ -219,9 +224,15 @@ def _skip_bytes(data: bytes, pos: int, end: int, what: str) -> int:
     return pos
 
 
-def _records(data: bytes, pos: int, end: int, count: int) -> list[_Record]:
-    """Rule 3: the ``count`` records in ``data[pos:end]``."""
-    found: list[_Record] = []
+def _walk_records(
+    data: bytes, pos: int, end: int, count: int, spans: array[int] | None = None
+) -> tuple[int, int] | None:
+    """Rule 3: the ``count`` records in ``data[pos:end]``; the first (index, offset delta)
+    whose delta is not its index, or None. When ``spans`` is given (rule 4's second walk)
+    each record adds four numbers to it: where its body starts and ends and where its
+    offset delta varint starts and ends (flat, so that a million records make no million
+    objects for the garbage collector to walk)."""
+    misplaced: tuple[int, int] | None = None
     for index in range(count):
         if pos >= end:
             raise _invalid(
@@ -252,24 +263,24 @@ def _records(data: bytes, pos: int, end: int, count: int) -> list[_Record]:
                 f"Invalid record size: expected to read {length} bytes in record payload, "
                 f"but instead read {at - pos}"
             )
-        found.append(_Record(pos, body_end, delta_start, delta_end, delta))
+        if delta != index and misplaced is None:
+            misplaced = (index, delta)
+        if spans is not None:
+            spans.extend((pos, body_end, delta_start, delta_end))
         pos = body_end
     if pos != end:
         raise _invalid(
             f"Incorrect declared batch size, records still remaining in file: {end - pos} bytes"
         )
-    return found
+    return misplaced
 
 
-def _rebuild(raw: bytes, codec: int, plain: bytes, records: list[_Record]) -> bytes:
+def _rebuild(raw: bytes, codec: int, plain: bytes, spans: array[int]) -> bytes:
     """Rule 4: ``raw`` with its records' offset deltas 0, 1, ... and compressed again."""
     parts = []
-    for index, record in enumerate(records):
-        body = (
-            plain[record.start : record.delta_start]
-            + _zigzag(index)
-            + plain[record.delta_end : record.end]
-        )
+    for index in range(len(spans) // 4):
+        start, end, delta_start, delta_end = spans[4 * index : 4 * index + 4]
+        body = plain[start:delta_start] + _zigzag(index) + plain[delta_end:end]
         parts.append(_zigzag(len(body)) + body)
     payload = compression.compress(codec, b"".join(parts))
     (base, _, leader_epoch, magic, _, attributes, _, base_ts, max_ts, pid, epoch, seq, count) = (
