@@ -42,25 +42,10 @@ from kio.serial._introspect import (
 
 from regroup.server import codec, frame_check
 from regroup.server.client import RequestEncoder
-from regroup.server.fuzz import _VALUES
+from regroup.server.fuzz import minimal_request
 from regroup.server.versions import ADVERTISED
 
 SLOT = 8
-_MINIMAL = {"string": "", "bytes": b"", "records": b""}
-
-
-def minimal_entity(cls: Any, copies: int) -> Any:
-    values: dict[str, Any] = {}
-    for f in dataclasses.fields(cls):
-        kind = classify_field(f)
-        if isinstance(kind, EntityTupleField):
-            values[f.name] = (minimal_entity(kind.type_, 0),) * copies
-        elif isinstance(kind, EntityField):
-            values[f.name] = minimal_entity(kind.type_, 0)
-        else:
-            value = _MINIMAL.get(f.metadata["kafka_type"], _VALUES[f.metadata["kafka_type"]])
-            values[f.name] = (value,) * copies if isinstance(kind, PrimitiveTupleField) else value
-    return cls(**values)
 
 
 def array_leasts(cls: Any) -> list[int]:
@@ -93,7 +78,7 @@ def reserved(cls: Any, entity: Any) -> int:
 
 def body_of(api_key: int, version: int, copies: int) -> tuple[Any, bytes]:
     cls: Any = load_request_schema(api_key, version)
-    return cls, RequestEncoder("x").encode(api_key, version, minimal_entity(cls, copies))[1][4:]
+    return cls, RequestEncoder("x").encode(api_key, version, minimal_request(cls, copies))[1][4:]
 
 
 def _rss_kib(name: str) -> int:

@@ -48,7 +48,7 @@ from kio.serial.readers import (
 import regroup
 from regroup.server import codec, frame_check, heartbeat_codec, tags
 from regroup.server.client import RequestEncoder, WireClient
-from regroup.server.fuzz import sample_request, seed_body
+from regroup.server.fuzz import minimal_request, sample_request, seed_body
 from regroup.server.versions import ADVERTISED, INSTALL_ASSIGNMENT_KEY, PREPARE_ASSIGNMENT_KEY
 
 #: The frame of the issue: size 18, ListGroups v4, correlation id 1, client id "x",
@@ -533,26 +533,7 @@ def test_server_process_survives_the_22_byte_list_groups(
 
 # -- what kio reserves: at most SLOT_BYTES per byte of the body ------------------------------
 
-_MINIMAL = {"string": "", "bytes": b"", "records": b""}
-
-
-def minimal_entity(cls: Any, copies: int) -> Any:
-    """``cls`` in its smallest form (empty strings, empty nested arrays), its own arrays
-    holding ``copies`` smallest elements each: what packs the most elements in a body."""
-    from regroup.server import fuzz
-
-    values: dict[str, Any] = {}
-    for f in dataclasses.fields(cls):
-        kind = classify_field(f)
-        if isinstance(kind, EntityTupleField):
-            values[f.name] = (minimal_entity(kind.type_, 0),) * copies
-        elif isinstance(kind, EntityField):
-            values[f.name] = minimal_entity(kind.type_, 0)
-        else:
-            kafka_type = f.metadata["kafka_type"]
-            value = _MINIMAL.get(kafka_type, fuzz._VALUES[kafka_type])
-            values[f.name] = (value,) * copies if isinstance(kind, PrimitiveTupleField) else value
-    return cls(**values)
+minimal_entity = minimal_request
 
 
 @st.composite
