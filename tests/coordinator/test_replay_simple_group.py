@@ -34,6 +34,7 @@ from regroup.model.requests.offsets import (
     OffsetCommitResponse,
 )
 from regroup.records import CoordinatorRecord, RecordKey
+from regroup.records.classic import GroupMetadataKey
 from regroup.records.consumer import ConsumerGroupMemberMetadataKey, ConsumerGroupMetadataKey
 from regroup.records.offsets import OffsetCommitKey
 
@@ -87,6 +88,30 @@ def simple_commit_then_kip848_join() -> MigrationHarness:
     assert h.join("k").error_code == ErrorCode.NONE
     assert isinstance(h.coordinator.groups["g"], ConsumerGroup)
     return h
+
+
+def test_a_kip848_join_writes_the_simple_groups_tombstone_first() -> None:
+    # Kafka getOrMaybeCreateConsumerGroup -> maybeDeleteEmptyClassicGroup writes a
+    # GroupMetadata tombstone for every empty classic group, a simple one included,
+    # ahead of the new consumer group's records.
+    h = MigrationHarness()
+    commit(h, 10)
+    before = len(h.records)
+    assert h.join("k").error_code == ErrorCode.NONE
+    written = h.records[before:]
+    assert written[0] == CoordinatorRecord(GroupMetadataKey("g"), None)
+    assert all(not isinstance(r.key, GroupMetadataKey) for r in written[1:])
+    assert isinstance(written[1].key, ConsumerGroupMemberMetadataKey)
+
+
+def test_replaying_the_simple_groups_tombstone_removes_it_and_keeps_the_offsets() -> None:
+    # Kafka replay(GroupMetadataKey, null) -> removeGroup; the offsets are the
+    # OffsetMetadataManager's and stay.
+    h = MigrationHarness()
+    commit(h, 10)
+    fresh = replayed(h, [*h.records, CoordinatorRecord(GroupMetadataKey("g"), None)])
+    assert "g" not in fresh.groups
+    assert fresh.offsets.committed("g", TopicPartition("foo", 0)) is not None
 
 
 def test_simple_commit_then_kip848_join_replays_in_full() -> None:

@@ -47,8 +47,8 @@ from kio.serial.readers import (
 
 import regroup
 from regroup.server import codec, frame_check, heartbeat_codec, tags
-from regroup.server.client import WireClient
-from regroup.server.fuzz import sample_request, seed_body
+from regroup.server.client import RequestEncoder, WireClient
+from regroup.server.fuzz import minimal_request, sample_request, seed_body
 from regroup.server.versions import ADVERTISED, INSTALL_ASSIGNMENT_KEY, PREPARE_ASSIGNMENT_KEY
 
 #: The frame of the issue: size 18, ListGroups v4, correlation id 1, client id "x",
@@ -92,12 +92,59 @@ class _Count:
     what: str  # "array", "length", "tag count" or "tag size"
 
 
+#: kio's native reader reserves one 8-byte slot per array element it is told of.
+SLOT_BYTES = 8
+
+_FIXED = {
+    "bool": 1, "int8": 1, "uint8": 1, "int16": 2, "uint16": 2, "error_code": 2, "int32": 4,
+    "uint32": 4, "timedelta_i32": 4, "int64": 8, "uint64": 8, "float64": 8, "timedelta_i64": 8,
+    "datetime_i64": 8, "uuid": 16,
+}  # fmt: skip
+
+
+def least_bytes(cls: Any) -> int:
+    """The fewest bytes a kio entity can be written in (Kafka's protocol guide), computed from
+    kio's schema independently of ``frame_check``."""
+    flexible = bool(cls.__flexible__)
+    total = 1 if flexible else 0  # the tagged-field section's count
+    for field in dataclasses.fields(cls):
+        if get_field_tag(field) is None:
+            total += _least_field(field, flexible)
+    return total
+
+
+def _least_field(field: Any, flexible: bool) -> int:
+    kind = classify_field(field)
+    if isinstance(kind, (EntityTupleField, PrimitiveTupleField)):
+        return 1 if flexible else 4
+    if isinstance(kind, EntityField):
+        return 1 if is_optional(field) else least_bytes(kind.type_)
+    return _least_primitive(field.metadata["kafka_type"], flexible)
+
+
+def _least_primitive(kafka_type: str, flexible: bool) -> int:
+    if kafka_type in _FIXED:
+        return _FIXED[kafka_type]
+    if flexible:
+        return 1
+    return 2 if kafka_type == "string" else 4
+
+
+def _least_element(kind: Any, field: Any, flexible: bool) -> int:
+    if isinstance(kind, EntityTupleField):
+        return max(least_bytes(kind.type_), 1)
+    return max(_least_primitive(field.metadata["kafka_type"], flexible), 1)
+
+
 class KioWalk:
-    """Walks a body as kio reads it; asserts every array count fits in the bytes left."""
+    """Walks a body as kio reads it; asserts every array count fits in the bytes left at
+    the least size of its element, and adds up what kio reserves for the counts."""
 
     def __init__(self, data: bytes) -> None:
         self.data = data
         self.counts: list[_Count] = []
+        #: Bytes kio reserves for the arrays it is told of (``SLOT_BYTES`` an element).
+        self.reserved = 0
 
     def _read(self, reader: Any, pos: int) -> tuple[Any, int]:
         try:
@@ -106,7 +153,7 @@ class KioWalk:
             raise _KioStops(repr(exc)) from None
         return value, pos + size
 
-    def _count(self, pos: int, flexible: bool) -> tuple[int, int]:
+    def _count(self, pos: int, flexible: bool, least: int) -> tuple[int, int]:
         reader = read_compact_array_length if flexible else read_legacy_array_length
         count, end = self._read(reader, pos)
         self.counts.append(_Count(pos, end - pos, "varint" if flexible else "int32", "array"))
@@ -115,7 +162,10 @@ class KioWalk:
                 raise _KioStops("negative count")
             return 0, end
         left = len(self.data) - end
-        assert count <= left, f"kio would reserve {count} elements with {left} bytes left"
+        assert count * least <= left, (
+            f"kio would reserve {count} elements of at least {least} bytes with {left} bytes left"
+        )
+        self.reserved += SLOT_BYTES * int(count)
         return int(count), end
 
     def _primitive(self, kafka_type: str, flexible: bool, optional: bool, pos: int) -> int:
@@ -136,7 +186,7 @@ class KioWalk:
         kind = classify_field(field)
         optional = False if tagged else is_optional(field)
         if isinstance(kind, (EntityTupleField, PrimitiveTupleField)):
-            count, pos = self._count(pos, flexible)
+            count, pos = self._count(pos, flexible, _least_element(kind, field, flexible))
             for _ in range(count):
                 if isinstance(kind, EntityTupleField):
                     pos = self.entity(kind.type_, pos)
@@ -479,3 +529,58 @@ def test_server_process_survives_the_22_byte_list_groups(
     assert proc.stderr is not None
     log = proc.stderr.read()
     assert "array count 4294967294" in log and "closing" in log
+
+
+# -- what kio reserves: at most SLOT_BYTES per byte of the body ------------------------------
+
+minimal_entity = minimal_request
+
+
+@st.composite
+def packed_requests(draw: st.DrawFn) -> tuple[Any, bytes]:
+    """A valid request of any supported version whose arrays hold many smallest elements."""
+    api_key, version = draw(st.sampled_from(SUPPORTED))
+    cls: Any = load_request_schema(api_key, version)
+    entity = minimal_entity(cls, draw(st.sampled_from([0, 1, 7, 300, 2000])))
+    return cls, RequestEncoder("x").encode(api_key, version, entity)[1][4:]
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(packed_requests())
+def test_server_kio_never_reserves_more_than_eight_bytes_a_body_byte(
+    packed: tuple[Any, bytes],
+) -> None:
+    cls, body = packed
+    frame_check.check_request(cls, body)
+    walk = kio_walk(cls, body)  # asserts count x least element size <= bytes left, each
+    assert walk.reserved <= SLOT_BYTES * len(body)
+    assert codec.decode_request(body) is not None
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(mutated_requests())
+def test_server_mutated_requests_reserve_at_most_eight_bytes_a_body_byte(data: bytes) -> None:
+    api_key, version = struct.unpack_from(">hh", data, 0) if len(data) >= 4 else (-1, -1)
+    if (api_key, version) not in SUPPORTED:
+        return
+    cls: Any = load_request_schema(api_key, version)
+    try:
+        frame_check.check_request(cls, data)
+    except frame_check.FrameCheckError:
+        return
+    assert kio_walk(cls, data).reserved <= SLOT_BYTES * len(data)
+
+
+def test_server_frame_check_bounds_a_count_by_its_elements_least_size() -> None:
+    # OffsetFetch v1: topics ARRAY of {name STRING, partition_indexes ARRAY of INT32}. A
+    # count that fits one byte an element but not the 6 bytes an element takes at least
+    # is refused at the count (Kafka's generated code bounds by one byte an element).
+    cls: Any = load_request_schema(9, 1)
+    body = RequestEncoder("x").encode(9, 1, minimal_entity(cls, 0))[1][4:]
+    assert body.endswith(b"\x00\x00\x00\x00")  # topics: count 0, nothing after it
+    left = 30
+    inflated = body[:-4] + struct.pack(">i", left // 6 + 1) + b"\x00" * left
+    with pytest.raises(frame_check.FrameCheckError, match="of at least 6 bytes each"):
+        frame_check.check_request(cls, inflated)
+    exact = body[:-4] + struct.pack(">i", left // 6) + (b"\x00\x00" + b"\x00\x00\x00\x00") * 5
+    assert frame_check.check_request(cls, exact) == len(exact)

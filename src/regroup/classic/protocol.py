@@ -73,6 +73,7 @@ __all__ = [
     "ConsumerProtocolError",
     "decode_assignment",
     "decode_subscription",
+    "decode_subscription_topics",
     "decode_version",
     "encode_assignment",
     "encode_subscription",
@@ -268,6 +269,25 @@ def _decode_subscription_bytes(data: bytes) -> Subscription:
             generation_id=generation,
             rack_id=rack,
         )
+
+    return _decoding("subscription", version, read)
+
+
+def decode_subscription_topics(data: bytes | bytearray | memoryview) -> tuple[str, ...]:
+    """The topics of a Subscription, read as its version-0 prefix (header, topics, user data).
+
+    Kafka ``ClassicGroup.computeSubscribedTopics`` reads every version this way, so
+    that the coordinator depends on no version but the first: fields after the
+    user data are not read, and bytes that carry only them malformed still give
+    the topics. A negative version or a malformed prefix is ``ConsumerProtocolError``.
+    """
+    reader = ByteReader(bytes(data))
+    version = _checked_version(_read_version(reader), "subscription")
+
+    def read() -> tuple[str, ...]:
+        topics = tuple(reader.array(ByteReader.string))
+        reader.nullable_bytes()
+        return topics
 
     return _decoding("subscription", version, read)
 

@@ -61,7 +61,7 @@ from regroup.events import RecordsProduced
 from regroup.model.requests.classic import HeartbeatRequest, HeartbeatResponse
 from regroup.model.topic_partition import TopicPartition
 from regroup.server import codec, heartbeat_codec, large_requests, offset_topics
-from regroup.server.cluster import Cluster
+from regroup.server.cluster import Cluster, check_produce
 from regroup.server.codec import (
     DecodedRequest,
     MalformedRequestError,
@@ -82,6 +82,7 @@ from regroup.server.limits import RefusedConnection, ServerLimits, install_descr
 from regroup.server.log import Log, encode_batch
 from regroup.server.log_limit import RateLimitedLog
 from regroup.server.mapping import GROUP_APIS
+from regroup.server.record_batch import has_compressed_batch
 from regroup.server.security.acl_apis import serve_acl_api
 from regroup.server.security.authenticator import (
     SASL_AUTHENTICATE_KEY,
@@ -798,7 +799,22 @@ class RegroupServer:
         return base
 
     def _produce(self, req: DecodedRequest) -> Any:
+        if any(
+            has_compressed_batch(p.records)
+            for t in req.body.topic_data
+            for p in t.partition_data
+            if p.records
+        ):
+            return self._produce_checked_off_loop(req)
         response, appended = self.cluster.produce(req)
+        self._appended(appended)
+        return response
+
+    async def _produce_checked_off_loop(self, req: DecodedRequest) -> Any:
+        """``cluster`` rule 6: decompress and check in a worker thread, append on the loop."""
+        jobs = self.cluster.produce_checks(req)
+        checked = await asyncio.get_running_loop().run_in_executor(None, check_produce, jobs)
+        response, appended = self.cluster.produce(req, checked)
         self._appended(appended)
         return response
 

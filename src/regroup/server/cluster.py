@@ -17,12 +17,16 @@ null), no fetch sessions (``session_id`` 0, KIP-227 "sessionless"), and an
 offset outside ``[log start, high watermark]`` is OFFSET_OUT_OF_RANGE.
 Rule 5: ListOffsets: -2 earliest, -1 latest, -3 the max timestamp (KIP-734),
 otherwise the first batch at or after the timestamp (batch grain).
+Rule 6: Produce records that must be decompressed to be checked are checked in a
+worker thread (``produce_checks``, then ``check_produce`` off the loop, then
+``produce`` with its results on the loop), so a batch of a million small records
+does not hold every other connection; the appends themselves happen on the loop.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,10 +34,38 @@ from regroup.model.errors import ErrorCode, KafkaProtocolError
 from regroup.model.uuid import Uuid
 from regroup.server.codec import DecodedRequest, MalformedRequestError, response_class
 from regroup.server.kio_build import build, ms, to_uuid
-from regroup.server.log import Log, TopicLog
+from regroup.server.log import Log, TopicLog, check_client_batches
+from regroup.server.record_batch import ClientBatch
 from regroup.server.versions import ADVERTISED
 
-__all__ = ["Cluster", "FetchPlan"]
+__all__ = ["Checked", "Cluster", "FetchPlan", "ProduceCheck", "check_produce"]
+
+#: One partition's records checked: its batches, or the error that refuses them all.
+Checked = list[ClientBatch] | KafkaProtocolError
+
+
+@dataclass(frozen=True, slots=True)
+class ProduceCheck:
+    """One partition's records of a Produce and what checking them depends on."""
+
+    partition: tuple[str, int]
+    records: bytes
+    max_message_bytes: int
+    allow_zstd: bool
+
+
+def check_produce(jobs: Sequence[ProduceCheck]) -> dict[tuple[str, int], Checked]:
+    """Rule 6: every partition's records checked; pure, so it may run in a worker thread."""
+    out: dict[tuple[str, int], Checked] = {}
+    for job in jobs:
+        try:
+            out[job.partition] = check_client_batches(
+                job.records, job.max_message_bytes, job.allow_zstd
+            )
+        except KafkaProtocolError as exc:
+            out[job.partition] = exc
+    return out
+
 
 EARLIEST_TIMESTAMP = -2
 LATEST_TIMESTAMP = -1
@@ -274,8 +306,31 @@ class Cluster:
 
     # -- Produce (0) --------------------------------------------------------------------
 
-    def produce(self, req: DecodedRequest) -> tuple[Any | None, list[tuple[str, int, int, int]]]:
-        """The response (``None`` for acks=0, rule 3) and (topic, partition, count, end)."""
+    def produce_checks(self, req: DecodedRequest) -> list[ProduceCheck]:
+        """What ``check_produce`` needs of each existing partition's records (read on the loop)."""
+        jobs = []
+        for topic_data in req.body.topic_data:
+            for pdata in topic_data.partition_data:
+                partition = self.log.partition(topic_data.name, pdata.index)
+                if partition is not None and pdata.records:
+                    jobs.append(
+                        ProduceCheck(
+                            (topic_data.name, pdata.index),
+                            bytes(pdata.records),
+                            partition.max_message_bytes,
+                            req.api_version >= 7,
+                        )
+                    )
+        return jobs
+
+    def produce(
+        self, req: DecodedRequest, checked: Mapping[tuple[str, int], Checked] | None = None
+    ) -> tuple[Any | None, list[tuple[str, int, int, int]]]:
+        """The response (``None`` for acks=0, rule 3) and (topic, partition, count, end).
+
+        ``checked``: ``check_produce``'s results for the request's partitions, when it ran
+        in a worker thread; otherwise each partition's records are checked here.
+        """
         body, version = req.body, req.api_version
         appended: list[tuple[str, int, int, int]] = []
         topics = []
@@ -289,7 +344,12 @@ class Cluster:
                 elif pdata.records:
                     try:
                         before = partition.next_offset
-                        base = partition.append(bytes(pdata.records))
+                        ready = None if checked is None else checked[(topic_data.name, pdata.index)]
+                        if isinstance(ready, KafkaProtocolError):
+                            raise ready
+                        base = partition.append(
+                            bytes(pdata.records), allow_zstd=version >= 7, checked=ready
+                        )
                         count = partition.next_offset - before
                         appended.append(
                             (topic_data.name, pdata.index, count, partition.next_offset)

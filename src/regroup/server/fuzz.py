@@ -51,7 +51,15 @@ from regroup.server.client import RequestEncoder
 from regroup.server.connection import CloseConnection, ConnectionState, Stopping
 from regroup.server.versions import ADVERTISED, INSTALL_ASSIGNMENT_KEY, PREPARE_ASSIGNMENT_KEY
 
-__all__ = ["FuzzReport", "fuzz", "mutate", "sample_request", "seed_body", "seeds"]
+__all__ = [
+    "FuzzReport",
+    "fuzz",
+    "minimal_request",
+    "mutate",
+    "sample_request",
+    "seed_body",
+    "seeds",
+]
 
 _VALUES: dict[str, Any] = {
     "bool": True,
@@ -77,17 +85,31 @@ _VALUES: dict[str, Any] = {
 
 def sample_request(cls: Any) -> Any:
     """A kio entity with a value in every field (tagged ones too) and one-element arrays."""
+    return _entity(cls, 1, _VALUES, 1)
+
+
+#: The smallest value of each sized type (the fixed-size ones have one size anyway).
+_SMALLEST: dict[str, Any] = {**_VALUES, "string": "", "bytes": b"", "records": b""}
+
+
+def minimal_request(cls: Any, copies: int) -> Any:
+    """``cls`` in its smallest form (empty strings and bytes, empty nested arrays), its own
+    arrays holding ``copies`` smallest elements: the most elements a body of its size holds."""
+    return _entity(cls, copies, _SMALLEST, 0)
+
+
+def _entity(cls: Any, copies: int, values_of: dict[str, Any], nested: int) -> Any:
     values: dict[str, Any] = {}
     for f in dataclasses.fields(cls):
         kind = classify_field(f)
         if isinstance(kind, EntityTupleField):
-            values[f.name] = (sample_request(kind.type_),)
+            values[f.name] = (_entity(kind.type_, nested, values_of, nested),) * copies
         elif isinstance(kind, EntityField):
-            values[f.name] = sample_request(kind.type_)
+            values[f.name] = _entity(kind.type_, nested, values_of, nested)
         elif isinstance(kind, PrimitiveTupleField):
-            values[f.name] = (_VALUES[f.metadata["kafka_type"]],)
+            values[f.name] = (values_of[f.metadata["kafka_type"]],) * copies
         else:
-            values[f.name] = _VALUES[f.metadata["kafka_type"]]
+            values[f.name] = values_of[f.metadata["kafka_type"]]
     return cls(**values)
 
 

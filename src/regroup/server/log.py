@@ -4,8 +4,9 @@ Theory of operation: a partition is a list of v2 record batches (Kafka's
 ``RecordBatch`` format, magic 2), kept as the producer sent them except for the
 base offset, which the log assigns (Kafka's ``LogValidator`` does the same;
 the CRC covers the bytes from ``attributes`` on, so rewriting the base offset
-and the partition leader epoch keeps it valid). Records are neither
-decompressed nor re-encoded, so every codec a client uses passes through.
+and the partition leader epoch keeps it valid). A compressed batch is
+decompressed to check its records and kept as sent, unless its inner offsets
+are wrong: then it is rebuilt (``record_batch``, rule 4).
 
 Rule 1: an appended batch is checked as Kafka's ``LogValidator`` checks a
 client's batch (``record_batch.check_client_batch``: size, CRC-32C, record
@@ -63,11 +64,12 @@ from regroup.model.uuid import Uuid
 from regroup.server.record_batch import (
     HEADER_SIZE,
     MAX_MESSAGE_BYTES,
+    ClientBatch,
     check_batch,
     check_client_batch,
 )
 
-__all__ = ["Log", "PartitionLog", "TopicLog", "encode_batch"]
+__all__ = ["Log", "PartitionLog", "TopicLog", "check_client_batches", "encode_batch"]
 
 logger = logging.getLogger("regroup.server")
 
@@ -127,6 +129,21 @@ def encode_batch(
         ),
     )
     return out.getvalue()
+
+
+def check_client_batches(
+    records: bytes, max_message_bytes: int = MAX_MESSAGE_BYTES, allow_zstd: bool = True
+) -> list[ClientBatch]:
+    """Rule 1 for every batch of one partition's records (a pure function of its arguments)."""
+    checked: list[ClientBatch] = []
+    pos = 0
+    while pos < len(records):
+        batch = check_client_batch(records, pos, max_message_bytes, allow_zstd=allow_zstd)
+        checked.append(batch)
+        pos += batch.consumed
+    if not checked:
+        raise KafkaProtocolError(ErrorCode.CORRUPT_MESSAGE, "no record batch")
+    return checked
 
 
 class PartitionLog:
@@ -219,21 +236,29 @@ class PartitionLog:
     def high_watermark(self) -> int:
         return self.next_offset
 
-    def append(self, records: bytes) -> int:
-        """Append the batches in ``records``; the base offset of the first (rules 1, 2, 4)."""
+    def append(
+        self,
+        records: bytes,
+        *,
+        allow_zstd: bool = True,
+        checked: Sequence[ClientBatch] | None = None,
+    ) -> int:
+        """Append the batches in ``records``; the base offset of the first (rules 1, 2, 4).
+
+        ``allow_zstd``: the Produce request is v7 or later (Kafka refuses zstd below).
+        ``checked``: what ``check_client_batches`` made of ``records`` already (in a
+        worker thread, for batches that must be decompressed).
+        """
+        if checked is None:
+            checked = check_client_batches(records, self.max_message_bytes, allow_zstd)
         batches: list[_Batch] = []
         base = self.next_offset
-        pos = 0
-        while pos < len(records):
-            header = check_client_batch(records, pos, self.max_message_bytes)
-            raw = records[pos : pos + header.size]
-            data = struct.pack(">q", base) + raw[8:]
+        for client_batch in checked:
+            header = client_batch.header
+            data = struct.pack(">q", base) + client_batch.data[8:]
             last = base + header.last_offset_delta
             batches.append(_Batch(base, last, header.max_timestamp, data))
             base = last + 1
-            pos += header.size
-        if not batches:
-            raise KafkaProtocolError(ErrorCode.CORRUPT_MESSAGE, "no record batch")
         if self._path is not None:
             self._write(b"".join(b.data for b in batches))
         first = self.next_offset

@@ -17,29 +17,46 @@ Rule 2 (``check_client_batch``, Kafka ``validateBatch`` for a client append):
 an offset range ``last offset delta + 1`` that is not positive, a record count
 that is not positive or differs from the offset range, a control batch, are
 ``INVALID_RECORD`` (Kafka's ``InvalidRecordException``); a batch above
-``max.message.bytes`` is ``MESSAGE_TOO_LARGE``. In an uncompressed batch every
-record's length must fit, the records must fill the batch exactly, and record
-``i`` must have offset delta ``i`` (else ``INVALID_RECORD``); a compressed
-batch's records are not decompressed (regroup stores them as sent), so only its
-header is checked.
+``max.message.bytes`` is ``MESSAGE_TOO_LARGE``.
+Rule 3 (the records, Kafka ``DefaultRecord.readFrom`` / ``readPartiallyFrom`` as
+``LogValidator`` iterates them): each record's length, key, value and headers
+must fit its body exactly, a header count or header key length must not be
+negative, exactly ``record count`` records must fill the records' bytes (fewer:
+"premature EOF"; more bytes: "records still remaining"), all ``INVALID_RECORD``.
+An uncompressed batch's records are its bytes after the header, and record
+``i`` must have offset delta ``i`` (regroup's rule; Kafka does not look).
+A compressed batch's records are its payload decompressed (``compression``:
+gzip, snappy, LZ4, zstd, each bounded; a payload that cannot be decompressed is
+Kafka's ``UNKNOWN_SERVER_ERROR``); zstd in a Produce below v7 is
+``UNSUPPORTED_COMPRESSION_TYPE`` (Kafka ``ProduceRequest.validateRecords``).
+Rule 4 (Kafka ``validateMessagesAndAssignOffsetsCompressed``): a compressed
+batch whose offset deltas are not ``0, 1, ...`` is not refused but rebuilt, its
+records given those deltas and compressed again with the same codec and the
+same header fields (Kafka's "no in-place assignment" path, for clients that
+number inner records wrongly); a rebuilt batch above ``max.message.bytes`` is
+``MESSAGE_TOO_LARGE``. Any other batch is kept byte for byte.
 """
 
 from __future__ import annotations
 
 import struct
+from array import array
 from dataclasses import dataclass
 
 from crc32c import crc32c
 
 from regroup.model.errors import ErrorCode, KafkaProtocolError
+from regroup.server import compression
 
 __all__ = [
     "HEADER_SIZE",
     "LOG_OVERHEAD",
     "MAX_MESSAGE_BYTES",
     "BatchHeader",
+    "ClientBatch",
     "check_batch",
     "check_client_batch",
+    "has_compressed_batch",
 ]
 
 _HEADER = struct.Struct(">qiibIhiqqqhii")
@@ -96,11 +113,39 @@ def check_batch(data: bytes | memoryview, pos: int = 0) -> BatchHeader:
     return BatchHeader(base, size, magic, attributes, last_delta, max_ts, count)
 
 
+@dataclass(frozen=True, slots=True)
+class ClientBatch:
+    """A producer's batch as the log keeps it: its header and bytes (rule 4 may rebuild them)."""
+
+    header: BatchHeader
+    data: bytes
+    #: The bytes of the request the batch took (its size as sent, before any rebuild).
+    consumed: int
+
+
+def has_compressed_batch(data: bytes) -> bool:
+    """Whether any batch in ``data`` (walked by its lengths, unchecked) names a codec."""
+    pos = 0
+    while pos + HEADER_SIZE <= len(data):
+        if data[pos + 22] & _COMPRESSION:  # the low byte of ``attributes``
+            return True
+        (length,) = struct.unpack_from(">i", data, pos + 8)
+        if length <= 0:
+            return False
+        pos += LOG_OVERHEAD + length
+    return False
+
+
 def check_client_batch(
-    data: bytes, pos: int = 0, max_message_bytes: int = MAX_MESSAGE_BYTES
-) -> BatchHeader:
-    """Rules 1 and 2 for a batch a producer sent; its header."""
+    data: bytes,
+    pos: int = 0,
+    max_message_bytes: int = MAX_MESSAGE_BYTES,
+    *,
+    allow_zstd: bool = True,
+) -> ClientBatch:
+    """Rules 1-4 for a batch a producer sent (``allow_zstd``: the Produce is v7+)."""
     header = check_batch(data, pos)
+    raw = bytes(data[pos : pos + header.size])
     if header.size > max_message_bytes:
         raise KafkaProtocolError(
             ErrorCode.MESSAGE_TOO_LARGE,
@@ -118,9 +163,30 @@ def check_client_batch(
         )
     if header.attributes & _CONTROL:
         raise _invalid("clients are not allowed to write control records")
-    if header.attributes & _COMPRESSION == 0:
-        _check_records(data, pos + HEADER_SIZE, pos + header.size, header.record_count)
-    return header
+    codec = header.attributes & _COMPRESSION
+    if codec == compression.NONE:
+        misplaced = _walk_records(raw, HEADER_SIZE, len(raw), header.record_count)
+        if misplaced is not None:
+            raise _invalid(f"record {misplaced[0]} has offset delta {misplaced[1]}")
+        return ClientBatch(header, raw, header.size)
+    if codec == compression.ZSTD and not allow_zstd:
+        raise KafkaProtocolError(
+            ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
+            "Produce requests with version below 7 are not allowed to use ZStandard compression",
+        )
+    plain = compression.decompress(codec, raw[HEADER_SIZE:])
+    if _walk_records(plain, 0, len(plain), header.record_count) is None:
+        return ClientBatch(header, raw, header.size)
+    spans = array("q")
+    _walk_records(plain, 0, len(plain), header.record_count, spans)
+    rebuilt = _rebuild(raw, codec, plain, spans)
+    if len(rebuilt) > max_message_bytes:
+        raise KafkaProtocolError(
+            ErrorCode.MESSAGE_TOO_LARGE,
+            f"rebuilt record batch of {len(rebuilt)} bytes exceeds max.message.bytes "
+            f"{max_message_bytes}",
+        )
+    return ClientBatch(check_batch(rebuilt), rebuilt, header.size)
 
 
 def _varint(data: bytes, pos: int, end: int) -> tuple[int, int]:
@@ -128,7 +194,7 @@ def _varint(data: bytes, pos: int, end: int) -> tuple[int, int]:
     raw = shift = 0
     while True:
         if pos >= end or shift > 63:
-            raise _invalid("record with a truncated or overlong varint")
+            raise _invalid("Found invalid record structure: a truncated or overlong varint")
         byte = data[pos]
         pos += 1
         raw |= (byte & 0x7F) << shift
@@ -137,20 +203,92 @@ def _varint(data: bytes, pos: int, end: int) -> tuple[int, int]:
         shift += 7
 
 
-def _check_records(data: bytes, pos: int, end: int, count: int) -> None:
-    """Rule 2 for an uncompressed batch's records (Kafka ``DefaultRecord.readFrom``)."""
+def _zigzag(value: int) -> bytes:
+    """Kafka ``ByteUtils.writeVarint``."""
+    raw = (value << 1) ^ (value >> 63)
+    out = bytearray()
+    while raw >= 0x80:
+        out.append((raw & 0x7F) | 0x80)
+        raw >>= 7
+    out.append(raw)
+    return bytes(out)
+
+
+def _skip_bytes(data: bytes, pos: int, end: int, what: str) -> int:
+    """A varint length and that many bytes (a negative length: null, nothing follows)."""
+    size, pos = _varint(data, pos, end)
+    if size > 0:
+        if pos + size > end:
+            raise _invalid(f"Found invalid record structure: {what} of {size} bytes")
+        pos += size
+    return pos
+
+
+def _walk_records(
+    data: bytes, pos: int, end: int, count: int, spans: array[int] | None = None
+) -> tuple[int, int] | None:
+    """Rule 3: the ``count`` records in ``data[pos:end]``; the first (index, offset delta)
+    whose delta is not its index, or None. When ``spans`` is given (rule 4's second walk)
+    each record adds four numbers to it: where its body starts and ends and where its
+    offset delta varint starts and ends (flat, so that a million records make no million
+    objects for the garbage collector to walk)."""
+    misplaced: tuple[int, int] | None = None
     for index in range(count):
         if pos >= end:
-            raise _invalid(f"batch declares {count} records but holds {index}")
+            raise _invalid(
+                f"Incorrect declared batch size, premature EOF reached: record {index} of {count}"
+            )
         length, pos = _varint(data, pos, end)
         body_end = pos + length
         if length < 3 or body_end > end:
             raise _invalid(f"record {index} has length {length} beyond the batch")
         at = pos + 1  # attributes
         _, at = _varint(data, at, body_end)  # timestamp delta
+        delta_start = at
         delta, at = _varint(data, at, body_end)
-        if delta != index:
-            raise _invalid(f"record {index} has offset delta {delta}")
+        delta_end = at
+        at = _skip_bytes(data, at, body_end, "a key")
+        at = _skip_bytes(data, at, body_end, "a value")
+        headers, at = _varint(data, at, body_end)
+        if headers < 0:
+            raise _invalid(f"Found invalid number of record headers {headers}")
+        for _ in range(headers):
+            key_size, _ = _varint(data, at, body_end)
+            if key_size < 0:
+                raise _invalid(f"Invalid negative header key size {key_size}")
+            at = _skip_bytes(data, at, body_end, "a header key")
+            at = _skip_bytes(data, at, body_end, "a header value")
+        if at != body_end:
+            raise _invalid(
+                f"Invalid record size: expected to read {length} bytes in record payload, "
+                f"but instead read {at - pos}"
+            )
+        if delta != index and misplaced is None:
+            misplaced = (index, delta)
+        if spans is not None:
+            spans.extend((pos, body_end, delta_start, delta_end))
         pos = body_end
     if pos != end:
-        raise _invalid(f"batch holds {end - pos} bytes after its {count} records")
+        raise _invalid(
+            f"Incorrect declared batch size, records still remaining in file: {end - pos} bytes"
+        )
+    return misplaced
+
+
+def _rebuild(raw: bytes, codec: int, plain: bytes, spans: array[int]) -> bytes:
+    """Rule 4: ``raw`` with its records' offset deltas 0, 1, ... and compressed again."""
+    parts = []
+    for index in range(len(spans) // 4):
+        start, end, delta_start, delta_end = spans[4 * index : 4 * index + 4]
+        body = plain[start:delta_start] + _zigzag(index) + plain[delta_end:end]
+        parts.append(_zigzag(len(body)) + body)
+    payload = compression.compress(codec, b"".join(parts))
+    (base, _, leader_epoch, magic, _, attributes, _, base_ts, max_ts, pid, epoch, seq, count) = (
+        _HEADER.unpack_from(raw, 0)
+    )
+    after_crc = (
+        struct.pack(">hiqqqhii", attributes, count - 1, base_ts, max_ts, pid, epoch, seq, count)
+        + payload
+    )
+    length = len(after_crc) + _CRC_START - LOG_OVERHEAD
+    return struct.pack(">qiibI", base, length, leader_epoch, magic, crc32c(after_crc)) + after_crc

@@ -8,9 +8,12 @@ keeps its members while it changes type.
 A joining member (epoch 0) whose group id names a classic group takes it over
 (``take_over``):
 
-* an empty classic group makes way: its tombstone is written (a "simple" group
-  that only stores offsets has none) and the id is free (Kafka
-  ``maybeDeleteEmptyClassicGroup``);
+* an empty classic group makes way: its GroupMetadata tombstone is written and
+  the id is free (Kafka ``getOrMaybeCreateConsumerGroup`` calls
+  ``maybeDeleteEmptyClassicGroup``, which writes ``ClassicGroup.createGroupTombstoneRecords``
+  for every empty classic group, a "simple" group that only stores offsets and
+  was never written too; replaying that tombstone removes the group, as Kafka's
+  ``replay(GroupMetadataKey, null)`` removes whatever group holds the id);
 * a classic group with members is converted when the policy allows upgrades
   (BIDIRECTIONAL or UPGRADE), the group uses the consumer embedded protocol
   (protocol type ``consumer``) and it has no more members than
@@ -80,8 +83,7 @@ def take_over(txn: ConsumerTxn, classic: ClassicGroup) -> bool:
     state = txn.state
     group_id = classic.group_id
     if not classic.members and not classic.pending_members:
-        if classic.protocol_type:  # a simple group has no record to delete
-            txn.result.records.append(group_tombstone(group_id))
+        txn.result.records.append(group_tombstone(group_id))
         del state.groups[group_id]
         state.consumer.pending_upgrades[group_id] = classic
         return True
