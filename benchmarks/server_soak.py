@@ -497,6 +497,17 @@ class AttackCounts:
     closed: int = 0
     parked: int = 0
     refused_connect: int = 0
+    #: Frames not answered within 0.2 s, by API key (a parked request, or slow work).
+    parked_by_api: dict[int, int] = field(default_factory=dict)
+    #: The slowest answers: (seconds, api key, api version, frame hex).
+    slowest: list[tuple[float, int, int, str]] = field(default_factory=list)
+
+    def timed(self, seconds: float, body: bytes) -> None:
+        if len(self.slowest) < 5 or seconds > self.slowest[-1][0]:
+            key, version = struct.unpack_from(">hh", body)
+            self.slowest.append((seconds, key, version, body[:64].hex()))
+            self.slowest.sort(reverse=True)
+            del self.slowest[5:]
 
 
 async def _attacker(
@@ -514,15 +525,19 @@ async def _attacker(
                 body = mutate(rng.choice(bodies), rng)
                 writer.write(struct.pack(">i", len(body)) + body)
                 counts.sent += 1
+                began = time.perf_counter()
                 try:
                     size = struct.unpack(">i", await asyncio.wait_for(reader.readexactly(4), 0.2))
                     await asyncio.wait_for(reader.readexactly(size[0]), 5)
                     counts.answered += 1
+                    counts.timed(time.perf_counter() - began, body)
                 except (asyncio.IncompleteReadError, ConnectionError):
                     counts.closed += 1
                     break
                 except TimeoutError:
                     counts.parked += 1
+                    (key,) = struct.unpack_from(">h", body)
+                    counts.parked_by_api[key] = counts.parked_by_api.get(key, 0) + 1
                     break
         finally:
             writer.close()
@@ -610,6 +625,10 @@ def section_wire(args: argparse.Namespace, src: str | None) -> None:
             f"end {mib(samples[-1])}  ({len(samples)} samples)"
         )
     print(f"  server stderr lines during the soak: {len(server.lines)} ({warnings} warnings)")
+    by_api = sorted(counts.parked_by_api.items(), key=lambda kv: -kv[1])
+    print("  not answered within 0.2 s, by API key: " + ", ".join(f"{k}: {n}" for k, n in by_api))
+    for took, key, version, head in counts.slowest[:3]:
+        print(f"  slow answer: {took * 1000:.0f} ms, api {key} v{version}, frame {head}...")
 
 
 # -- 2. floods --------------------------------------------------------------------------
