@@ -981,7 +981,7 @@ def _damage(name: str, data: Path, ledger: Ledger) -> tuple[list[str], str]:
         db.unlink()
         for extra in data.glob("coordinator.db-*"):
             extra.unlink()
-        return (["--allow-empty-coordinator"] if "allow-empty" in name else []), "coordinator.db"
+        return (["--allow-empty-coordinator"] if "allow-empty" in name else []), ""
     if name == "coordinator.db overwritten with garbage":
         raw = bytearray(db.read_bytes())
         raw[0:4096] = random.Random(7).randbytes(4096)
@@ -989,7 +989,7 @@ def _damage(name: str, data: Path, ledger: Ledger) -> tuple[list[str], str]:
     elif name == "coordinator.db truncated to half":
         with db.open("r+b") as handle:
             handle.truncate(db.stat().st_size // 2)
-    return [], "coordinator.db"
+    return [], ""
 
 
 CORRUPTIONS = [
@@ -1011,18 +1011,19 @@ def section_corruption(ledger: Ledger, source: Path, src: str | None) -> None:
             data = Path(tmp) / "data"
             shutil.copytree(source, data)
             flags, what = _damage(name, data, ledger)
+            what = f" ({what})" if what else ""
             server = Server(data, src)
             ok, took, line = server.start(*flags)
             if not ok:
                 code = server.proc.returncode if server.proc else "?"
-                print(f"  {name} ({what}): REFUSED in {took:.2f} s (exit {code}): {line}")
+                print(f"  {name}{what}: REFUSED in {took:.2f} s (exit {code}): {line}")
                 continue
             time.sleep(0.3)
             check = verify(server.port, ledger)
             warnings = [ln for ln in server.lines if "WARNING" in ln or "ERROR" in ln]
             server.stop()
             print(
-                f"  {name} ({what}): STARTED in {took:.2f} s; lost {check.records_lost} of "
+                f"  {name}{what}: STARTED in {took:.2f} s; lost {check.records_lost} of "
                 f"{check.records_checked:,} records, {check.commits_lost} of "
                 f"{check.commits_checked} commits"
             )
