@@ -49,6 +49,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import itertools
 import multiprocessing
 import os
 import queue as queue_module
@@ -79,6 +80,29 @@ GROUPS = 5
 
 
 # -- the server process ---------------------------------------------------------------
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process (``/proc/<pid>/stat``)."""
+    with open(f"/proc/{pid}/stat") as handle:
+        fields = handle.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _topic_count(port: int) -> int:
+    """Topics the server holds (Metadata v9 for all topics)."""
+    with WireClient("127.0.0.1", port, timeout=60) as client:
+        response = client.request(
+            3,
+            9,
+            {
+                "topics": None,
+                "allow_auto_topic_creation": False,
+                "include_cluster_authorized_operations": False,
+                "include_topic_authorized_operations": False,
+            },
+        )
+        return len(response.topics)
 
 
 def free_port() -> int:
@@ -214,6 +238,11 @@ class RssSampler:
                 if value:
                     self.samples.append((time.monotonic(), value))
             self._stop.wait(self.every)
+
+    def longest_gap(self) -> float:
+        """The longest time between two samples: > ``every`` when this process was starved."""
+        times = [at for at, _ in self.samples]
+        return max((b - a for a, b in itertools.pairwise(times)), default=0.0)
 
     def between(self, start: float, end: float) -> list[int]:
         return [kib for at, kib in self.samples if start <= at <= end]
@@ -582,6 +611,7 @@ def section_wire(args: argparse.Namespace, src: str | None) -> None:
                 target=attackers, args=(server.port, args.attackers, args.frames, args.seed, queue)
             )
             proc.start()
+            cpu_began = cpu_seconds(server.pid)
             result = None
             while result is None:
                 with contextlib.suppress(queue_module.Empty):
@@ -596,11 +626,13 @@ def section_wire(args: argparse.Namespace, src: str | None) -> None:
                     server.start()
             proc.join()
             attack_ended = time.monotonic()
+            cpu_used = cpu_seconds(server.pid) - cpu_began if server.alive() else 0.0
             time.sleep(1.0)
             timings, errors = good.finish()
         counts, seconds = result
         answers = server.answers()
         alive = server.alive()
+        topics = _topic_count(server.port)
         warnings = sum(1 for ln in server.lines if "WARNING" in ln or "warning" in ln.lower())
         server.stop()
     base = [lat for at, lat in timings if at < attack_began]
@@ -612,6 +644,11 @@ def section_wire(args: argparse.Namespace, src: str | None) -> None:
         f"parked >0.2 s {counts.parked:,}"
     )
     print(f"  server crashes {crashes}; alive at the end {alive}; answers ApiVersions {answers}")
+    print(
+        f"  server CPU during the attack {cpu_used:.0f} s of {attack_ended - attack_began:.0f} s "
+        f"wall; topics the attack created {topics - 1}; the benchmark's own 0.25 s RSS ticker "
+        f"was late by up to {rss.longest_gap():.1f} s (host starvation)"
+    )
     print(f"  good client alone:        {percentiles(base)}")
     print(f"  good client under attack: {percentiles(under)}  (errors {errors})")
     if base and under:
