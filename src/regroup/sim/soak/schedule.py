@@ -232,8 +232,9 @@ def fit_to_group(scenario: Scenario) -> Scenario:
     before it, in time order). A schedule is drawn in one order and sorted by
     time, and the minimiser removes ``start`` actions and shrinks the group, so
     an index can outrun the group; it is dropped here, and an action left with
-    no member is dropped with it (an index out of range used to be skipped by
-    the simulator, so a seed's run is the same either way).
+    no member is dropped with it. The simulator used to skip such an index, so
+    a seed does what it did before; only the step event of an action that
+    aimed at no existing member is gone from its log.
     """
     timed = sorted(
         ((start, index, action) for index, (start, action) in enumerate(scenario.timed_actions())),
