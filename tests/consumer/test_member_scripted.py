@@ -355,6 +355,39 @@ def test_a_failed_heartbeat_backs_off_and_resends_everything() -> None:
     assert member.next_deadline() == INTERVAL + 300  # exponential
 
 
+def test_a_retried_heartbeat_is_full_and_keeps_its_epoch() -> None:
+    """What a client sends when a heartbeat's answer was lost (the simulator's duplicated
+    request): Kafka resets the sent fields on failure, so the retry carries everything and
+    the coordinator answers it with the whole assignment (soak seed consumer 5525)."""
+    member = make_member()
+    joined(member, [0])
+    steady = heartbeat(member, INTERVAL)
+    assert steady.topic_partitions is None and steady.subscribed_topic_names is None
+    retry = member.retry_request(steady)
+    assert retry is not steady
+    assert retry.member_epoch == steady.member_epoch == 1
+    assert retry.member_id == steady.member_id
+    assert retry.subscribed_topic_names == ("foo",)
+    assert retry.rebalance_timeout_ms == 300000
+    assert owned(retry) == {FOO: (0,)}
+    # The member's own record of what it sent is unchanged: its next heartbeat is partial.
+    member.on_response(steady, response(1), INTERVAL)
+    assert heartbeat(member, 2 * INTERVAL).topic_partitions is None
+
+
+def test_a_leave_heartbeat_and_other_requests_are_retried_unchanged() -> None:
+    member = make_member()
+    joined(member, [0])
+    member.close(INTERVAL)
+    leave = heartbeat(member, INTERVAL)
+    assert leave.member_epoch == -1
+    assert member.retry_request(leave) is leave
+    other = OffsetCommitRequest(
+        group_id="g", generation_id_or_member_epoch=1, member_id="m", topics=()
+    )
+    assert member.retry_request(other) is other
+
+
 def test_load_in_progress_retries_with_backoff() -> None:
     member = make_member()
     member.subscribe(["foo"])

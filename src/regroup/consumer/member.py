@@ -102,6 +102,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Final
 
 from regroup.assignors.consumer.client_side import MemberAssignmentUpdate, PartitionAssignor
@@ -121,6 +122,7 @@ from regroup.consumer.member_config import (
 from regroup.consumer.member_heartbeat import (
     HeartbeatErrorAction,
     HeartbeatFields,
+    HeartbeatRequestBuilder,
     HeartbeatRequestManager,
     heartbeat_error_action,
 )
@@ -443,6 +445,23 @@ class ConsumerMember:
         )
         self._on_heartbeat_generated()
         return request
+
+    def retry_request(self, request: object) -> object:
+        """The request this client sends when ``request``'s answer is lost and it retries.
+
+        A ConsumerGroupHeartbeat is retried full: Kafka's client resets the sent fields
+        when a request fails (``ConsumerHeartbeatRequestManager.onFailure`` calls
+        ``HeartbeatState.reset``), so the next heartbeat carries every field and the
+        coordinator answers it with the whole assignment. It is built from a fresh
+        builder, so this member's own record of what it sent does not change (a full
+        request carries the values that record already holds); it keeps the request's
+        member epoch. A leave heartbeat (a negative epoch) and any other request are
+        retried unchanged.
+        """
+        if not isinstance(request, ConsumerGroupHeartbeatRequest) or request.member_epoch < 0:
+            return request
+        full = HeartbeatRequestBuilder().build(self._heartbeat_fields(), full=True)
+        return replace(full, member_epoch=request.member_epoch)
 
     def _heartbeat_fields(self) -> HeartbeatFields:
         return HeartbeatFields(

@@ -301,6 +301,15 @@ class SimConsumer:
         member.on_response(request, response, now)
         self.drive(now)
 
+    def retry_of(self, request: Any) -> Any:
+        """The request this consumer's client sends when it retries ``request`` (the
+        network delivered it twice, see ``regroup.sim.transport``): a KIP-848 member's
+        heartbeat is retried full (``ConsumerMember.retry_request``); anything else as is."""
+        member = self.member
+        if isinstance(member, ConsumerMember):
+            return member.retry_request(request)
+        return request
+
     def on_request_failed(self, request: Any, now: int) -> None:
         member = self.member
         if member is None:

@@ -48,7 +48,14 @@ handled twice by the coordinator, as when a client retries a request whose
 first attempt arrived but whose answer was lost (a broken connection, a
 timeout): the first copy is handled under a token nobody waits for
 (``-token``), so its replies are dropped, and the second under the request's
-own token, whose reply the consumer gets. A copied response is delivered
+own token, whose reply the consumer gets. The second copy is the retry as the
+client would build it (``SimConsumer.retry_of``): a classic request unchanged,
+a ConsumerGroupHeartbeat full, because Kafka's client resets the heartbeat's
+sent fields when a request fails (``ConsumerHeartbeatRequestManager.onFailure``
+calls ``heartbeatState.reset()``), and the coordinator answers a full request
+with the whole assignment. Sending the partial request twice instead would let
+the first copy take the new assignment and the second get none, a loss no
+Kafka client can meet. A copied response is delivered
 twice and the second copy dropped, as a Kafka client drops a response whose
 correlation id it no longer waits for.
 
@@ -157,8 +164,11 @@ class Transport:
             return
         if network.copy(now):
             # The first copy is handled under a token nobody waits for (``-token``): its
-            # answer is lost, as a client's first attempt is when it retries.
+            # answer is lost, as a client's first attempt is when it retries; the second is
+            # the retry as the client builds it (a full ConsumerGroupHeartbeat).
             self.world.at(arrival, self._deliver_copy, consumer, -token, request, self._epoch)
+            self.world.at(arrival, self._deliver, token, consumer.retry_of(request))
+            return
         self.world.at(arrival, self._deliver, token)
 
     def _deliver_copy(self, consumer: SimConsumer, token: int, request: Any, epoch: int) -> None:
@@ -169,14 +179,16 @@ class Transport:
             return
         self.apply(self.coordinator.handle(token, request, self.world.now_ms))
 
-    def _deliver(self, token: int) -> None:
+    def _deliver(self, token: int, retry: Any = None) -> None:
+        """A request reaches the coordinator (``retry``: the form a retry of it takes)."""
         entry = self._inflight.get(token)
         if entry is None:
             return
         consumer, _, request = entry
         if not self.network.delivers(consumer.client_id, COORDINATOR):
             return
-        self.apply(self.coordinator.handle(token, request, self.world.now_ms))
+        sent = request if retry is None else retry
+        self.apply(self.coordinator.handle(token, sent, self.world.now_ms))
 
     def apply(self, result: CoordinatorResult) -> None:
         """Emit a coordinator result's events, send its replies, re-arm its timer."""
