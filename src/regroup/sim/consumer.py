@@ -352,7 +352,10 @@ class SimConsumer:
                         committed.pop(tp, None)
                 emit(event)
         if isinstance(member, ClassicMember):
-            stable = member.state is ClassicState.STABLE
+            # A member that must rejoin (a partition count changed, a rebalance was
+            # enforced) is not stable, though its state stays STABLE until the
+            # application's next poll sends the JoinGroup (Kafka ``rejoinNeededOrPending``).
+            stable = member.state is ClassicState.STABLE and not member.rejoin_pending
             epoch = member.generation_id
         else:
             stable = member.state is ConsumerState.STABLE
