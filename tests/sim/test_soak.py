@@ -15,13 +15,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from regroup.cli.main import main
-from regroup.events import ScenarioStep
+from regroup.events import InvariantViolated, MemberLeft, RebalanceStarted, ScenarioStep
 from regroup.model import TopicPartition
 from regroup.sim.network import Network, NetworkConfig
 from regroup.sim.scenario import PROTOCOLS, Action, Scenario, ScenarioError, parse_scenario
 from regroup.sim.settings import Settings
 from regroup.sim.simulation import Simulation
-from regroup.sim.soak.check import SeedOutcome, Violation, run_scenario
+from regroup.sim.soak.check import SeedOutcome, Violation, classify_reports, run_scenario
 from regroup.sim.soak.files import scenario_to_data, write_scenario
 from regroup.sim.soak.minimise import minimise
 from regroup.sim.soak.schedule import (
@@ -350,3 +350,59 @@ def test_soak_command_exits_1_and_keeps_the_minimised_failure(
     kinds = sorted(a.action for a in minimised.actions)
     assert len(kinds) == 2 and kinds[0] == "coordinator_restart"
     assert kinds[1] in ("restart", "rolling_bounce")
+
+
+# -- Kafka's own gaps: counted, not reported (check.py Rules 2 and 3) ------------------------
+
+
+def _unowned(ts: int) -> InvariantViolated:
+    return InvariantViolated(
+        ts_ms=ts, group_id="g", invariant="all_partitions_owned",
+        detail="t-3 has no owner although the group is stable",
+    )  # fmt: skip
+
+
+def _left(ts: int, reason: str) -> MemberLeft:
+    return MemberLeft(ts_ms=ts, group_id="g", member_id="m", group_protocol="classic",
+                      reason=reason, instance_id="i")  # fmt: skip
+
+
+def test_a_static_rejoin_gap_lasts_from_the_replacement_to_the_next_rebalance() -> None:
+    replaced = _left(1, "replaced")
+    rebalance = RebalanceStarted(ts_ms=3, group_id="g", generation=2, reason="x")
+    events = [_unowned(0), replaced, _unowned(2), rebalance, _unowned(4)]
+    out = classify_reports(events, classic=True)
+    assert out.static_rejoin_gaps == 1
+    assert [v.ts_ms for v in out.violations] == [0, 4]
+    assert not out.static_gap_open
+    assert classify_reports(events[:3], classic=True).static_gap_open
+    # Only a replacement opens it, and only in a classic group (KIP-848 has no such gap).
+    other = [_left(1, "session_timeout"), _unowned(2)]
+    assert [v.ts_ms for v in classify_reports(other, classic=True).violations] == [2]
+    assert len(classify_reports(events, classic=False).violations) == 3
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["cooperative-seed1154-all_partitions_owned.json", "eager-seed6224-all_partitions_owned.json"],
+)
+def test_the_soaks_static_rejoin_gaps_are_counted_not_reported(name: str) -> None:
+    """Seeds 1154 and 6224: partitions a static member's stored assignment does not cover
+    stay unowned after it rejoins a Stable group (Kafka's, see check.py Rule 3)."""
+    path = Path(__file__).parent / "soak_regressions" / name
+    scenario = parse_scenario(json.loads(path.read_text()))
+    seed = int(name.split("seed")[1].split("-")[0])
+    outcome = run_scenario(scenario, scenario.protocols[0], seed)
+    assert outcome.violations == []
+    assert outcome.static_rejoin_gaps > 0
+
+
+def test_a_seed_past_its_step_budget_stops_and_is_reported() -> None:
+    scenario = draw_scenario("eager", 3, SMALL)
+    whole = run_scenario(scenario, "eager", 3)
+    assert whole.violations == [] and whole.steps > 100
+    cut = run_scenario(scenario, "eager", 3, max_steps=100)
+    assert cut.invariants == ["step_budget"]
+    assert cut.steps == 100 and cut.virtual_ms < whole.virtual_ms
+    assert "more than 100 steps" in cut.violations[0].detail
+

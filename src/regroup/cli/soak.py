@@ -184,6 +184,7 @@ def _print_text(report: dict[str, Any]) -> None:
         print(f"  faults drawn: {faults or 'none'}")
         print(
             f"  zombie overlaps (Kafka's, not violations): {totals['zombie_overlaps']}; "
+            f"static rejoin gaps (Kafka's, not violations): {totals['static_rejoin_gaps']}; "
             f"messages duplicated: {totals['messages_duplicated']}; "
             f"coordinator failovers: {totals['coordinator_restarts']}; largest group: "
             f"{totals['largest_group']['members']} members x "

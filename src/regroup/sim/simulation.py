@@ -211,7 +211,14 @@ class Simulation:
 
     # -- running ---------------------------------------------------------------------------------
 
-    def run(self, progress: Callable[[int, int], None] | None = None) -> RunResult:
+    def run(
+        self,
+        progress: Callable[[int, int], None] | None = None,
+        *,
+        max_steps: int | None = None,
+    ) -> RunResult:
+        """Run the scenario to its end; ``max_steps`` bounds the steps (the world raises
+        ``StepBudgetExceeded`` past it)."""
         end = self._duration
         self.journal.emit(
             SimulationStarted(
@@ -245,7 +252,9 @@ class Simulation:
                     progress(now, end)
 
         with tuned_collector():
-            self.world.run_until(end, on_advance=on_advance, after_step=self._after_step)
+            self.world.run_until(
+                end, on_advance=on_advance, after_step=self._after_step, max_steps=max_steps
+            )
         journal = self.journal
         journal.emit(SimulationEnded(ts_ms=end, group_id=self.group_id))
         for violation in journal.checker.finish(end):

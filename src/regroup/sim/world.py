@@ -16,6 +16,11 @@ Rule 4: a *step* is one action, run to its end. ``run_until`` calls
 action: what must look at the whole state between steps (the simulator's
 stability check) runs there, never inside an action.
 
+Rule 5: ``max_steps`` bounds one ``run_until``: the step after the last one
+allowed raises ``StepBudgetExceeded`` instead of running (a run that never
+reaches its end time, a livelock of actions at one millisecond, is stopped
+rather than left to spin; the soak uses it).
+
 This is the simulator's hot path. The actions of one millisecond share one
 list (a *bucket*), and only the distinct milliseconds are kept in a heap: a
 rebalance answers a thousand members in the same millisecond, and then a
@@ -30,10 +35,19 @@ import heapq
 from collections.abc import Callable
 from typing import Any, Final
 
-__all__ = ["World"]
+__all__ = ["StepBudgetExceeded", "World"]
 
 _push: Final = heapq.heappush
 _pop: Final = heapq.heappop
+
+
+class StepBudgetExceeded(RuntimeError):
+    """``run_until`` ran out of ``max_steps`` (Rule 5) at virtual time ``now_ms``."""
+
+    def __init__(self, max_steps: int, now_ms: int) -> None:
+        super().__init__(f"more than {max_steps} steps by virtual time {now_ms} ms")
+        self.max_steps = max_steps
+        self.now_ms = now_ms
 
 
 class World:
@@ -72,12 +86,14 @@ class World:
         *,
         on_advance: Callable[[int], None] | None = None,
         after_step: Callable[[], None] | None = None,
+        max_steps: int | None = None,
     ) -> None:
         """Run every action due at or before ``end_ms``, then set the clock to ``end_ms``.
 
         ``on_advance(now)`` is called each time the clock moves (progress reporting),
-        ``after_step()`` after each action (Rule 4).
+        ``after_step()`` after each action (Rule 4); ``max_steps`` bounds the run (Rule 5).
         """
+        budget = -1 if max_steps is None else max_steps
         times = self._times
         buckets = self._buckets
         steps = 0
@@ -95,6 +111,8 @@ class World:
                 # The bucket may grow while it runs (Rule 2): index, do not iterate.
                 index = 0
                 while index < len(bucket):
+                    if steps == budget:
+                        raise StepBudgetExceeded(budget, when)
                     action, args = bucket[index]
                     index += 1
                     action(*args)

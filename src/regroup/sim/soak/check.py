@@ -39,7 +39,30 @@ generation than the new owner's is therefore counted as a zombie overlap too
 acknowledged the revocation, so there every overlap with a member still in the
 group is a violation).
 
-Rule 3: ``extra_checks`` (tests only) adds checks of the finished run, so the
+Rule 3: one gap is Kafka's too, counted as ``static_rejoin_gaps`` and not
+reported: partitions a classic group leaves unowned after a static member
+rejoined *without a rebalance*. When a known static member joins again with a
+new member id while the group is Stable and its protocols are unchanged, the
+coordinator replaces it and hands it the stored assignment (Kafka
+``GroupCoordinator.updateStaticMemberAndRebalance``, "will not trigger
+rebalance"); if it is the leader it is told to skip the assignment and
+snapshots the metadata it sees now (KIP-814; ``ConsumerCoordinator``
+``onLeaderElected``: ``assignmentSnapshot = metadataSnapshot``). Partitions the
+stored assignment does not cover therefore stay unowned until the next
+rebalance: partitions added while the static member was away (the new process
+already sees them, so nothing looks changed), or partitions the assignor
+withheld from it for revocation (KIP-429) in a rebalance it never heard the end
+of. So from a ``member_left`` with reason ``replaced`` in a classic group until
+the next ``rebalance_started``, an ``all_partitions_owned`` report is such a
+gap, and so is an ``end_ownership`` report naming only unowned partitions while
+one is open at the end. (Found by seeds cooperative 1154 and eager 6224.)
+
+Rule 4: a seed has a step budget (``STEP_BUDGET``, about sixty times the steps
+of the largest drawn group): a run that takes more, a livelock or a storm of
+messages that never settles, stops there and is reported as ``step_budget``,
+so one seed can never stall a soak.
+
+Rule 5: ``extra_checks`` (tests only) adds checks of the finished run, so the
 minimiser can be shown a failure on a known condition without weakening a real
 invariant.
 """
@@ -48,20 +71,41 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from regroup.events import InvariantViolated, MemberJoined, MemberLeft, PartitionsAssigned
+from regroup.events import (
+    Event,
+    InvariantViolated,
+    MemberJoined,
+    MemberLeft,
+    PartitionsAssigned,
+    RebalanceStarted,
+)
 from regroup.sim.consumer import SimConsumer
 from regroup.sim.scenario import Scenario
 from regroup.sim.settings import Settings
 from regroup.sim.simulation import Simulation
 from regroup.sim.soak.schedule import fault_counts
 from regroup.sim.stability import StabilityWatch
+from regroup.sim.world import StepBudgetExceeded
 
-__all__ = ["END_CHECKS", "ExtraCheck", "SeedOutcome", "Violation", "run_scenario"]
+__all__ = [
+    "END_CHECKS",
+    "STEP_BUDGET",
+    "Classified",
+    "ExtraCheck",
+    "SeedOutcome",
+    "Violation",
+    "classify_reports",
+    "run_scenario",
+]
 
 END_CHECKS = ("group_settled", "end_ownership", "member_fatal")
+
+#: Steps one seed may take (Rule 4). The largest groups the soak draws (50 members x
+#: 500 partitions, 150 s of virtual time) take about 32,000.
+STEP_BUDGET = 2_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +131,8 @@ class SeedOutcome:
     wall_s: float
     steps: int
     zombie_overlaps: int = 0
+    #: Partitions left unowned after a static member rejoined without a rebalance (Rule 3).
+    static_rejoin_gaps: int = 0
     duplicated: int = 0
     coordinator_restarts: int = 0
     members: int = 0
@@ -132,7 +178,11 @@ def _fatal(consumer: SimConsumer) -> str | None:
     return "FATAL (no error raised to the application)"
 
 
-def _end_checks(sim: Simulation, outcome_fatal: list[str]) -> list[Violation]:
+def _end_checks(
+    sim: Simulation, outcome_fatal: list[str], gaps: list[str], *, static_gap_open: bool
+) -> list[Violation]:
+    """The end-of-run checks (Rule 1); fills ``outcome_fatal`` (expected fatal errors)
+    and ``gaps`` (an end-of-run static rejoin gap, Rule 3)."""
     now = sim.world.now_ms
     found: list[Violation] = []
     live: list[SimConsumer] = []
@@ -169,7 +219,9 @@ def _end_checks(sim: Simulation, outcome_fatal: list[str]) -> list[Violation]:
     expected = {(t, p) for t, n in sim.ctx.topics.items() for p in range(n)}
     missing = sorted(expected - set(owners))
     doubled = sorted(k for k, n in owners.items() if n > 1)
-    if missing or doubled:
+    if missing and not doubled and static_gap_open:
+        gaps.append(f"unowned at the end: {_names(missing)}")
+    elif missing or doubled:
         found.append(
             Violation(
                 "end_ownership",
@@ -186,41 +238,83 @@ def _names(partitions: Sequence[tuple[str, int]]) -> str:
     return (shown + more) or "none"
 
 
+@dataclass(slots=True)
+class Classified:
+    """The invariant reports of one run, sorted by Rules 2 and 3."""
+
+    violations: list[Violation] = field(default_factory=list)
+    zombie_overlaps: int = 0
+    static_rejoin_gaps: int = 0
+    #: Whether a static member was replaced without a rebalance since the last one (Rule 3).
+    static_gap_open: bool = False
+
+
+def classify_reports(events: Iterable[Event], *, classic: bool) -> Classified:
+    """Sort a run's ``invariant_violated`` reports into violations, zombie overlaps
+    (Rule 2) and static rejoin gaps (Rule 3), reading the events before each report."""
+    out = Classified()
+    removed: set[str] = set()  # members the coordinator removed and that did not rejoin
+    #: member -> the generation/epoch of its last assignment, as the member saw it.
+    assigned: dict[str, int] = {}
+    for event in events:
+        if isinstance(event, MemberLeft):
+            removed.add(event.member_id)
+            if classic and event.reason == "replaced":
+                out.static_gap_open = True
+        elif isinstance(event, RebalanceStarted):
+            out.static_gap_open = False
+        elif isinstance(event, MemberJoined):
+            removed.discard(event.member_id)
+        elif isinstance(event, PartitionsAssigned):
+            assigned[event.member_id] = event.generation_or_epoch
+        elif isinstance(event, InvariantViolated):
+            if out.static_gap_open and event.invariant == "all_partitions_owned":
+                out.static_rejoin_gaps += 1
+                continue
+            others = _others(event.invariant, event.detail)
+            newer = assigned.get(event.member_id or "", -1)
+            if others and all(
+                o in removed or (classic and assigned.get(o, newer) < newer) for o in others
+            ):
+                out.zombie_overlaps += 1
+                continue
+            out.violations.append(Violation(event.invariant, event.ts_ms, event.detail))
+    return out
+
+
 def run_scenario(
     scenario: Scenario,
     protocol: str,
     seed: int,
     *,
     extra_checks: Sequence[ExtraCheck] = (),
+    max_steps: int = STEP_BUDGET,
 ) -> SeedOutcome:
     """Run ``scenario`` under ``protocol`` with ``seed`` and check it (see the module rules)."""
     started = time.perf_counter()
     sim = Simulation(Settings(scenario, protocol=protocol, seed=seed), keep_events=True)
-    result = sim.run()
-    removed: set[str] = set()  # members the coordinator removed and that did not rejoin
-    #: member -> the generation/epoch of its last assignment, as the member saw it.
-    assigned: dict[str, int] = {}
-    classic = protocol != "consumer"
-    violations: list[Violation] = []
-    zombies = 0
-    for event in result.events:
-        if isinstance(event, MemberLeft):
-            removed.add(event.member_id)
-        elif isinstance(event, MemberJoined):
-            removed.discard(event.member_id)
-        elif isinstance(event, PartitionsAssigned):
-            assigned[event.member_id] = event.generation_or_epoch
-        elif isinstance(event, InvariantViolated):
-            others = _others(event.invariant, event.detail)
-            newer = assigned.get(event.member_id or "", -1)
-            if others and all(
-                o in removed or (classic and assigned.get(o, newer) < newer) for o in others
-            ):
-                zombies += 1
-                continue
-            violations.append(Violation(event.invariant, event.ts_ms, event.detail))
+    try:
+        result = sim.run(max_steps=max_steps)
+    except StepBudgetExceeded as stopped:
+        return SeedOutcome(
+            protocol=protocol,
+            seed=seed,
+            violations=[Violation("step_budget", stopped.now_ms, f"the run took {stopped}")],
+            faults=fault_counts(scenario),
+            virtual_ms=stopped.now_ms,
+            wall_s=time.perf_counter() - started,
+            steps=sim.world.steps,
+            members=sim.member_count,
+            partitions=sum(scenario.topics.values()),
+            invariants=["step_budget"],
+        )
+    classified = classify_reports(result.events, classic=protocol != "consumer")
+    violations = classified.violations
     fatal: list[str] = []
-    violations.extend(_end_checks(sim, fatal))
+    end_gap: list[str] = []
+    violations.extend(
+        _end_checks(sim, fatal, end_gap, static_gap_open=classified.static_gap_open)
+    )
     for check in extra_checks:
         violations.extend(check(sim))
     return SeedOutcome(
@@ -231,7 +325,8 @@ def run_scenario(
         virtual_ms=result.duration_ms,
         wall_s=time.perf_counter() - started,
         steps=result.steps,
-        zombie_overlaps=zombies,
+        zombie_overlaps=classified.zombie_overlaps,
+        static_rejoin_gaps=classified.static_rejoin_gaps + len(end_gap),
         duplicated=sim.network.duplicated,
         coordinator_restarts=sim.coordinator_restarts,
         members=sim.member_count,

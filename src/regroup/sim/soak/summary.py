@@ -25,6 +25,7 @@ class _Totals:
     wall_s: float = 0.0
     steps: int = 0
     zombie_overlaps: int = 0
+    static_rejoin_gaps: int = 0
     duplicated: int = 0
     coordinator_restarts: int = 0
     max_members: int = 0
@@ -40,6 +41,7 @@ class _Totals:
         self.wall_s += outcome.wall_s
         self.steps += outcome.steps
         self.zombie_overlaps += outcome.zombie_overlaps
+        self.static_rejoin_gaps += outcome.static_rejoin_gaps
         self.duplicated += outcome.duplicated
         self.coordinator_restarts += outcome.coordinator_restarts
         self.max_members = max(self.max_members, outcome.members)
@@ -56,6 +58,7 @@ class _Totals:
             "violations_by_invariant": dict(sorted(self.by_invariant.items())),
             "faults": dict(sorted(self.faults.items())),
             "zombie_overlaps": self.zombie_overlaps,
+            "static_rejoin_gaps": self.static_rejoin_gaps,
             "messages_duplicated": self.duplicated,
             "coordinator_restarts": self.coordinator_restarts,
             "largest_group": {"members": self.max_members, "partitions": self.max_partitions},
@@ -116,6 +119,7 @@ def outcome_row(outcome: SeedOutcome) -> dict[str, Any]:
         "wall_s": outcome.wall_s,
         "steps": outcome.steps,
         "zombie_overlaps": outcome.zombie_overlaps,
+        "static_rejoin_gaps": outcome.static_rejoin_gaps,
         "duplicated": outcome.duplicated,
         "coordinator_restarts": outcome.coordinator_restarts,
         "members": outcome.members,
@@ -135,6 +139,7 @@ def outcome_from_row(row: dict[str, Any]) -> SeedOutcome:
         wall_s=float(row["wall_s"]),
         steps=int(row["steps"]),
         zombie_overlaps=int(row["zombie_overlaps"]),
+        static_rejoin_gaps=int(row.get("static_rejoin_gaps", 0)),
         duplicated=int(row["duplicated"]),
         coordinator_restarts=int(row["coordinator_restarts"]),
         members=int(row["members"]),
