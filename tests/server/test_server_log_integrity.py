@@ -13,6 +13,7 @@ from crc32c import crc32c
 
 from regroup.model.errors import ErrorCode, KafkaProtocolError
 from regroup.server import log as log_module
+from regroup.server.cluster import ProduceCheck, check_produce, check_produce_records
 from regroup.server.log import Log, PartitionLog, encode_batch
 
 
@@ -123,6 +124,30 @@ def test_records_with_wrong_offset_deltas_are_invalid_record() -> None:
         part.append(one + _reseal(three))
     assert info.value.code == ErrorCode.INVALID_RECORD
     assert part.next_offset == 0  # nothing of the request is appended
+
+
+@pytest.mark.parametrize("version", [3, 7, 11])
+def test_a_produce_with_two_batches_for_one_partition_is_invalid_record(version: int) -> None:
+    """Kafka ``ProduceRequest.validateRecords``: from v3, exactly one batch per partition,
+    counted by the headers alone (so the rule wins over a bad second batch)."""
+    one, two = encode_batch([b"a"], 1_000), encode_batch([b"b", b"c"], 1_000)
+    broken = bytearray(two)
+    broken[-1] ^= 0xFF  # its CRC no longer matches
+    for records in (one + two, one + bytes(broken)):
+        with pytest.raises(KafkaProtocolError) as info:
+            check_produce_records(records, 1 << 20, version)
+        assert info.value.code == ErrorCode.INVALID_RECORD
+        assert info.value.message == (
+            f"Produce requests with version {version} are only allowed to contain exactly "
+            "one record batch per partition"
+        )
+    job = ProduceCheck(("t", 0), one + two, 1 << 20, version)
+    assert isinstance(check_produce([job])[("t", 0)], KafkaProtocolError)
+    # One batch, or one followed by bytes too short to be another, is the batch checks' call.
+    assert len(check_produce_records(one, 1 << 20, version)) == 1
+    with pytest.raises(KafkaProtocolError) as info:
+        check_produce_records(one + two[:30], 1 << 20, version)
+    assert info.value.code == ErrorCode.CORRUPT_MESSAGE
 
 
 def test_the_broker_assigns_offsets_whatever_base_offset_the_producer_sent() -> None:

@@ -35,10 +35,17 @@ from regroup.model.uuid import Uuid
 from regroup.server.codec import DecodedRequest, MalformedRequestError, response_class
 from regroup.server.kio_build import build, ms, to_uuid
 from regroup.server.log import Log, TopicLog, check_client_batches
-from regroup.server.record_batch import ClientBatch
+from regroup.server.record_batch import LOG_OVERHEAD, ClientBatch
 from regroup.server.versions import ADVERTISED
 
-__all__ = ["Checked", "Cluster", "FetchPlan", "ProduceCheck", "check_produce"]
+__all__ = [
+    "Checked",
+    "Cluster",
+    "FetchPlan",
+    "ProduceCheck",
+    "check_produce",
+    "check_produce_records",
+]
 
 #: One partition's records checked: its batches, or the error that refuses them all.
 Checked = list[ClientBatch] | KafkaProtocolError
@@ -51,7 +58,8 @@ class ProduceCheck:
     partition: tuple[str, int]
     records: bytes
     max_message_bytes: int
-    allow_zstd: bool
+    #: The Produce request's version.
+    version: int
 
 
 def check_produce(jobs: Sequence[ProduceCheck]) -> dict[tuple[str, int], Checked]:
@@ -59,12 +67,47 @@ def check_produce(jobs: Sequence[ProduceCheck]) -> dict[tuple[str, int], Checked
     out: dict[tuple[str, int], Checked] = {}
     for job in jobs:
         try:
-            out[job.partition] = check_client_batches(
-                job.records, job.max_message_bytes, job.allow_zstd
+            out[job.partition] = check_produce_records(
+                job.records, job.max_message_bytes, job.version
             )
         except KafkaProtocolError as exc:
             out[job.partition] = exc
     return out
+
+
+def check_produce_records(
+    records: bytes, max_message_bytes: int, version: int
+) -> list[ClientBatch]:
+    """One partition's records in a Produce of ``version``, checked as Kafka checks them.
+
+    First Kafka's ``ProduceRequest.validateRecords`` (from v3, which is every version
+    regroup serves): walking the batch headers only, the records must hold exactly one
+    batch, else ``INVALID_RECORD`` with Kafka's text (``KafkaApis.handleProduceRequest``
+    answers it for that partition alone). A batch counts when its length field fits the
+    bytes left, as Kafka's ``ByteBufferLogInputStream`` counts it; anything else is left to
+    the batch checks. Then every batch as ``check_client_batches`` checks it (zstd only
+    from v7).
+    """
+    if _whole_batches(records) > 1:
+        raise KafkaProtocolError(
+            ErrorCode.INVALID_RECORD,
+            f"Produce requests with version {version} are only allowed to contain exactly "
+            "one record batch per partition",
+        )
+    return check_client_batches(records, max_message_bytes, version >= 7)
+
+
+def _whole_batches(records: bytes) -> int:
+    """How many whole batches ``records`` holds, by their length fields alone."""
+    count = pos = 0
+    while len(records) - pos >= LOG_OVERHEAD:
+        length = int.from_bytes(records[pos + 8 : pos + 12], "big", signed=True)
+        size = length + LOG_OVERHEAD
+        if length <= 0 or size > len(records) - pos:
+            break
+        count += 1
+        pos += size
+    return count
 
 
 EARLIEST_TIMESTAMP = -2
@@ -318,7 +361,7 @@ class Cluster:
                             (topic_data.name, pdata.index),
                             bytes(pdata.records),
                             partition.max_message_bytes,
-                            req.api_version >= 7,
+                            req.api_version,
                         )
                     )
         return jobs
@@ -344,12 +387,15 @@ class Cluster:
                 elif pdata.records:
                     try:
                         before = partition.next_offset
-                        ready = None if checked is None else checked[(topic_data.name, pdata.index)]
+                        records = bytes(pdata.records)
+                        ready = (
+                            check_produce_records(records, partition.max_message_bytes, version)
+                            if checked is None
+                            else checked[(topic_data.name, pdata.index)]
+                        )
                         if isinstance(ready, KafkaProtocolError):
                             raise ready
-                        base = partition.append(
-                            bytes(pdata.records), allow_zstd=version >= 7, checked=ready
-                        )
+                        base = partition.append(records, checked=ready)
                         count = partition.next_offset - before
                         appended.append(
                             (topic_data.name, pdata.index, count, partition.next_offset)
