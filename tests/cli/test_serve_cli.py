@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -247,6 +248,51 @@ def test_serve_cli_runs_keeps_state_and_stops_on_sigterm(tmp_path: Path) -> None
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == 0
+
+
+def test_serve_out_of_descriptors_is_one_line_and_connections_wait(tmp_path: Path) -> None:
+    """Issue 20, defect 9: under ``ulimit -n 64`` a flood of connections is one rate-limited
+    warning (not a traceback per accept), the open connections are served meanwhile, and the
+    connections that waited are served once descriptors free up."""
+    import resource
+    import signal
+    import socket
+
+    def low_limit() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "regroup.cli.main", "serve", "--port", "0",
+         "--data-dir", str(tmp_path), "--log-level", "WARNING"],
+        stderr=subprocess.PIPE, text=True, preexec_fn=low_limit,
+    )  # fmt: skip
+    assert proc.stderr is not None
+    line = proc.stderr.readline()
+    assert "regroup serving on 127.0.0.1:" in line, line
+    port = int(line.rsplit(":", 1)[1])
+    hello = {"client_software_name": "t", "client_software_version": "1"}
+    flood: list[socket.socket] = []
+    try:
+        with WireClient("127.0.0.1", port) as kept:
+            assert kept.request(18, 3, hello).error_code.value == 0
+            flood = [socket.create_connection(("127.0.0.1", port)) for _ in range(90)]
+            time.sleep(1.0)  # the server has run out of descriptors and keeps retrying
+            assert kept.request(18, 3, hello).error_code.value == 0
+            for sock in flood:
+                sock.close()
+            flood = []
+            with WireClient("127.0.0.1", port, timeout=10) as late:
+                assert late.request(18, 3, hello).error_code.value == 0
+    finally:
+        for sock in flood:
+            sock.close()
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    warnings = [x for x in err.splitlines() if "out of file descriptors" in x]
+    assert len(warnings) == 1, err[-2000:]
+    assert "ulimit -n is 64" in warnings[0]
+    assert len([x for x in err.splitlines() if "file descriptors free again" in x]) == 1
+    assert "Traceback" not in err
 
 
 # -- a data dir the server refuses -----------------------------------------------------------

@@ -245,21 +245,64 @@ def test_server_closes_idle_and_half_sent_connections(
         assert running.call(lambda: running.server.stats["closed_idle"]) >= 2  # type: ignore[union-attr]
 
 
-def test_server_max_connections_closes_the_connections_over_the_limit(
+def test_server_max_connections_makes_a_new_connection_wait_for_a_slot(
     fast_options_factory: Callable[..., ServerOptions],
 ) -> None:
+    """Kafka's acceptor waits for a slot (``ConnectionQuotas.waitForConnectionSlot``): the
+    connection over the limit is not closed; it is served once another one closes."""
     options = fast_options_factory(limits=ServerLimits(max_connections=2))
+    hello = {"client_software_name": "t", "client_software_version": "1"}
     with BackgroundServer(options) as running:
+        assert running.server is not None
         first, second = _client(running), _client(running)
-        with first, second:
-            first.request(18, 3, {"client_software_name": "t", "client_software_version": "1"})
-            with socket.create_connection(("127.0.0.1", running.port)) as third:
-                assert _closed_by_server(third)
+        with second:
+            first.request(18, 3, hello)
+            second.request(18, 3, hello)
+            third = RawClient(running.port)
+            with third:
+                correlation, frame = RequestEncoder().encode(18, 3, hello)
+                third.send(frame)
+                # Waiting in the listening socket's backlog: no answer, not closed.
+                assert third.receive(within_s=0.5) is None
+                assert running.call(lambda: running.server.connections_waited) == 1  # type: ignore[union-attr]
+                first.close()  # a slot frees: the third is accepted and answered
+                answer = third.receive(within_s=10)
+                assert answer is not None and answer[:4] == correlation.to_bytes(4, "big")
             # The two within the limit still work.
-            answer = second.request(
-                18, 3, {"client_software_name": "t", "client_software_version": "1"}
-            )
-            assert answer.error_code.value == 0
+            assert second.request(18, 3, hello).error_code.value == 0
+
+
+class RawClient:
+    """A socket that sends bytes and reads one response frame (its body) or nothing."""
+
+    def __init__(self, port: int) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port))
+
+    def __enter__(self) -> RawClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.sock.close()
+
+    def send(self, frame: bytes) -> None:
+        self.sock.sendall(frame)
+
+    def receive(self, within_s: float) -> bytes | None:
+        self.sock.settimeout(within_s)
+        try:
+            head = self.sock.recv(4)
+            if len(head) < 4:
+                return None
+            size = int.from_bytes(head, "big")
+            body = b""
+            while len(body) < size:
+                chunk = self.sock.recv(size - len(body))
+                if not chunk:
+                    return None
+                body += chunk
+            return body
+        except TimeoutError:
+            return None
 
 
 def test_server_limits_have_kafkas_names_and_defaults() -> None:

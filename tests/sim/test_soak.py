@@ -405,4 +405,3 @@ def test_a_seed_past_its_step_budget_stops_and_is_reported() -> None:
     assert cut.invariants == ["step_budget"]
     assert cut.steps == 100 and cut.virtual_ms < whole.virtual_ms
     assert "more than 100 steps" in cut.violations[0].detail
-

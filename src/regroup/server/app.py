@@ -44,9 +44,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import itertools
 import logging
 import random
+import socket
+import ssl
 import struct
 import time
 from collections.abc import Callable, Coroutine, Hashable
@@ -61,6 +64,7 @@ from regroup.events import RecordsProduced
 from regroup.model.requests.classic import HeartbeatRequest, HeartbeatResponse
 from regroup.model.topic_partition import TopicPartition
 from regroup.server import codec, heartbeat_codec, large_requests, offset_topics
+from regroup.server.acceptor import Acceptor, ConnectionSlots, bind_listening_sockets
 from regroup.server.cluster import Cluster, check_produce
 from regroup.server.codec import (
     DecodedRequest,
@@ -78,7 +82,7 @@ from regroup.server.control import Control
 from regroup.server.events import EventSink
 from regroup.server.fetch_waiters import FetchWaiters
 from regroup.server.heartbeat_codec import HeartbeatDecodeError, RegroupHeartbeat
-from regroup.server.limits import RefusedConnection, ServerLimits, install_descriptor_warning
+from regroup.server.limits import ServerLimits
 from regroup.server.log import Log, encode_batch
 from regroup.server.log_limit import RateLimitedLog
 from regroup.server.mapping import GROUP_APIS
@@ -222,8 +226,11 @@ class RegroupServer:
         self._timer: asyncio.TimerHandle | None = None
         self._armed: int | None = None
         self._fetch_waiters = FetchWaiters()
-        self._server: asyncio.Server | None = None
-        self._servers: list[asyncio.Server] = []
+        #: One per listening socket (``regroup.server.acceptor``), sharing ``_slots``.
+        self._acceptors: list[Acceptor] = []
+        self._slots = ConnectionSlots(options.limits.max_connections)
+        #: Set by ``stop``: what ``serve_forever`` waits for.
+        self._stopped = asyncio.Event()
         self._connections: set[ConnectionProtocol] = set()
         self.max_frame_bytes = min(options.max_frame_bytes, options.limits.socket_request_max_bytes)
         self._idle_sweep: asyncio.TimerHandle | None = None
@@ -253,46 +260,62 @@ class RegroupServer:
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
         if self.security is None:
-            self._server = await self._loop.create_server(
-                self._new_connection, self.options.host, self.options.port
-            )
-            sock = self._server.sockets[0]
-            self.cluster.port = int(sock.getsockname()[1])
+            sockets = bind_listening_sockets(self.options.host, self.options.port)
+            for sock in sockets:
+                self._accept(sock, self._new_connection, None)
+            self.cluster.port = int(sockets[0].getsockname()[1])
             logger.info("regroup serving on %s:%d", self.options.host, self.cluster.port)
         else:
-            await self._listen(self.security)
-        install_descriptor_warning(self._loop, self.bad_input_log)
+            self._listen(self.security)
         self._sweep_idle()
         self._arm_offset_expiry()
         # Timers are not records: arm those of the groups rebuilt from the store
         # (session timeouts of replayed members, Kafka's onLoaded), then re-arm.
         self._apply(self.coordinator.on_loaded(self.now_ms()))
 
-    async def _listen(self, security: Security) -> None:
-        """One server per listener; the first one's address is the cluster's default."""
-        assert self._loop is not None
+    def _listen(self, security: Security) -> None:
+        """Sockets per listener; the first listener's address is the cluster's default."""
         for listener in security.listeners:
-            server = await self._loop.create_server(
-                lambda listener=listener: self._new_connection(listener),
-                listener.host,
-                listener.port,
-                ssl=security.ssl_for(listener),
-            )
-            self._servers.append(server)
-            port = int(server.sockets[0].getsockname()[1])
+            sockets = bind_listening_sockets(listener.host, listener.port)
+            for sock in sockets:
+                self._accept(
+                    sock,
+                    functools.partial(self._new_connection, listener),
+                    security.ssl_for(listener),
+                )
+            port = int(sockets[0].getsockname()[1])
             security.bound[listener] = (listener.host, port)
             logger.info("regroup serving %s on %s:%d", listener.name, listener.host, port)
-        self._server = self._servers[0]
         self.cluster.host, self.cluster.port = security.bound[security.listeners[0]]
 
+    def _accept(
+        self,
+        sock: socket.socket,
+        factory: Callable[[], asyncio.Protocol],
+        ssl_context: ssl.SSLContext | None,
+    ) -> None:
+        """Accept on ``sock`` while a ``max.connections`` slot is free (Kafka's acceptor)."""
+        acceptor = Acceptor(
+            sock,
+            factory,
+            self._forget_connection,
+            self._slots,
+            self.bad_input_log,
+            ssl_context,
+        )
+        acceptor.start()
+        self._acceptors.append(acceptor)
+
+    def _forget_connection(self, protocol: asyncio.Protocol) -> None:
+        assert isinstance(protocol, ConnectionProtocol)
+        self.connection_closed(protocol)
+
+    @property
+    def connections_waited(self) -> int:
+        """How many times a new connection waited for a ``max.connections`` slot."""
+        return self._slots.waits
+
     def _new_connection(self, listener: Listener | None = None) -> asyncio.Protocol:
-        limit = self.options.limits.max_connections
-        if len(self._connections) >= limit:
-            self.stats["connections_refused"] = self.stats.get("connections_refused", 0) + 1
-            self.bad_input_log.warning(
-                "max.connections (%d) reached: closing a new connection", limit
-            )
-            return RefusedConnection()
         security = self.security
         new_session = None
         if security is not None and listener is not None:
@@ -305,10 +328,9 @@ class RegroupServer:
         return protocol
 
     async def serve_forever(self) -> None:
-        if self._server is None:
+        if not self._acceptors:
             await self.start()
-        assert self._server is not None
-        await self._server.serve_forever()
+        await self._stopped.wait()
 
     def _sweep_idle(self) -> None:
         """Close connections idle for ``connections.max.idle.ms`` (Kafka ``Selector``).
@@ -347,10 +369,9 @@ class RegroupServer:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        for server in self._servers[1:]:
-            server.close()
-        if self._server is not None:
-            self._server.close()
+        for acceptor in self._acceptors:
+            await acceptor.close()
+        self._acceptors.clear()
         self._stopping = True
         for future in self._pending.values():
             if not future.done():
@@ -366,11 +387,7 @@ class RegroupServer:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
-        for server in self._servers[1:]:
-            await server.wait_closed()
-        if self._server is not None:
-            await self._server.wait_closed()
-            self._server = None
+        self._stopped.set()
         self.store.close()
         self.events.close()
         self.log.close()
@@ -445,8 +462,12 @@ class RegroupServer:
     # -- connections (``regroup.server.connection`` frames and orders them) ------------
 
     def connection_closed(self, protocol: ConnectionProtocol) -> None:
-        """Forget a closed connection and the coordinator replies it was waiting for."""
+        """Forget a closed connection and the coordinator replies it was waiting for; its
+        ``max.connections`` slot is free again. Called once or more per connection."""
+        if protocol not in self._connections:
+            return
         self._connections.discard(protocol)
+        self._slots.give_back()
         for token in protocol.state.parked:
             future = self._pending.pop(token, None)
             if future is not None and not future.done():

@@ -3,8 +3,8 @@
 - ``connections.max.idle.ms`` (600000): a connection with no bytes read or
   written for that long, and no request in flight, is closed (Kafka's
   ``Selector`` idle expiry), so a half-sent frame no longer holds it forever;
-- ``max.connections`` (2147483647): a connection over the limit is closed at
-  once, with one rate-limited warning (Kafka's acceptor waits for a slot);
+- ``max.connections`` (2147483647): over the limit, a new connection waits
+  for a slot, as with Kafka's acceptor (``regroup.server.acceptor``);
 - ``socket.request.max.bytes`` (104857600): a larger frame closes its connection;
 - ``message.max.bytes`` (1048588): a larger record batch is MESSAGE_TOO_LARGE;
 - ``fetch.max.bytes`` (57671680): the most record bytes in one Fetch response,
@@ -14,23 +14,17 @@
   and empty groups are removed (``offsets.retention.minutes``).
 
 Running out of file descriptors (``EMFILE``/``ENFILE`` while accepting) is one
-rate-limited line naming the limit, not a traceback a second (asyncio's
-default), and the server goes on serving the connections it has.
+rate-limited line naming the limit (``regroup.server.acceptor``, Rule 3), not a
+traceback a second, and the server goes on serving the connections it has.
 """
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
-import errno
-import resource
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
-from regroup.server.log_limit import RateLimitedLog
-
-__all__ = ["RefusedConnection", "ServerLimits", "install_descriptor_warning"]
+__all__ = ["ServerLimits"]
 
 INT32_MAX = 2_147_483_647
 
@@ -66,36 +60,3 @@ class ServerLimits:
             except ValueError:
                 raise ValueError(f"{key} must be an integer, got {raw!r}") from None
         return cls(**values)
-
-
-class RefusedConnection(asyncio.Protocol):
-    """A connection over ``max.connections``: closed as soon as it is made."""
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        transport.close()
-
-
-_OUT_OF_DESCRIPTORS = (errno.EMFILE, errno.ENFILE)
-
-
-def install_descriptor_warning(loop: asyncio.AbstractEventLoop, log: RateLimitedLog) -> None:
-    """Turn asyncio's accept-failure tracebacks on EMFILE/ENFILE into one rate-limited line."""
-    previous = loop.get_exception_handler()
-
-    def handle(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
-        exc = context.get("exception")
-        if isinstance(exc, OSError) and exc.errno in _OUT_OF_DESCRIPTORS:
-            soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
-            log.warning(
-                "out of file descriptors (%s, ulimit -n is %d): new connections wait; "
-                "raise the limit or close connections",
-                errno.errorcode.get(exc.errno or 0, exc.errno),
-                soft,
-            )
-            return
-        if previous is not None:
-            previous(loop, context)
-        else:
-            loop.default_exception_handler(context)
-
-    loop.set_exception_handler(handle)

@@ -312,9 +312,7 @@ def run_scenario(
     violations = classified.violations
     fatal: list[str] = []
     end_gap: list[str] = []
-    violations.extend(
-        _end_checks(sim, fatal, end_gap, static_gap_open=classified.static_gap_open)
-    )
+    violations.extend(_end_checks(sim, fatal, end_gap, static_gap_open=classified.static_gap_open))
     for check in extra_checks:
         violations.extend(check(sim))
     return SeedOutcome(
