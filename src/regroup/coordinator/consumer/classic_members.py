@@ -74,6 +74,7 @@ from regroup.coordinator.consumer.fencing import (
     replace_static_member,
     schedule_classic_timeout,
     schedule_session,
+    throw_if_instance_id_is_fenced,
 )
 from regroup.coordinator.consumer.group_configs import consumer_semantics
 from regroup.coordinator.consumer.rebalance import bump_epoch, emit_assignment_changed
@@ -344,12 +345,7 @@ def _member(
                 ErrorCode.UNKNOWN_MEMBER_ID,
                 f"Member with instance id {instance_id} is not a member of group {group_id}.",
             )
-        if found.member_id != member_id:
-            raise _error(
-                ErrorCode.FENCED_INSTANCE_ID,
-                f"Static member {member_id} with instance id {instance_id} was fenced by "
-                f"member {found.member_id}.",
-            )
+        throw_if_instance_id_is_fenced(found, member_id, instance_id)
     if found.classic_member_metadata is None:
         raise _error(
             ErrorCode.UNKNOWN_MEMBER_ID, f"Member {member_id} does not use the classic protocol."

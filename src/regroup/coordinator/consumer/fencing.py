@@ -13,6 +13,8 @@ and ``scheduleConsumerGroupSyncTimeout``.
   group epoch bumped so that the others rebalance. Or, when it was the last
   member speaking KIP-848 among classic ones, the online downgrade instead
   (``downgrade``).
+* ``throw_if_instance_id_is_fenced``: a static member replaced by a newer
+  instance of itself is fenced (FENCED_INSTANCE_ID).
 * ``replace_static_member``: a static member back under a new member id takes
   the old member's target and current assignment, so nothing moves (KIP-345).
 * The timers (keys in ``timers``): a session timer per member, re-armed by each
@@ -40,6 +42,7 @@ from regroup.coordinator.consumer.txn import ConsumerTxn, after_operation
 from regroup.coordinator.result import CoordinatorResult
 from regroup.coordinator.state import GroupCoordinatorState
 from regroup.events.schema import MemberLeft
+from regroup.model.errors import ErrorCode, KafkaProtocolError
 
 __all__ = [
     "fence_member",
@@ -49,6 +52,7 @@ __all__ = [
     "schedule_classic_timeout",
     "schedule_rebalance",
     "schedule_session",
+    "throw_if_instance_id_is_fenced",
 ]
 
 
@@ -94,6 +98,21 @@ def fence_member(txn: ConsumerTxn, member: ConsumerGroupMember, reason: str) -> 
         txn.write(records.regex_tombstone(txn.group_id, regex))
     bump_epoch(txn, f"member_left:{reason}")
     drop_in_flight(txn.state, txn.group_id, member.member_id)
+
+
+def throw_if_instance_id_is_fenced(
+    found: ConsumerGroupMember, member_id: str, instance_id: str
+) -> None:
+    """Kafka ``throwIfInstanceIdIsFenced``: the static member the group holds under
+    ``instance_id`` must be the one asking (``member_id``); a newer instance of it replaced
+    this one, which is FENCED_INSTANCE_ID (KIP-345). For ConsumerGroupHeartbeat and for a
+    classic member of a consumer group alike."""
+    if found.member_id != member_id:
+        raise KafkaProtocolError(
+            ErrorCode.FENCED_INSTANCE_ID,
+            f"Static member {member_id} with instance id {instance_id} was fenced by "
+            f"member {found.member_id}.",
+        )
 
 
 def replace_static_member(

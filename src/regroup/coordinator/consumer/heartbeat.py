@@ -95,6 +95,7 @@ from regroup.coordinator.consumer.fencing import (
     replace_static_member,
     schedule_rebalance,
     schedule_session,
+    throw_if_instance_id_is_fenced,
 )
 from regroup.coordinator.consumer.group_configs import consumer_semantics, heartbeat_interval_ms
 from regroup.coordinator.consumer.rebalance import (
@@ -414,12 +415,7 @@ def _find_member(
                 ErrorCode.UNKNOWN_MEMBER_ID,
                 f"Instance id {req.instance_id} is unknown.",
             )
-        if found.member_id != member_id:
-            raise KafkaProtocolError(
-                ErrorCode.FENCED_INSTANCE_ID,
-                f"Static member {member_id} with instance id {req.instance_id} was fenced by "
-                f"member {found.member_id}.",
-            )
+        throw_if_instance_id_is_fenced(found, member_id, req.instance_id)
     else:
         found = group.members.get(member_id)
         if found is None:
