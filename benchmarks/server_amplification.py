@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from regroup.server.app import RegroupServer, ServerOptions
-from regroup.server.client import RequestEncoder
+from regroup.server.client import RequestEncoder, fetch_values
 from regroup.server.connection import ConnectionState
 from regroup.server.log import encode_batch
 
@@ -52,34 +52,9 @@ def _fetch(topic: str, partitions: list[int], max_bytes: int, wait_ms: int = 0) 
     return _body(
         1,
         12,
-        {
-            "cluster_id": None,
-            "replica_id": -1,
-            "max_wait": wait_ms,
-            "min_bytes": 1,
-            "max_bytes": max_bytes,
-            "isolation_level": 0,
-            "session_id": 0,
-            "session_epoch": -1,
-            "forgotten_topics_data": (),
-            "rack_id": "",
-            "topics": [
-                {
-                    "topic": topic,
-                    "partitions": [
-                        {
-                            "partition": p,
-                            "current_leader_epoch": -1,
-                            "fetch_offset": 0,
-                            "last_fetched_epoch": -1,
-                            "log_start_offset": -1,
-                            "partition_max_bytes": 2**31 - 1,
-                        }
-                        for p in partitions
-                    ],
-                }
-            ],
-        },
+        fetch_values(
+            topic, [(p, 0, 2**31 - 1) for p in partitions], max_bytes=max_bytes, max_wait_ms=wait_ms
+        ),
     )
 
 

@@ -70,7 +70,7 @@ from typing import Any
 
 from kio.records.readers import read_batch
 
-from regroup.server.client import WireClient
+from regroup.server.client import WireClient, fetch_values
 from regroup.server.fuzz import mutate, seeds
 from regroup.server.log import encode_batch
 
@@ -371,33 +371,7 @@ def fetch_all(client: WireClient, partition: int) -> dict[int, bytes]:
         response = client.request(
             1,
             12,
-            {
-                "cluster_id": None,
-                "replica_id": -1,
-                "max_wait": 0,
-                "min_bytes": 1,
-                "max_bytes": 8 << 20,
-                "isolation_level": 0,
-                "session_id": 0,
-                "session_epoch": -1,
-                "forgotten_topics_data": (),
-                "rack_id": "",
-                "topics": [
-                    {
-                        "topic": TOPIC,
-                        "partitions": [
-                            {
-                                "partition": partition,
-                                "current_leader_epoch": -1,
-                                "fetch_offset": offset,
-                                "last_fetched_epoch": -1,
-                                "log_start_offset": -1,
-                                "partition_max_bytes": 8 << 20,
-                            }
-                        ],
-                    }
-                ],
-            },
+            fetch_values(TOPIC, [(partition, offset, 8 << 20)], max_bytes=8 << 20),
         )
         part = response.responses[0].partitions[0]
         data = part.records or b""

@@ -22,7 +22,7 @@ from regroup.model.requests.offsets import (
 )
 from regroup.server import large_requests
 from regroup.server.app import RegroupServer, ServerOptions
-from regroup.server.client import RequestEncoder
+from regroup.server.client import RequestEncoder, fetch_values
 from regroup.server.connection import ConnectionState
 from regroup.server.fetch_waiters import FetchWaiters
 from regroup.server.log import Log, encode_batch
@@ -32,34 +32,9 @@ ENC = RequestEncoder("test")
 
 def _fetch_body(partitions: list[tuple[int, int]], max_bytes: int, wait_ms: int = 0) -> bytes:
     """Fetch v12 of topic ``big``: (partition, partition_max_bytes) pairs."""
-    values = {
-        "cluster_id": None,
-        "replica_id": -1,
-        "max_wait": wait_ms,
-        "min_bytes": 1,
-        "max_bytes": max_bytes,
-        "isolation_level": 0,
-        "session_id": 0,
-        "session_epoch": -1,
-        "forgotten_topics_data": (),
-        "rack_id": "",
-        "topics": [
-            {
-                "topic": "big",
-                "partitions": [
-                    {
-                        "partition": p,
-                        "current_leader_epoch": -1,
-                        "fetch_offset": 0,
-                        "last_fetched_epoch": -1,
-                        "log_start_offset": -1,
-                        "partition_max_bytes": limit,
-                    }
-                    for p, limit in partitions
-                ],
-            }
-        ],
-    }
+    values = fetch_values(
+        "big", [(p, 0, limit) for p, limit in partitions], max_bytes=max_bytes, max_wait_ms=wait_ms
+    )
     return ENC.encode(1, 12, values)[1][4:]
 
 

@@ -10,7 +10,7 @@ from kio.index import load_response_schema
 from kio.serial import entity_reader
 
 from regroup.server.background import BackgroundServer
-from regroup.server.client import WireClient, WireClientError
+from regroup.server.client import WireClient, WireClientError, fetch_values
 
 
 def _client(server: BackgroundServer) -> WireClient:
@@ -19,33 +19,9 @@ def _client(server: BackgroundServer) -> WireClient:
 
 def _fetch_empty(wait_ms: int) -> dict[str, Any]:
     """A Fetch of an empty partition with ``min_bytes`` 1: the server waits ``wait_ms``."""
-    return {
-        "cluster_id": None,
-        "replica_id": -1,
-        "max_wait": wait_ms,
-        "min_bytes": 1,
-        "max_bytes": 1 << 20,
-        "isolation_level": 1,
-        "session_id": 0,
-        "session_epoch": -1,
-        "forgotten_topics_data": (),
-        "rack_id": "",
-        "topics": [
-            {
-                "topic": "quiet",
-                "partitions": [
-                    {
-                        "partition": 0,
-                        "current_leader_epoch": -1,
-                        "fetch_offset": 0,
-                        "last_fetched_epoch": -1,
-                        "log_start_offset": -1,
-                        "partition_max_bytes": 1 << 20,
-                    }
-                ],
-            }
-        ],
-    }
+    return fetch_values(
+        "quiet", [(0, 0, 1 << 20)], max_bytes=1 << 20, max_wait_ms=wait_ms, isolation_level=1
+    )
 
 
 def _correlation(api_key: int, version: int, frame: bytes) -> int:

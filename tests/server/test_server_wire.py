@@ -15,7 +15,7 @@ from kio.records.readers import read_batch
 from regroup.events import event_from_json_line
 from regroup.server.app import ServerOptions
 from regroup.server.background import BackgroundServer
-from regroup.server.client import WireClient, WireClientError
+from regroup.server.client import WireClient, WireClientError, fetch_values
 from regroup.server.kio_build import to_uuid
 from regroup.server.log import encode_batch
 from regroup.server.versions import ADVERTISED
@@ -153,33 +153,9 @@ def test_server_produce_fetch_and_list_offsets(server: BackgroundServer) -> None
         fetched = client.request(
             1,
             12,
-            {
-                "cluster_id": None,
-                "replica_id": -1,
-                "max_wait": 100,
-                "min_bytes": 1,
-                "max_bytes": 1 << 20,
-                "isolation_level": 1,
-                "session_id": 0,
-                "session_epoch": -1,
-                "forgotten_topics_data": (),
-                "rack_id": "",
-                "topics": [
-                    {
-                        "topic": "auto",
-                        "partitions": [
-                            {
-                                "partition": 1,
-                                "current_leader_epoch": -1,
-                                "fetch_offset": 0,
-                                "last_fetched_epoch": -1,
-                                "log_start_offset": -1,
-                                "partition_max_bytes": 1 << 20,
-                            }
-                        ],
-                    }
-                ],
-            },
+            fetch_values(
+                "auto", [(1, 0, 1 << 20)], max_bytes=1 << 20, max_wait_ms=100, isolation_level=1
+            ),
         )
         part = fetched.responses[0].partitions[0]
         assert part.high_watermark == 2

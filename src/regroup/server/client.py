@@ -12,6 +12,7 @@ import io
 import socket
 import ssl
 import struct
+from collections.abc import Iterable
 from typing import Any
 
 from kio.index import load_request_schema, load_response_schema
@@ -21,7 +22,7 @@ from regroup.server import assignor_rpc
 from regroup.server.kio_build import build
 from regroup.server.versions import INSTALL_ASSIGNMENT_KEY, PREPARE_ASSIGNMENT_KEY
 
-__all__ = ["RequestEncoder", "WireClient", "WireClientError"]
+__all__ = ["RequestEncoder", "WireClient", "WireClientError", "fetch_values"]
 
 _PRIVATE = (PREPARE_ASSIGNMENT_KEY, INSTALL_ASSIGNMENT_KEY)
 
@@ -70,6 +71,47 @@ def _encode(encoder: RequestEncoder, api_key: int, version: int, values: Any) ->
     data = out.getbuffer()
     struct.pack_into(">i", data, 0, len(data) - 4)
     return cid, bytes(data)
+
+
+def fetch_values(
+    topic: str,
+    partitions: Iterable[tuple[int, int, int]],
+    *,
+    max_bytes: int,
+    max_wait_ms: int = 0,
+    isolation_level: int = 0,
+) -> dict[str, Any]:
+    """The values of a consumer's sessionless Fetch v4-v12 (replica -1, KIP-227 session 0 and
+    epoch -1) of one topic by name; each partition is (partition, fetch offset, partition max
+    bytes). For tests and benchmarks that read a partition without a Kafka client."""
+    return {
+        "cluster_id": None,
+        "replica_id": -1,
+        "max_wait": max_wait_ms,
+        "min_bytes": 1,
+        "max_bytes": max_bytes,
+        "isolation_level": isolation_level,
+        "session_id": 0,
+        "session_epoch": -1,
+        "forgotten_topics_data": (),
+        "rack_id": "",
+        "topics": [
+            {
+                "topic": topic,
+                "partitions": [
+                    {
+                        "partition": partition,
+                        "current_leader_epoch": -1,
+                        "fetch_offset": offset,
+                        "last_fetched_epoch": -1,
+                        "log_start_offset": -1,
+                        "partition_max_bytes": partition_max_bytes,
+                    }
+                    for partition, offset, partition_max_bytes in partitions
+                ],
+            }
+        ],
+    }
 
 
 class RequestEncoder:
