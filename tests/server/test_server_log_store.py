@@ -119,6 +119,20 @@ def test_server_store_compacts_by_key_and_replays_in_order(tmp_path: Path) -> No
     again.close()
 
 
+def test_server_store_rows_are_the_records_json_text(tmp_path: Path) -> None:
+    """A row holds ``CoordinatorRecord.to_json`` exactly (the store builds it from one
+    ``to_dict`` shared with the row key), so the format docs/formats describe is the file's."""
+    import sqlite3
+
+    records = [_commit("g", 0, 1), _commit("h", 3, 7)]
+    store = SqliteRecordStore(tmp_path / "c.db")
+    store.append(records)
+    store.close()
+    with sqlite3.connect(tmp_path / "c.db") as db:
+        rows = [text for (text,) in db.execute("SELECT record FROM records ORDER BY seq")]
+    assert rows == [r.to_json() for r in records]
+
+
 @settings(max_examples=25, deadline=None)
 @given(
     st.lists(st.tuples(st.integers(0, 3), st.one_of(st.none(), st.integers(0, 100))), max_size=30)

@@ -36,7 +36,7 @@ import sqlite3
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from regroup.model.codec import CodecError
 from regroup.records import CoordinatorRecord
@@ -84,8 +84,8 @@ class RecordStore(Protocol):
     def close(self) -> None: ...
 
 
-def _key_text(record: CoordinatorRecord) -> str:
-    data = record.to_dict()
+def _key_text(data: dict[str, Any]) -> str:
+    """The row key of a record, from its ``to_dict`` form."""
     return json.dumps([data["type"], data["key"]], separators=(",", ":"), sort_keys=True)
 
 
@@ -120,14 +120,15 @@ class SqliteRecordStore:
         cursor.execute("BEGIN IMMEDIATE")
         try:
             for record in batch:
-                key = _key_text(record)
+                data = record.to_dict()  # once: the key and the row (``to_json``'s text)
+                key = _key_text(data)
                 if record.is_tombstone:
                     cursor.execute("DELETE FROM records WHERE record_key = ?", (key,))
                 else:
                     self._seq += 1
                     cursor.execute(
                         "INSERT OR REPLACE INTO records (record_key, seq, record) VALUES (?, ?, ?)",
-                        (key, self._seq, record.to_json()),
+                        (key, self._seq, json.dumps(data, separators=(",", ":"))),
                     )
             cursor.execute("COMMIT")
         except BaseException:
