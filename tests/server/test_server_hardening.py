@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 import random
@@ -12,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from regroup.server.acceptor import Acceptor, ConnectionSlots, bind_listening_sockets
 from regroup.server.app import RegroupServer, ServerOptions
 from regroup.server.background import BackgroundServer
 from regroup.server.client import RequestEncoder, WireClient
@@ -270,6 +272,50 @@ def test_server_max_connections_makes_a_new_connection_wait_for_a_slot(
                 assert answer is not None and answer[:4] == correlation.to_bytes(4, "big")
             # The two within the limit still work.
             assert second.request(18, 3, hello).error_code.value == 0
+
+
+def test_connection_slots_are_shared_by_listeners_and_an_idle_one_holds_none() -> None:
+    """Rule 1 of ``regroup.server.acceptor``: a slot is taken after accept, so a second
+    listener that nobody connects to does not hold one; over the limit, the accepted
+    connection waits and is made once a slot is given back."""
+
+    async def run() -> None:
+        slots = ConnectionSlots(1)
+        made: list[asyncio.Transport] = []
+
+        class Counted(asyncio.Protocol):
+            def connection_made(self, transport: asyncio.BaseTransport) -> None:
+                assert isinstance(transport, asyncio.Transport)
+                made.append(transport)
+
+            def connection_lost(self, exc: Exception | None) -> None:
+                slots.give_back()
+
+        log = RateLimitedLog(logging.getLogger("test"))
+        socks = [bind_listening_sockets("127.0.0.1", 0)[0] for _ in range(2)]
+        acceptors = [Acceptor(s, Counted, lambda p: None, slots, log) for s in socks]
+        for acceptor in acceptors:
+            acceptor.start()
+        writers = []
+        try:
+            for sock in (socks[1], socks[0]):
+                _, writer = await asyncio.open_connection(*sock.getsockname()[:2])
+                writers.append(writer)
+            await asyncio.sleep(0.2)
+            assert len(made) == 1 and slots.used == 1 and slots.waits == 1
+            made[0].close()  # its slot comes back: the waiting one is made
+            for _ in range(100):
+                if len(made) == 2:
+                    break
+                await asyncio.sleep(0.02)
+            assert len(made) == 2 and slots.used == 1
+        finally:
+            for writer in writers:
+                writer.close()
+            for acceptor in acceptors:
+                await acceptor.close()
+
+    asyncio.run(run())
 
 
 class RawClient:

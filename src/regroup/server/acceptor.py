@@ -6,10 +6,12 @@ connections, its acceptor waits until one closes before it takes the next. A
 client over the limit is not refused: its connection waits in the listening
 socket's backlog (it sees a slow connect) and is served once a slot frees.
 
-Rule 1 (``ConnectionSlots``): a slot is taken *before* ``accept`` and given back
-when that connection ends, or at once if it never became one (the accept or the
-TLS handshake failed). Every listener takes its slots from the one broker-wide
-count.
+Rule 1 (``ConnectionSlots``): as in Kafka, the acceptor accepts a socket and
+then takes a slot for it, waiting while there is none; meanwhile it accepts
+nothing more, so later clients wait in the backlog. The slot is given back when
+that connection ends, or at once if it never became one (its TLS handshake
+failed). Every listener takes its slots from the one broker-wide count, and an
+idle listener holds none.
 
 Rule 2: each accepted socket is connected (and its TLS handshake run) in a task
 of its own, so one slow or silent client never holds up the next accept.
@@ -154,14 +156,9 @@ class Acceptor:
         loop = asyncio.get_running_loop()
         slots = self._slots
         while True:
-            await slots.take()
             try:
                 conn, _ = await loop.sock_accept(self.sock)
-            except asyncio.CancelledError:
-                slots.give_back()
-                raise
             except OSError as exc:
-                slots.give_back()
                 if exc.errno not in _OUT_OF_DESCRIPTORS:
                     self._log.warning("accepting a connection failed: %s", exc)
                 elif not self._starved:
@@ -181,6 +178,11 @@ class Acceptor:
                     self._starved,
                 )
                 self._starved = 0
+            try:
+                await slots.take()  # Rule 1: this acceptor accepts nothing more meanwhile
+            except asyncio.CancelledError:
+                conn.close()
+                raise
             task = loop.create_task(self._connect(conn))
             self._connecting.add(task)
             task.add_done_callback(self._connecting.discard)
