@@ -382,6 +382,20 @@ def test_a_static_rejoin_gap_lasts_from_the_replacement_to_the_next_rebalance() 
     assert len(classify_reports(events, classic=False).violations) == 3
 
 
+def test_a_removed_member_taking_partitions_is_a_zombie_overlap() -> None:
+    """KIP-848 seed 5170: a member whose session expired finishes the reconciliation it had
+    begun and takes partitions a live member holds: a zombie, like one that keeps its own."""
+    taken = InvariantViolated(
+        ts_ms=5, group_id="g", invariant="exclusive_ownership", member_id="z",
+        detail="t-1 assigned to z while live still owns it",
+    )  # fmt: skip
+    left = MemberLeft(ts_ms=1, group_id="g", member_id="z", group_protocol="consumer",
+                      reason="session_timeout")  # fmt: skip
+    out = classify_reports([left, taken], classic=False)
+    assert out.violations == [] and out.zombie_overlaps == 1
+    assert len(classify_reports([taken], classic=False).violations) == 1
+
+
 @pytest.mark.parametrize(
     "name",
     ["cooperative-seed1154-all_partitions_owned.json", "eager-seed6224-all_partitions_owned.json"],

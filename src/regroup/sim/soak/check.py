@@ -21,11 +21,17 @@ rebalance timeout, fenced) may still hold and process its partitions until it
 notices, in Kafka as in the simulator (see the invariants module, Rule 1), so an
 ``exclusive_ownership`` report whose earlier owners had all been removed by the
 coordinator (and had not joined again since) is counted as ``zombie_overlaps``,
-not as a violation. So is a ``commit_by_owner`` report whose named owners are
-all such zombies: the committing member owned the partition in the group the
-coordinator knows and gave it up (the checker's own "nobody's partition" case,
-seen from the coordinator). A zombie's own commits are still checked: Kafka
-fences them by generation/epoch, and a stored one is a violation.
+not as a violation. So is an ``exclusive_ownership`` report whose *new* owner is
+such a zombie: a removed member that has not noticed yet still finishes the
+reconciliation it had begun, and takes the partitions its last heartbeat
+response gave it, which the coordinator may have given to a live member since
+(KIP-848 seed 5170: a member's session expired while it was stalled in a batch;
+when the batch ended, its pending reconciliation took partitions a live member
+held). So is a ``commit_by_owner`` report whose named owners are all such
+zombies: the committing member owned the partition in the group the coordinator
+knows and gave it up (the checker's own "nobody's partition" case, seen from the
+coordinator). A zombie's own commits are still checked: Kafka fences them by
+generation/epoch, and a stored one is a violation.
 
 Classic groups have a second kind of stale owner (eager and cooperative): a
 member that did not rejoin before the rebalance timeout. The coordinator
@@ -270,6 +276,9 @@ def classify_reports(events: Iterable[Event], *, classic: bool) -> Classified:
         elif isinstance(event, InvariantViolated):
             if out.static_gap_open and event.invariant == "all_partitions_owned":
                 out.static_rejoin_gaps += 1
+                continue
+            if event.invariant == "exclusive_ownership" and event.member_id in removed:
+                out.zombie_overlaps += 1  # a zombie finishing a reconciliation it had begun
                 continue
             others = _others(event.invariant, event.detail)
             newer = assigned.get(event.member_id or "", -1)
