@@ -65,7 +65,7 @@ from kio.serial import entity_reader
 from regroup.coordinator.config import GroupCoordinatorConfig
 from regroup.server import codec, heartbeat_codec
 from regroup.server.app import RegroupServer, ServerOptions
-from regroup.server.client import RequestEncoder
+from regroup.server.client import RequestEncoder, join_group_values, sync_group_values
 from regroup.server.connection import ConnectionProtocol, ConnectionState
 from regroup.server.mapping import GROUP_APIS
 
@@ -206,31 +206,13 @@ def member_id(rng: random.Random) -> str:
 
 
 async def classic_member(conn: Conn, group: str) -> bytes:
-    join = {
-        "group_id": group,
-        "session_timeout": 45_000,
-        "rebalance_timeout": 60_000,
-        "group_instance_id": None,
-        "protocol_type": "consumer",
-        "reason": None,
-        "protocols": [
-            {"name": "range", "metadata": b"\x00\x00\x00\x00\x00\x01\x00\x05bench\xff\xff\xff\xff"}
-        ],
-    }
+    join = join_group_values(group, b"\x00\x00\x00\x00\x00\x01\x00\x05bench\xff\xff\xff\xff")
     first = await conn.call(11, 9, {**join, "member_id": ""})
     joined = await conn.call(11, 9, {**join, "member_id": first.member_id})
     await conn.call(
         14,
         5,
-        {
-            "group_id": group,
-            "generation_id": joined.generation_id,
-            "member_id": joined.member_id,
-            "group_instance_id": None,
-            "protocol_type": "consumer",
-            "protocol_name": "range",
-            "assignments": [{"member_id": joined.member_id, "assignment": b""}],
-        },
+        sync_group_values(group, joined.generation_id, joined.member_id),
     )
     _, frame = conn.encoder.encode(
         12,

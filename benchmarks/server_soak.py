@@ -70,7 +70,7 @@ from typing import Any
 
 from kio.records.readers import read_batch
 
-from regroup.server.client import WireClient, fetch_values
+from regroup.server.client import WireClient, fetch_values, join_group_values, sync_group_values
 from regroup.server.fuzz import mutate, seeds
 from regroup.server.log import encode_batch
 
@@ -393,31 +393,13 @@ def fetch_all(client: WireClient, partition: int) -> dict[int, bytes]:
 
 
 def join_classic(client: WireClient, group: str) -> tuple[int, str]:
-    join = {
-        "group_id": group,
-        "session_timeout": 45_000,
-        "rebalance_timeout": 60_000,
-        "group_instance_id": None,
-        "protocol_type": "consumer",
-        "reason": None,
-        "protocols": [
-            {"name": "range", "metadata": b"\x00\x01\x00\x00\x00\x01\x00\x04soak\xff\xff\xff\xff"}
-        ],
-    }
+    join = join_group_values(group, b"\x00\x01\x00\x00\x00\x01\x00\x04soak\xff\xff\xff\xff")
     first = client.request(11, 9, {**join, "member_id": ""})
     joined = client.request(11, 9, {**join, "member_id": first.member_id})
     client.request(
         14,
         5,
-        {
-            "group_id": group,
-            "generation_id": joined.generation_id,
-            "member_id": joined.member_id,
-            "group_instance_id": None,
-            "protocol_type": "consumer",
-            "protocol_name": "range",
-            "assignments": [{"member_id": joined.member_id, "assignment": b""}],
-        },
+        sync_group_values(group, joined.generation_id, joined.member_id),
     )
     return int(joined.generation_id), str(joined.member_id)
 

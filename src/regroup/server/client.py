@@ -22,7 +22,14 @@ from regroup.server import assignor_rpc
 from regroup.server.kio_build import build
 from regroup.server.versions import INSTALL_ASSIGNMENT_KEY, PREPARE_ASSIGNMENT_KEY
 
-__all__ = ["RequestEncoder", "WireClient", "WireClientError", "fetch_values"]
+__all__ = [
+    "RequestEncoder",
+    "WireClient",
+    "WireClientError",
+    "fetch_values",
+    "join_group_values",
+    "sync_group_values",
+]
 
 _PRIVATE = (PREPARE_ASSIGNMENT_KEY, INSTALL_ASSIGNMENT_KEY)
 
@@ -111,6 +118,35 @@ def fetch_values(
                 ],
             }
         ],
+    }
+
+
+def join_group_values(group: str, subscription: bytes) -> dict[str, Any]:
+    """The values of a JoinGroup v5-v9 of a dynamic member of ``group`` using ``range`` with
+    the consumer ``subscription``; ``member_id`` is added by the caller (``""`` first, then
+    the one MEMBER_ID_REQUIRED hands out, KIP-394)."""
+    return {
+        "group_id": group,
+        "session_timeout": 45_000,
+        "rebalance_timeout": 60_000,
+        "group_instance_id": None,
+        "protocol_type": "consumer",
+        "reason": None,
+        "protocols": [{"name": "range", "metadata": subscription}],
+    }
+
+
+def sync_group_values(group: str, generation_id: int, member_id: str) -> dict[str, Any]:
+    """The values of a SyncGroup v5 of a one-member ``range`` group's leader, which gives
+    itself an empty assignment (a load generator that only needs a stable member)."""
+    return {
+        "group_id": group,
+        "generation_id": generation_id,
+        "member_id": member_id,
+        "group_instance_id": None,
+        "protocol_type": "consumer",
+        "protocol_name": "range",
+        "assignments": [{"member_id": member_id, "assignment": b""}],
     }
 
 
