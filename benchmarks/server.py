@@ -51,6 +51,7 @@ import argparse
 import asyncio
 import base64
 import json
+import logging
 import os
 import random
 import statistics
@@ -67,6 +68,7 @@ from regroup.server import codec, heartbeat_codec
 from regroup.server.app import RegroupServer, ServerOptions
 from regroup.server.client import RequestEncoder, join_group_values, sync_group_values
 from regroup.server.connection import ConnectionProtocol, ConnectionState
+from regroup.server.log_limit import RateLimitedLog
 from regroup.server.mapping import GROUP_APIS
 
 TOPIC = "bench"
@@ -298,9 +300,12 @@ class _FixedAnswer:
     """``ConnectionProtocol``'s server side answering every frame with a Heartbeat v4 OK."""
 
     max_frame_bytes = codec.DEFAULT_MAX_FRAME_BYTES
+    #: No fault injection in front of ``serve_now`` (``connection._Server.faults``).
+    faults = None
 
     def __init__(self) -> None:
         self.stats = {"closed_bad_input": 0}
+        self.bad_input_log = RateLimitedLog(logging.getLogger("floor"))
 
     def serve_now(self, conn: ConnectionState, body: bytes) -> bytes:
         return codec.encode_heartbeat_response(4, int.from_bytes(body[4:8], "big"), 0)
