@@ -169,3 +169,30 @@ def test_static_member_not_rejoining_is_kept_then_removed_by_sync_timeout(classi
     classic_cc.advance(30000)
     assert not classic_cc.group().has_member(other)
     assert classic_cc.group().state is S.PREPARING_REBALANCE
+
+
+def test_zero_rebalance_timeout_join_phase_waits_for_the_session_timeout_not_forever(
+    classic_cc: Any,
+) -> None:
+    """A static replacement with ``rebalance_timeout`` 0, then the other member leaves.
+
+    The join phase waits on a static member that never rejoins. Kafka re-arms the
+    join check after the group's rebalance timeout (here 0: at once, on and on) until
+    the session timeout removes that member; the group then completes its join
+    phase Empty. It must not run the check forever at one instant.
+    """
+    ids = _static_stable(classic_cc, "i1", "i2", session_timeout_ms=10000)
+    replaced = classic_cc.join_reply(
+        classic_cc.join(instance_id="i2", session_timeout_ms=10000, rebalance_timeout_ms=0)
+    )
+    assert replaced.error_code == ErrorCode.NONE
+    assert classic_cc.group().state is S.STABLE
+    classic_cc.leave_group("g", MemberIdentity(ids["i1"], "i1"))
+    assert classic_cc.group().state is S.PREPARING_REBALANCE
+    classic_cc.advance(5000)  # the join check has run every tick; nothing failed
+    assert classic_cc.group().state is S.PREPARING_REBALANCE
+    assert classic_cc.group().has_member(replaced.member_id)
+    classic_cc.advance(5000)  # i2's session times out: the group ends its join phase Empty
+    assert classic_cc.group().state is S.EMPTY
+    reasons = [e.reason for e in classic_cc.events_of("member_left")]
+    assert reasons[-1] == "session_timeout"

@@ -20,7 +20,9 @@ from regroup.coordinator import service
 from regroup.coordinator.classic import rebalance
 from regroup.coordinator.config import GroupCoordinatorConfig
 from regroup.coordinator.state import CommittedOffset
+from regroup.coordinator.timer import TimerRunaway
 from regroup.model.errors import ErrorCode
+from regroup.model.requests.classic import MemberIdentity
 from regroup.model.requests.consumer import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
@@ -161,3 +163,34 @@ def test_a_consumer_group_handler_that_raises_leaves_the_group_as_its_records_sa
     assert group is not None and set(group.members) == set(before)
     again = heartbeat("m-1", joined.member_epoch)
     assert again.error_code == ErrorCode.NONE
+
+
+def test_a_runaway_join_timer_fails_its_group_and_answers_its_waiters(
+    classic_coordinator: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without the one-tick wait, the zero-rebalance-timeout join phase re-arms itself at
+    one instant: the timer stops it as a runaway, and the guard fails that group alone."""
+    monkeypatch.setattr(rebalance, "TIMER_TICK_MS", 0)
+    cc = classic_coordinator(GroupCoordinatorConfig(group_initial_rebalance_delay_ms=0))
+    tokens = [cc.join(instance_id=i, session_timeout_ms=10000) for i in ("i1", "i2")]
+    cc.settle(*tokens)
+    ids = {i: cc.join_reply(t).member_id for i, t in zip(("i1", "i2"), tokens, strict=True)}
+    leader = cc.join_reply(tokens[0]).leader
+    cc.sync(leader, 1, {m: b"" for m in ids.values()})
+    cc.sync(next(m for m in ids.values() if m != leader), 1)
+    other_id, other = cc.join_new(group_id="other")  # a second group, untouched
+    cc.settle(other)
+    replaced = cc.join_reply(
+        cc.join(instance_id="i2", session_timeout_ms=10000, rebalance_timeout_ms=0)
+    )
+    records_before = len(cc.records)
+    result = cc.leave_group("g", MemberIdentity(ids["i1"], "i1"))
+    del result
+    fired = cc.advance(0)
+    assert [type(f.error) for f in fired.failures] == [TimerRunaway]
+    assert fired.failures[0].group_id == "g"
+    assert len(cc.records) == records_before  # nothing of the runaway was recorded
+    # The group is what its records say: Stable, i1 (its leave was never recorded) and i2.
+    assert cc.group().state is ClassicGroupState.STABLE
+    assert set(cc.group().members) == {ids["i1"], replaced.member_id}
+    assert cc.group("other").has_member(other_id)

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regroup.coordinator.timer import Timer
+from regroup.coordinator.timer import MAX_RUNS_PER_INSTANT, Timer, TimerRunaway
 
 
 class ModelTimer:
@@ -131,3 +132,81 @@ def test_fire_runs_one_timer_early_and_disarms_it() -> None:
     assert timer.fire("a", 11) is None  # already fired: nothing left to run
     assert timer.next_deadline() == 50  # the other timer is untouched
     assert timer.expire(1000) == ["b@1000"]
+
+
+# -- a timer never runs away -----------------------------------------------------------
+
+
+def test_a_timer_that_rearms_itself_at_the_same_instant_is_stopped_as_a_runaway() -> None:
+    timer: Timer[str] = Timer()
+    runs: list[int] = []
+
+    def again(now: int) -> str:
+        runs.append(now)
+        timer.schedule("loop", now, again)
+        return "ran"
+
+    timer.schedule("loop", 10, again)
+    with pytest.raises(TimerRunaway) as raised:
+        timer.expire(10)
+    assert len(runs) == MAX_RUNS_PER_INSTANT
+    assert raised.value.key == "loop" and raised.value.now_ms == 10
+
+
+def test_a_runaway_is_handed_to_the_driver_and_waits_for_the_next_millisecond() -> None:
+    timer: Timer[str] = Timer()
+    runs: list[int] = []
+    failures: list[tuple[str | None, BaseException]] = []
+
+    def again(now: int) -> str:
+        runs.append(now)
+        timer.schedule("loop", now, again, owner="g")
+        return "ran"
+
+    def run(owner: str | None, operation: Callable[[int], str], now: int) -> str:
+        try:
+            return operation(now)
+        except TimerRunaway as exc:  # a driver fails the owner's group (coordinator.guard)
+            failures.append((owner, exc))
+            timer.schedule("loop", now, again, owner=owner)  # and its recovery re-arms it
+            return "failed"
+
+    timer.schedule("loop", 10, again, owner="g")
+    results = timer.expire(10, run)
+    assert results.count("failed") == 1 and len(runs) == MAX_RUNS_PER_INSTANT
+    assert [owner for owner, _ in failures] == ["g"]
+    assert timer.next_deadline() == 11  # re-armed at the same instant: deferred one tick
+    timer.expire(11, run)
+    assert runs.count(11) == MAX_RUNS_PER_INSTANT and len(failures) == 2
+
+
+def test_a_key_rearmed_once_per_instant_over_many_instants_is_no_runaway() -> None:
+    timer: Timer[str] = Timer()
+    runs: list[int] = []
+
+    def next_tick(now: int) -> str:
+        runs.append(now)
+        timer.schedule("k", now + 1, next_tick)
+        return "ran"
+
+    timer.schedule("k", 0, next_tick)
+    for now in range(3 * MAX_RUNS_PER_INSTANT):
+        timer.expire(now)
+    assert runs == list(range(3 * MAX_RUNS_PER_INSTANT))
+
+
+def test_runs_are_counted_per_instant_across_expire_calls() -> None:
+    timer: Timer[str] = Timer()
+    runs: list[int] = []
+
+    def again(now: int) -> str:
+        runs.append(now)
+        return "ran"
+
+    for _ in range(MAX_RUNS_PER_INSTANT):
+        timer.schedule("k", 5, again)
+        assert timer.expire(5) == ["ran"]
+    timer.schedule("k", 5, again)
+    with pytest.raises(TimerRunaway):
+        timer.expire(5)
+    assert len(runs) == MAX_RUNS_PER_INSTANT

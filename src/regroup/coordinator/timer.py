@@ -21,6 +21,21 @@ An operation may name the group it acts on (``owner``): ``expire`` then hands
 ``run`` the owner with the operation, so a driver can contain an operation that
 fails to that group (``regroup.coordinator.guard``), and ``cancel_owned`` drops
 every timer of one group.
+
+A timer never runs away. An operation that re-arms its own key for a time
+already due would run again in the same ``expire`` call, and again, forever:
+one group's bug would stop every group and, in the wire server, every
+connection. So each key runs at most ``MAX_RUNS_PER_INSTANT`` times at one
+``now_ms`` (counted across ``expire`` calls at that instant). The run past the
+bound is a runaway: the operation is not run; ``run`` is handed one that raises
+``TimerRunaway`` instead, so the driver fails that operation's group as it fails
+any operation that raises (``regroup.coordinator.guard``: rolled back to its
+records, its waiting requests answered); without ``run`` the error propagates.
+A key that ran away and is armed again at the same instant waits for the next
+millisecond. (Kafka's ``CoordinatorTimer`` cannot loop this way: an expired
+task is queued as a new event on the coordinator's event loop, so other work
+interleaves and the clock moves; a sans-IO timer on an injected clock must
+bound itself.)
 """
 
 from __future__ import annotations
@@ -28,11 +43,29 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Final, Generic, Never, TypeVar
 
-__all__ = ["Timer"]
+__all__ = ["MAX_RUNS_PER_INSTANT", "Timer", "TimerRunaway"]
 
 R = TypeVar("R")
+
+#: How often one key may run at one instant before it is a runaway. Kafka's own
+#: code re-arms a key at the same instant at most a few times in a row (a join
+#: phase that completes at once); a hundred is far past any legitimate chain.
+MAX_RUNS_PER_INSTANT: Final = 100
+
+
+class TimerRunaway(RuntimeError):
+    """A timer re-armed itself at one instant more than ``MAX_RUNS_PER_INSTANT`` times."""
+
+    def __init__(self, key: str, now_ms: int, runs: int) -> None:
+        super().__init__(
+            f"timer {key!r} ran {runs} times at {now_ms} ms without the clock moving; "
+            "stopped as a runaway"
+        )
+        self.key = key
+        self.now_ms = now_ms
+        self.runs = runs
 
 
 @dataclass(slots=True)
@@ -51,12 +84,15 @@ class _Entry(Generic[R]):
 class Timer(Generic[R]):
     """Deadlines by key; ``expire(now)`` runs and returns what the due operations return."""
 
-    __slots__ = ("_by_key", "_heap", "_seq")
+    __slots__ = ("_by_key", "_heap", "_instant_ms", "_runs_at_instant", "_seq")
 
     def __init__(self) -> None:
         self._heap: list[tuple[int, int, _Entry[R]]] = []
         self._by_key: dict[str, _Entry[R]] = {}
         self._seq = 0
+        #: The instant of the last ``expire`` and how often each key ran at it.
+        self._instant_ms: int | None = None
+        self._runs_at_instant: dict[str, int] = {}
 
     def schedule(
         self,
@@ -156,6 +192,10 @@ class Timer(Generic[R]):
         when given, runs each operation (and may contain its failure).
         """
         results: list[R] = []
+        if now_ms != self._instant_ms:
+            self._instant_ms = now_ms
+            self._runs_at_instant = {}
+        runs_at_instant = self._runs_at_instant
         while True:
             deadline = self.next_deadline()
             if deadline is None or deadline > now_ms:
@@ -164,10 +204,28 @@ class Timer(Generic[R]):
             entry.live = False
             if self._by_key.get(entry.key) is entry:
                 del self._by_key[entry.key]
+            runs = runs_at_instant.get(entry.key, 0) + 1
+            runs_at_instant[entry.key] = runs
+            operation = entry.operation
+            if runs > MAX_RUNS_PER_INSTANT + 1:
+                # Ran away already at this instant and armed again: the next millisecond.
+                self.schedule(entry.key, now_ms + 1, operation, owner=entry.owner)
+                continue
+            if runs > MAX_RUNS_PER_INSTANT:
+                operation = _runaway(entry.key, now_ms, runs)
             if run is None:
-                results.append(entry.operation(now_ms))
+                results.append(operation(now_ms))
             else:
-                results.append(run(entry.owner, entry.operation, now_ms))
+                results.append(run(entry.owner, operation, now_ms))
 
     def __len__(self) -> int:
         return len(self._by_key)
+
+
+def _runaway(key: str, now_ms: int, runs: int) -> Callable[[int], Never]:
+    """The operation run in place of a runaway timer's: it raises ``TimerRunaway``."""
+
+    def raise_runaway(_now: int) -> Never:
+        raise TimerRunaway(key, now_ms, runs)
+
+    return raise_runaway

@@ -50,6 +50,7 @@ from regroup.model.requests.classic import JoinGroupResponse, SyncGroupResponse
 
 __all__ = [
     "GROUP_PROTOCOL",
+    "TIMER_TICK_MS",
     "answer_join",
     "answer_sync",
     "cancel_heartbeat",
@@ -75,6 +76,11 @@ __all__ = [
 
 #: ``group_protocol`` of the events of classic groups.
 GROUP_PROTOCOL: Final = "classic"
+
+
+#: The resolution of Kafka's timer wheel (``SystemTimer``'s ``tickMs``): the least
+#: time a re-armed join phase waits.
+TIMER_TICK_MS: Final = 1
 
 
 def heartbeat_key(group_id: str, member_id: str) -> str:
@@ -332,11 +338,13 @@ def _initial_delay_expired(
     return out
 
 
-def _schedule_join_timeout(state: GroupCoordinatorState, group: ClassicGroup, now_ms: int) -> None:
+def _schedule_join_timeout(
+    state: GroupCoordinatorState, group: ClassicGroup, now_ms: int, *, at_least_ms: int = 0
+) -> None:
     group_id = group.group_id
     state.timer.schedule(
         join_key(group_id),
-        now_ms + group.rebalance_timeout_ms(),
+        now_ms + max(group.rebalance_timeout_ms(), at_least_ms),
         lambda now: _join_timeout_expired(state, group_id, now),
         owner=group_id,
     )
@@ -397,7 +405,13 @@ def complete_join(
             cancel_heartbeat(state, group, member.member_id)
             member_left(group, member, "rebalance_timeout", now_ms, out)
     if not group.maybe_elect_new_joined_leader() and group.members:
-        _schedule_join_timeout(state, group, now_ms)
+        # Nobody rejoined: wait another rebalance timeout, until a member rejoins or the
+        # session timeouts remove the static members that never will. A rebalance timeout
+        # of 0 or less (JoinGroup accepts any; only the session timeout is checked) makes
+        # Kafka re-queue this check at once, on and on, as new events on its coordinator
+        # loop while the clock runs; here it waits one tick of Kafka's timer wheel (1 ms,
+        # ``SystemTimer``), which reaches the same end without spinning at one instant.
+        _schedule_join_timeout(state, group, now_ms, at_least_ms=TIMER_TICK_MS)
         return
     old = group.state
     group.init_next_generation(now_ms)
