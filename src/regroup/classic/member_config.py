@@ -19,6 +19,15 @@ One config is ours, not Kafka's:
       list becomes ``[cooperative-sticky, range]``.
 
     ``partition.assignment.strategy`` left unset takes the default of the mode.
+
+A second is ours too, for tests and the soak:
+
+``regroup.join.rebalance.timeout.ms`` = any integer (default: unset)
+    The rebalance timeout this member sends in JoinGroup in place of
+    ``max.poll.interval.ms``. Kafka's Java client always sends
+    ``max.poll.interval.ms`` (at least 1), but the broker takes any value from
+    the wire (only the session timeout is checked), and other clients or a
+    hand-made request send 0 or -1: this plays such a client.
 """
 
 from __future__ import annotations
@@ -79,6 +88,9 @@ class ClassicMemberConfig:
     #: avg / max / rate metrics.
     metrics_sample_window_ms: int = 30000
     metrics_num_samples: int = 2
+    #: Ours (see the module docstring): the JoinGroup rebalance timeout in place of
+    #: ``max.poll.interval.ms``, any value the wire carries; ``None``: Kafka's.
+    regroup_join_rebalance_timeout_ms: int | None = None
 
     def __post_init__(self) -> None:
         if self.rebalance_protocol_selection not in _SELECTION_MODES:
@@ -119,13 +131,15 @@ class ClassicMemberConfig:
     @property
     def rebalance_timeout_ms(self) -> int:
         """Kafka sends ``max.poll.interval.ms`` as the JoinGroup rebalance timeout."""
+        if self.regroup_join_rebalance_timeout_ms is not None:
+            return self.regroup_join_rebalance_timeout_ms
         return self.max_poll_interval_ms
 
     @property
     def join_group_request_timeout_ms(self) -> int:
         """Kafka: a JoinGroup may wait a whole rebalance, so its timeout is
         ``max(request.timeout.ms, rebalance timeout + 5000)``."""
-        return max(self.request_timeout_ms, self.rebalance_timeout_ms + 5000)
+        return max(self.request_timeout_ms, self.max_poll_interval_ms + 5000)
 
     @classmethod
     def from_properties(cls, properties: Mapping[str, Any]) -> ClassicMemberConfig:
@@ -151,6 +165,7 @@ _INT_FIELDS = frozenset(
         "auto_commit_interval_ms",
         "metrics_sample_window_ms",
         "metrics_num_samples",
+        "regroup_join_rebalance_timeout_ms",
     }
 )
 

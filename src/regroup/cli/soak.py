@@ -49,6 +49,11 @@ def add_parser(subparsers: Any) -> None:
         metavar="N",
         help="simulations the minimiser may spend per failure (0: do not minimise; default 100)",
     )
+    parser.add_argument(
+        "--zero-timeouts",
+        action="store_true",
+        help="also restart classic members as clients that send a rebalance timeout of 0 or -1",
+    )
     parser.add_argument("--json", action="store_true", help="the summary as one JSON object")
     parser.add_argument(
         "--keep", default=None, metavar="DIR", help="write minimised failing scenarios here"
@@ -82,7 +87,11 @@ def run(args: argparse.Namespace) -> int:
     from regroup.sim.soak.summary import Summary
 
     protocols = _PROTOCOLS if args.protocol == "all" else (args.protocol,)
-    limits = Limits(max_members=args.max_members, max_partitions=args.max_partitions)
+    limits = Limits(
+        max_members=args.max_members,
+        max_partitions=args.max_partitions,
+        zero_timeouts=args.zero_timeouts,
+    )
     seeds = range(args.first_seed, args.first_seed + args.seeds)
     started = time.perf_counter()
     if args.spark:
@@ -128,7 +137,9 @@ def _command(args: argparse.Namespace) -> str:
     return (
         f"regroup soak --protocol {args.protocol} --seeds {args.seeds} "
         f"--first-seed {args.first_seed} --max-members {args.max_members} "
-        f"--max-partitions {args.max_partitions}" + (" --spark" if args.spark else "")
+        f"--max-partitions {args.max_partitions}"
+        + (" --zero-timeouts" if args.zero_timeouts else "")
+        + (" --spark" if args.spark else "")
     )
 
 

@@ -17,7 +17,14 @@ import json
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType
+from pyspark.sql.types import (
+    BooleanType,
+    IntegerType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+)
 
 from regroup.sim.soak.check import run_scenario
 from regroup.sim.soak.schedule import Limits, draw_scenario
@@ -34,6 +41,7 @@ SEED_SCHEMA = StructType(
         StructField("seed", LongType(), False),
         StructField("max_members", IntegerType(), False),
         StructField("max_partitions", IntegerType(), False),
+        StructField("zero_timeouts", BooleanType(), False),
     ]
 )
 OUTCOME_SCHEMA = StructType(
@@ -55,7 +63,11 @@ def soak_batches(batches: Iterator[Any]) -> Iterator[Any]:
         out: dict[str, list[Any]] = {"protocol": [], "seed": [], "outcome": []}
         for row in batch.to_pylist():
             protocol, seed = str(row["protocol"]), int(row["seed"])
-            limits = Limits(int(row["max_members"]), int(row["max_partitions"]))
+            limits = Limits(
+                int(row["max_members"]),
+                int(row["max_partitions"]),
+                zero_timeouts=bool(row["zero_timeouts"]),
+            )
             outcome = run_scenario(draw_scenario(protocol, seed, limits), protocol, seed)
             out["protocol"].append(protocol)
             out["seed"].append(seed)
@@ -68,7 +80,7 @@ def soak_on_spark(
 ) -> Summary:
     """Run every (protocol, seed) in a Spark task; the summary of their outcomes."""
     rows = [
-        (protocol, seed, limits.max_members, limits.max_partitions)
+        (protocol, seed, limits.max_members, limits.max_partitions, limits.zero_timeouts)
         for protocol in protocols
         for seed in seeds
     ]

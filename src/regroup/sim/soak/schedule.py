@@ -18,7 +18,17 @@ network's ``loss``, ``jitter`` and ``duplicate``. Faults start inside
 ``FAULT_WINDOW_MS``; the network is flaky until the last fault ends
 (``[network] until_ms``), then ``SETTLE_MS`` of calm lets the group settle.
 
-Rule 4: the group runs with short timeouts (session 10 s, heartbeat 3 s,
+Rule 4: with ``Limits.zero_timeouts`` (``regroup soak --zero-timeouts``) a
+classic schedule also restarts one to three members, at once, as clients that
+send a JoinGroup rebalance timeout of 0 or -1 (``regroup.join.rebalance.timeout.ms``,
+a value Kafka's broker takes from the wire): with static membership that is a
+replacement in Stable whose group then waits on members with no rebalance
+timeout, the class of schedule in which a join timer once re-armed itself at
+one instant forever. These actions are drawn from a stream of their own
+(``soak/{protocol}/{seed}/zero-timeouts``), so the knob leaves the rest of a
+seed's scenario as it was.
+
+Rule 5: the group runs with short timeouts (session 10 s, heartbeat 3 s,
 ``max.poll.interval.ms`` 30 s, KIP-848 the same through the ``group.consumer.*``
 broker configs) and a small data plane (a few records per partition per
 second), so commits and ownership matter and a seed costs little.
@@ -73,6 +83,8 @@ class Limits:
     max_members: int = 50
     max_partitions: int = 500
     max_actions: int = 8
+    #: Rule 4: also draw restarts as clients that send a rebalance timeout of 0 or -1.
+    zero_timeouts: bool = False
 
     def __post_init__(self) -> None:
         if self.max_members < 1 or self.max_partitions < 1 or self.max_actions < 0:
@@ -87,6 +99,21 @@ def _skewed(rng: random.Random, low: int, high: int) -> int:
 def _members(rng: random.Random, slots: int) -> tuple[int, ...]:
     count = 1 if slots == 1 or rng.random() < 0.7 else rng.randint(1, min(3, slots))
     return tuple(sorted(rng.sample(range(slots), count)))
+
+
+def _zero_timeout_restarts(protocol: str, seed: int, slots: int) -> list[Action]:
+    """Rule 4: restarts as clients sending a JoinGroup rebalance timeout of 0 or -1."""
+    rng = random.Random(f"soak/{protocol}/{seed}/zero-timeouts")
+    return [
+        Action(
+            "restart",
+            at_ms=rng.randrange(FIRST_FAULT_MS, FAULT_WINDOW_MS),
+            members=_members(rng, slots),
+            downtime_ms=0,
+            config={"regroup.join.rebalance.timeout.ms": rng.choice((0, -1))},
+        )
+        for _ in range(rng.randint(1, 2))
+    ]
 
 
 def draw_scenario(protocol: str, seed: int, limits: Limits = Limits()) -> Scenario:
@@ -159,6 +186,8 @@ def draw_scenario(protocol: str, seed: int, limits: Limits = Limits()) -> Scenar
                     duration_ms=rng.choice(durations),
                 )
             )
+    if limits.zero_timeouts and protocol != "consumer":
+        actions.extend(_zero_timeout_restarts(protocol, seed, slots))
     actions.sort(key=lambda a: a.at_ms or 0)
     faults_end = max([FIRST_FAULT_MS] + [(a.at_ms or 0) + a.span_ms(slots) for a in actions])
     network = NetworkConfig(
