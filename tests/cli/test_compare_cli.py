@@ -3,24 +3,39 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from regroup.cli.main import main
-from regroup.sim.comparison import Comparison, ProtocolRuns, verdict
+from regroup.sim.comparison import Comparison, ProtocolRuns, decide, verdict
 
 SMALL = ["--scenario", "rolling-bounce", "--members", "3", "--partitions", "6"]
+#: What ``mechanism`` says for each metric it may name (``comparison._EXPLAINERS``).
+MECHANISM_PHRASES = (
+    ("paused_partitions", "pauses fewer partitions"),
+    ("partitions_moved", "moves fewer partitions"),
+    ("max_partition_pause_ms", "keeps its longest partition pause shorter"),
+    ("rebalances", "needs fewer rebalances"),
+    ("peak_lag", "lets less lag build up"),
+)
 METRIC_KEYS = {"idle_partition_seconds", "max_partition_pause_ms", "partitions_moved",
                "rebalances", "duplicates", "time_to_stable_ms", "violations"}  # fmt: skip
 
 
 def test_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["compare", *SMALL, "--seeds", "2", "--data", "restore_ms=5000", "--json"]
-    assert main(argv) == 0
+    assert main([*argv, "--no-sensitivity"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert list(data) == ["scenario", "assumptions", "protocols", "verdict"]
+    assert list(data) == [
+        "scenario", "members", "partitions", "assumptions", "protocols", "verdict", "decision",
+    ]  # fmt: skip
+    assert data["members"] == 3 and data["partitions"] == 6
+    assert list(data["decision"]) == ["winner", "tie", "by", "ratio", "mechanism", "sensitive_to"]
+    assert data["decision"]["by"] == "idle_partition_seconds"
+    assert data["decision"]["sensitive_to"] == []  # --no-sensitivity
     assert data["scenario"] == "rolling-bounce"
     assert data["assumptions"]["restore_ms"] == 5000
     assert data["assumptions"]["members"] == 3
@@ -41,9 +56,10 @@ def test_table_assumptions_verdict_and_html(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     page = tmp_path / "compare.html"
-    assert main(["compare", *SMALL, "--seeds", "1", "--html", str(page)]) == 0
+    assert main(["compare", *SMALL, "--seeds", "1", "--no-sensitivity", "--html", str(page)]) == 0
     out = capsys.readouterr().out
     assert "KIP-848 (consumer)" in out and "idle partition-s" in out
+    assert "rolling-bounce, 3 members x 6 partitions: medians" in out
     assert "assumptions" in out and "restore     none" in out
     verdicts = [line for line in out.splitlines() if line.startswith("verdict: ")]
     assert len(verdicts) == 1
@@ -117,6 +133,87 @@ def test_a_classic_session_timeout_reaches_kip848_through_the_coordinator(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     argv = ["compare", *SMALL, "--seeds", "1", "--config", "session.timeout.ms=50000", "--json"]
+    argv.append("--no-sensitivity")
     assert main(argv) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["assumptions"]["configs"]["session.timeout.ms"] == "50000"
+
+
+# -- the decision as data -------------------------------------------------------------------
+
+
+def _table_numbers(comparison: Comparison) -> set[str]:
+    from regroup.cli.compare import table_rows
+
+    return {number for row in table_rows(comparison) for c in row for number in _numbers(c)}
+
+
+def _numbers(text: str) -> list[str]:
+    return re.findall(r"\d[\d,]*(?:\.\d+)?", text)
+
+
+def test_seeds_that_agree_exactly_are_a_tie_not_a_win() -> None:
+    # One seed each, 336.0 against 336.2: equal within the tolerance, no winner.
+    same = _comparison([400.0], [336.2], [336.0])
+    decision = decide(same)
+    assert decision.winner is None and decision.tie
+    assert verdict(same).startswith("tie: the medians of idle partition-seconds are within 5%")
+    flat = _comparison([5.0, 5.0], [5.0, 5.0], [5.0, 5.0])  # ranges 5-5: a tie, not a win
+    assert decide(flat).tie and decide(flat).ratio == 1.0
+
+
+def test_a_static_rolling_bounce_with_a_restore_is_a_tie(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["compare", "--scenario", "rolling-bounce", "--members", "6", "--partitions", "24"]
+    argv += ["--static", "--data", "restore_ms=5000", "--seeds", "1", "--no-sensitivity"]
+    assert main([*argv, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["decision"]["tie"] is True and data["decision"]["winner"] is None
+    assert data["verdict"].startswith("tie")
+
+
+def test_the_mechanism_names_only_table_numbers_and_a_metric_the_winner_is_best_by() -> None:
+    cases = [
+        _comparison([300, 310, 320], [50, 55, 60], [70, 72, 75]),
+        _comparison([10, 11, 12], [50, 55, 60], [70, 72, 75]),
+    ]
+    # The winner has the longer pause: the sentence must not explain the win by it.
+    longer = _comparison([300, 310, 320], [50, 55, 60], [70, 72, 75])
+    for run in longer.protocols["cooperative"].runs:
+        run["max_partition_pause_ms"] = 12500
+    for run in longer.protocols["consumer"].runs:
+        run["max_partition_pause_ms"] = 10000
+    cases.append(longer)
+    for comparison in cases:
+        decision = decide(comparison)
+        assert set(_numbers(decision.mechanism)) <= _table_numbers(comparison), decision
+        for key, phrase in MECHANISM_PHRASES:
+            if phrase in decision.mechanism:
+                winner = decision.winner
+                assert winner is not None
+                mine = comparison.protocols[winner].summary(key).median
+                assert all(
+                    mine is not None and (runs.summary(key).median or 0) >= mine
+                    for runs in comparison.protocols.values()
+                ), (key, decision.mechanism)
+    assert "longest partition pause" not in decide(longer).mechanism
+    assert "how long a moved partition waits" not in verdict(longer)
+
+
+def test_sensitive_to_names_both_heartbeat_defaults_and_is_found_by_running(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["compare", "--scenario", "scale-out", "--seeds", "1", "--json"]
+    assert main(argv) == 0
+    data = json.loads(capsys.readouterr().out)
+    tried = {(entry["setting"], entry["value"]) for entry in data["decision"]["sensitive_to"]}
+    assert {("heartbeat.interval.ms", 3000), ("heartbeat.interval.ms", 5000)} <= tried
+    assert ("static_membership", True) in tried and ("restore_ms", 5000) in tried
+    for entry in data["decision"]["sensitive_to"]:
+        assert entry["winner"] in (None, "eager", "cooperative", "consumer")
+    changed = [
+        e for e in data["decision"]["sensitive_to"] if e["winner"] != data["decision"]["winner"]
+    ]
+    for entry in changed:  # the verdict says what the answer turns on
+        assert f"{entry['setting']}=" in data["verdict"]

@@ -26,7 +26,7 @@ from typing import Any
 from regroup.cli.errors import UsageError
 from regroup.cli.options import parse_configs, parse_data
 from regroup.cli.outputs import check_writable
-from regroup.sim.scenario import BUILTINS, PROTOCOLS, ScenarioError, load_scenario, with_data
+from regroup.sim.scenario import BUILTINS, ScenarioError, load_scenario, with_data
 
 __all__ = ["add_parser", "run"]
 
@@ -65,6 +65,13 @@ def add_parser(subparsers: Any) -> None:
         help="a Kafka config for every run (repeatable); session.timeout.ms and "
         "heartbeat.interval.ms go to the coordinator's group.consumer.* under KIP-848",
     )
+    parser.add_argument(
+        "--no-sensitivity",
+        dest="sensitivity",
+        action="store_false",
+        help="do not run the comparison again with the settings that may change the answer "
+        "(heartbeat intervals, restore times, static membership)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     parser.add_argument(
         "--html", default=None, metavar="PATH", help="write the comparison as one HTML page"
@@ -93,7 +100,8 @@ def run(args: argparse.Namespace) -> int:
             static=args.static,
             configs=parse_configs(args.config),
             keep_timelines=args.html is not None,
-            progress=_progress(args.seeds) if sys.stderr.isatty() else None,
+            sensitivity=args.sensitivity,
+            progress=_progress() if sys.stderr.isatty() else None,
         )
     except (ScenarioError, ValueError) as error:
         raise UsageError(str(error)) from None
@@ -118,8 +126,8 @@ def run(args: argparse.Namespace) -> int:
 _BAR: list[Any] = []
 
 
-def _progress(seeds: int) -> Any:
-    """A progress bar on stderr counting the 3 x seeds runs (closed by ``_close_progress``)."""
+def _progress() -> Any:
+    """A progress bar on stderr counting the runs (closed by ``_close_progress``)."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
@@ -131,11 +139,11 @@ def _progress(seeds: int) -> Any:
         transient=True,
     )
     progress.start()
-    task = progress.add_task("eager", total=len(PROTOCOLS) * seeds)
+    task = progress.add_task("eager", total=None)
     _BAR.append(progress)
 
-    def report(protocol: str, seed: int) -> None:
-        progress.update(task, advance=1, description=protocol)
+    def report(label: str, done: int, total: int) -> None:
+        progress.update(task, completed=done, total=total, description=label)
 
     return report
 
@@ -145,15 +153,10 @@ def _close_progress() -> None:
         _BAR.pop().stop()
 
 
-def _cell(value: float | None, *, decimals: bool) -> str:
-    if value is None:
-        return "-"
-    return f"{value:,.1f}" if decimals else f"{value:,.0f}"
-
-
 def table_rows(comparison: Any) -> list[list[str]]:
     """The table as text cells: a header, then per metric its medians (and ranges, ratios)."""
     from regroup.sim.comparison import HEADLINE, LABELS, METRICS
+    from regroup.sim.comparison import cell as _cell
 
     protocols = list(comparison.protocols)
     rows = [["metric", *(LABELS[p] for p in protocols)]]
@@ -195,7 +198,7 @@ def _print(comparison: Any, rows: Sequence[Sequence[str]]) -> None:
         console = Console(width=100)
     seeds = "seed 0" if comparison.seeds == 1 else f"seeds 0-{comparison.seeds - 1}"
     console.print(
-        f"{comparison.scenario}: medians over {seeds} per protocol",
+        f"{comparison.scenario}, {comparison.size}: medians over {seeds} per protocol",
         markup=False,
         highlight=False,
     )

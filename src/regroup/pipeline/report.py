@@ -42,6 +42,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from regroup.sim.decision import TIE_WITHIN, Spread, rank
+
 __all__ = [
     "PROTOCOL_NAMES",
     "SECTIONS",
@@ -72,11 +74,6 @@ PROTOCOL_NAMES = {
 #: A variant of a scenario is named ``BASE@TAG`` (``rolling-bounce@static``,
 #: ``crash@restore-100ms``): a scenario of its own in the tables, drawn with its base here.
 VARIANT_SEPARATOR = "@"
-
-#: Means closer than this fraction of the lower one are a tie even when the seeds agree
-#: (224.0 vs 224.1 idle partition-seconds is no win): the simulator's timings, not the
-#: protocol, make such a difference.
-TIE_WITHIN = 0.05
 
 
 def protocol_name(protocol: str) -> str:
@@ -264,18 +261,13 @@ def _clear_winner(
     present = {label: by_size[size] for label, by_size in means.items() if size in by_size}
     if len(present) < 2:
         return None
-    best = min(present, key=lambda label: (present[label], label))
-    close = present[best] * (1 + TIE_WITHIN)
-    if any(v <= close for label, v in present.items() if label != best):
-        return None
-    if ranges is not None:
-        top = ranges.get(best, {}).get(size, (present[best], present[best]))[1]
-        for label in present:
-            if label != best:
-                low = ranges.get(label, {}).get(size, (present[label], present[label]))[0]
-                if low <= top:
-                    return None
-    return best
+    spreads = {}
+    for label, value in present.items():
+        low, high = (
+            (value, value) if ranges is None else ranges.get(label, {}).get(size, (value, value))
+        )
+        spreads[label] = Spread(value, low, high)
+    return rank(spreads).winner
 
 
 def _means_table(
@@ -424,16 +416,13 @@ def verdict_sentence(title: str, values: Mapping[str, Sequence[float]]) -> str:
     if not values:
         return f"{title}: no runs."
     stats = {label: _stats(v) for label, v in values.items() if v}
-    order = sorted(stats, key=lambda label: (stats[label][0], label))
-    best = order[0]
+    ranking = rank({label: Spread(*stat) for label, stat in stats.items()})
+    best = ranking.best
     median, low, high = stats[best]
-    if len(order) == 1:
+    if ranking.runner_up is None:
         return f"{title}: only {best} ran ({median:.0f} idle partition-s)."
-    tied = [
-        label
-        for label in order[1:]
-        if stats[label][1] <= high or stats[label][0] <= median * (1 + TIE_WITHIN)
-    ]
+    tied = list(ranking.tied)
+    order = sorted(stats, key=lambda label: (stats[label][0], label))
     apart = [label for label in order[1:] if label not in tied]
 
     def versus(label: str) -> str:
