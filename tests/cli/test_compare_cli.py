@@ -76,7 +76,8 @@ def _runs(protocol: str, idle: list[float], **other: float) -> ProtocolRuns:
             "idle_partition_seconds": value, "max_partition_pause_ms": 100,
             "paused_partitions": 6, "partitions_moved": 2, "rebalances": 3,
             "duplicates": 0, "peak_lag": 10, "time_to_stable_ms": 1000,
-            "partitions_revoked": 2,
+            "partitions_revoked": 2, "pause_p50_ms": 50, "pause_p99_ms": 100,
+            "unstable_ms": 200, "catch_up_s": 0.5,
         }  # fmt: skip
         metrics.update(other)
         runs.runs.append(metrics)

@@ -27,6 +27,7 @@ from regroup.events import (
     Event,
     GenerationBumped,
     GroupStabilized,
+    GroupStateChanged,
     MemberJoined,
     PartitionsAssigned,
     PartitionsRestored,
@@ -86,6 +87,22 @@ def revoked(ts: int, member: str, *ns: int) -> PartitionsRevoked:
     return PartitionsRevoked(ts_ms=ts, group_id=G, member_id=member, partitions=tuple(map(tp, ns)))
 
 
+def state(ts: int, old: str, new: str) -> GroupStateChanged:
+    return GroupStateChanged(
+        ts_ms=ts, group_id=G, group_protocol="classic", old_state=old, new_state=new
+    )
+
+
+def produced(ts: int, n: int, end_offset: int) -> RecordsProduced:
+    return RecordsProduced(ts_ms=ts, group_id=G, partition=tp(n), count=10, end_offset=end_offset)
+
+
+def processed(ts: int, n: int, first: int, last: int) -> RecordsProcessed:
+    return RecordsProcessed(
+        ts_ms=ts, group_id=G, member_id="m1", partition=tp(n), first_offset=first, last_offset=last
+    )
+
+
 def step(ts: int, action: str = "stop") -> ScenarioStep:
     return ScenarioStep(ts_ms=ts, group_id=G, action=action)
 
@@ -121,13 +138,40 @@ LOGS: dict[str, list[Event]] = {
         ),
         ended(1000),
     ],
+    "catch-up": [
+        started(1),
+        state(0, "Empty", "Stable"),
+        assigned(0, "m1", 0),
+        restored(0, "m1", 0),
+        GroupStabilized(
+            ts_ms=5, group_id=G, group_protocol="classic", generation_or_epoch=1, members=1
+        ),
+        produced(10, 0, 10),
+        processed(12, 0, 0, 9),
+        step(20, "slow"),
+        produced(30, 0, 20),  # lag 10: the steady lag
+        produced(40, 0, 40),  # lag 30: behind
+        state(45, "Stable", "PreparingRebalance"),
+        state(50, "PreparingRebalance", "Stable"),  # the catch-up starts here
+        processed(70, 0, 10, 29),  # lag 10: back (20 ms after the start)
+        produced(80, 0, 50),  # lag 20: behind again
+        processed(90, 0, 30, 49),  # lag 0: back (40 ms after the start)
+        GroupStabilized(
+            ts_ms=95, group_id=G, group_protocol="classic", generation_or_epoch=2, members=1
+        ),
+        ended(100),
+    ],
     "crash": [
         started(1),
+        state(0, "Empty", "Stable"),
         assigned(0, "m1", 0),
         restored(0, "m1", 0),
         step(50, "crash"),
         ConsumerStopped(ts_ms=50, group_id=G, client_id="c1", member_id="m1", crashed=True),
+        state(390, "Stable", "PreparingRebalance"),
+        state(395, "PreparingRebalance", "CompletingRebalance"),
         assigned(400, "m2", 0),
+        state(400, "CompletingRebalance", "Stable"),
         restored(450, "m2", 0),
         GroupStabilized(
             ts_ms=460, group_id=G, group_protocol="classic", generation_or_epoch=2, members=1
@@ -226,6 +270,7 @@ def test_pipeline_ownership_intervals(spark: Any, analysis: Analysis) -> None:
             ("basic", "t-0", "m1", 10, 10, None, None),
             ("basic", "t-1", "m1", 10, 10, 200, "revoked"),
             ("basic", "t-1", "m2", 250, 300, None, None),
+            ("catch-up", "t-0", "m1", 0, 0, None, None),
             ("crash", "t-0", "m1", 0, 0, 50, "stopped"),
             ("crash", "t-0", "m2", 400, 450, None, None),
             ("shuffled", "t-0", "m1", 100, 200, None, None),
@@ -247,6 +292,7 @@ def test_pipeline_idle_by_partition(spark: Any, analysis: Analysis) -> None:
             ("basic", "t-0", 0, 0),
             ("basic", "t-1", 100, 100),
             ("basic", "t-2", 900, 900),  # never owned: idle the whole window
+            ("catch-up", "t-0", 0, 0),
             ("crash", "t-0", 400, 400),
             ("shuffled", "t-0", 200, 200),
             ("static", "t-0", 20, 20),
@@ -276,10 +322,22 @@ def test_pipeline_window_and_counts(metrics: dict[str, dict[str, Any]]) -> None:
 
 def test_pipeline_crash_and_stable(metrics: dict[str, dict[str, Any]]) -> None:
     crash = metrics["crash"]
-    assert crash["time_to_stable_ms"] == 410
+    # Unstable from 390 to 400; the first group_stabilized after that is at 460.
+    assert crash["time_to_stable_ms"] == 410 and crash["unstable_ms"] == 10
+    # One partition, one pause (50 to 450): every percentile is that pause.
+    assert (crash["pause_p50_ms"], crash["pause_p99_ms"], crash["pause_max_ms"]) == (400, 400, 400)
     assert crash["partitions_moved"] == 1
     assert crash["partitions_lost"] == 0
     assert crash["max_partition_pause_ms"] == 400
+
+
+def test_pipeline_decision_metrics_of_a_backlog_worked_off(
+    metrics: dict[str, dict[str, Any]],
+) -> None:
+    run = metrics["catch-up"]
+    assert run["unstable_ms"] == 5 and run["time_to_stable_ms"] == 95 - 20
+    assert run["catch_up_s"] == 0.04  # the last crossing back to the steady lag of 10
+    assert run["peak_lag"] == 30
 
 
 def test_pipeline_static_member_is_not_a_move(metrics: dict[str, dict[str, Any]]) -> None:

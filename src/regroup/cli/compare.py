@@ -155,13 +155,13 @@ def _close_progress() -> None:
 
 def table_rows(comparison: Any) -> list[list[str]]:
     """The table as text cells: a header, then per metric its medians (and ranges, ratios)."""
-    from regroup.sim.comparison import HEADLINE, LABELS, METRICS
+    from regroup.sim.comparison import DECIMAL_METRICS, HEADLINE, LABELS, METRICS
     from regroup.sim.comparison import cell as _cell
 
     protocols = list(comparison.protocols)
     rows = [["metric", *(LABELS[p] for p in protocols)]]
     for key, label in METRICS:
-        decimals = key == HEADLINE
+        decimals = key in DECIMAL_METRICS
         summaries = [comparison.protocols[p].summary(key) for p in protocols]
         rows.append([label, *(_cell(s.median, decimals=decimals) for s in summaries)])
         if comparison.seeds > 1 and any(s.low != s.high for s in summaries):

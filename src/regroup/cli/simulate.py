@@ -263,6 +263,8 @@ def _print_summary(simulation: Simulation, result: RunResult) -> None:
         ("idle partition-seconds", m.idle_partition_seconds),
         ("longest partition pause", f"{m.max_partition_pause_ms} ms"),
         ("partitions paused", m.paused_partitions),
+        ("pause p50 / p99", f"{m.pause_p50_ms} / {m.pause_p99_ms} ms"),
+        ("not Stable", f"{m.unstable_ms} ms"),
         ("rebalances", m.rebalances),
         ("generations / group epochs", f"{m.generations} / {m.group_epochs}"),
         ("partitions assigned", m.partitions_assigned),
@@ -271,6 +273,7 @@ def _print_summary(simulation: Simulation, result: RunResult) -> None:
         ("partitions moved", m.partitions_moved),
         ("records processed twice", m.duplicates),
         ("peak lag (records)", m.peak_lag),
+        ("catch-up", "-" if m.catch_up_s is None else f"{m.catch_up_s:.1f} s"),
         (
             "time to stable",
             "-" if m.time_to_stable_ms is None else f"{m.time_to_stable_ms} ms",

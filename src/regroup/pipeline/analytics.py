@@ -40,6 +40,17 @@ Counters (``run_metrics``). Lag is a running sum over the run of per-event
 deltas (``records_produced``: the partition's new end offset minus its
 previous one; ``records_processed``: how far it raised the partition's
 highest processed offset); ``peak_lag`` is its maximum from the opening on.
+
+Decision metrics (``decision_metrics``). Pauses are the idle gaps of positive
+length (``idle_gaps``), their nearest-rank percentiles taken by row number
+over each run's lengths. The coordinator's states (``group_state_changed``)
+become, per run, a running count of groups not ``Stable``; its rising and
+falling edges bound the unstable intervals, clipped to the window for
+``unstable_ms`` and followed to the next ``group_stabilized`` for
+``time_to_stable_ms``. ``catch_up_s`` runs over the same lag series as
+``peak_lag``: the steady lag before the first step, the lag at the start of the
+catch-up (the last step or return to ``Stable``), and the last crossing back
+to the steady lag after it.
 Duplicates per partition are the processed lengths minus the size of their
 union (each offset counted once when first processed, every later cover is a
 duplicate: the sum of ``IntervalSet.add``'s overlaps). ``partitions_moved``
@@ -71,6 +82,8 @@ from typing import TYPE_CHECKING
 from pyspark.sql import Column, Window
 from pyspark.sql import functions as F
 
+from regroup.sim.metrics import STEADY_LAG_MS
+
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
@@ -78,7 +91,9 @@ __all__ = [
     "METRIC_COLUMNS",
     "Analysis",
     "analyze",
+    "decision_metrics",
     "idle_by_partition",
+    "idle_gaps",
     "ownership_intervals",
     "run_bounds",
     "run_labels",
@@ -105,6 +120,11 @@ METRIC_COLUMNS = (
     "partitions_lost",
     "partitions_moved",
     "time_to_stable_ms",
+    "pause_p50_ms",
+    "pause_p99_ms",
+    "pause_max_ms",
+    "unstable_ms",
+    "catch_up_s",
     "records_produced",
     "records_processed",
     "window_start_ms",
@@ -146,27 +166,19 @@ def run_bounds(ordered: DataFrame) -> DataFrame:
         F.coalesce(F.col("first_step.ord"), F.col("first_stable.ord")).alias("open_ord"),
         F.coalesce(F.col("first_step.ts_ms"), F.col("first_stable.ts_ms")).alias("open_ts"),
         F.col("first_step.ts_ms").alias("first_step_ms"),
+        F.col("first_step.ord").alias("first_step_ord"),
+        F.col("first_stable.ord").alias("first_stable_ord"),
         F.col("last_step.ord").alias("last_step_ord"),
     ).withColumn("window_start_ms", F.coalesce(F.col("open_ts"), F.col("window_end_ms")))
-    stable_after = (
-        ordered.where(F.col("kind") == "group_stabilized")
-        .join(bounds.select(_RUN, "last_step_ord"), _RUN)
-        .where(F.col("ord") > F.col("last_step_ord"))
-        .groupBy(_RUN)
-        .agg(F.min(F.struct("ord", "ts_ms")).alias("stable"))
-        .select(_RUN, F.col("stable.ts_ms").alias("stable_after_last_ms"))
-    )
-    return (
-        bounds.join(stable_after, _RUN, "left")
-        .withColumn("time_to_stable_ms", F.col("stable_after_last_ms") - F.col("first_step_ms"))
-        .select(
-            _RUN,
-            "open_ord",
-            "window_start_ms",
-            "window_end_ms",
-            "last_step_ord",
-            "time_to_stable_ms",
-        )
+    return bounds.select(
+        _RUN,
+        "open_ord",
+        "window_start_ms",
+        "window_end_ms",
+        "last_step_ord",
+        "first_step_ord",
+        "first_step_ms",
+        "first_stable_ord",
     )
 
 
@@ -278,8 +290,9 @@ def _created(ordered: DataFrame) -> DataFrame:
     )
 
 
-def idle_by_partition(ordered: DataFrame, bounds: DataFrame, intervals: DataFrame) -> DataFrame:
-    """Per (run, partition): ``idle_ms`` and ``longest_pause_ms`` in the window (0 if none)."""
+def idle_gaps(ordered: DataFrame, bounds: DataFrame, intervals: DataFrame) -> DataFrame:
+    """Every pause: ``run_id, partition, length`` of each idle gap clipped to the window,
+    positive lengths only."""
     ends = bounds.select(_RUN, "window_start_ms", "window_end_ms")
     serving = (
         intervals.where(F.col("serving_ms").isNotNull())
@@ -329,36 +342,53 @@ def idle_by_partition(ordered: DataFrame, bounds: DataFrame, intervals: DataFram
             F.col("window_end_ms").alias("g_end"),
         )
     )
-    gaps = (
+    return (
         leading.unionByName(trailing)
         .unionByName(never)
         .join(ends, _RUN)
-        .withColumn(
-            "length",
-            F.least(F.col("g_end"), F.col("window_end_ms"))
-            - F.greatest(F.col("g_start"), F.col("window_start_ms")),
+        .select(
+            _RUN,
+            "partition",
+            (
+                F.least(F.col("g_end"), F.col("window_end_ms"))
+                - F.greatest(F.col("g_start"), F.col("window_start_ms"))
+            ).alias("length"),
         )
         .where(F.col("length") > 0)
-        .groupBy(_RUN, "partition")
-        .agg(F.sum("length").alias("idle_ms"), F.max("length").alias("longest_pause_ms"))
-    )
-    partitions = (
-        created.select(_RUN, "partition").unionByName(islands.select(_RUN, "partition")).distinct()
-    )
-    return partitions.join(gaps, [_RUN, "partition"], "left").select(
-        _RUN,
-        "partition",
-        F.coalesce(F.col("idle_ms"), F.lit(0)).cast("long").alias("idle_ms"),
-        F.coalesce(F.col("longest_pause_ms"), F.lit(0)).cast("long").alias("longest_pause_ms"),
     )
 
 
-def _lag_peak(ordered: DataFrame, bounds: DataFrame) -> DataFrame:
-    """Per run: ``peak_lag`` (window)."""
+def _partitions(ordered: DataFrame, intervals: DataFrame) -> DataFrame:
+    """Per run, every partition accounted: created by the topics, or served once."""
+    served = intervals.where(F.col("serving_ms").isNotNull()).select(_RUN, "partition")
+    return _created(ordered).select(_RUN, "partition").unionByName(served).distinct()
+
+
+def idle_by_partition(ordered: DataFrame, intervals: DataFrame, gaps: DataFrame) -> DataFrame:
+    """Per (run, partition): ``idle_ms`` and ``longest_pause_ms`` in the window (0 if none)."""
+    totals = gaps.groupBy(_RUN, "partition").agg(
+        F.sum("length").alias("idle_ms"), F.max("length").alias("longest_pause_ms")
+    )
+    return (
+        _partitions(ordered, intervals)
+        .join(totals, [_RUN, "partition"], "left")
+        .select(
+            _RUN,
+            "partition",
+            F.coalesce(F.col("idle_ms"), F.lit(0)).cast("long").alias("idle_ms"),
+            F.coalesce(F.col("longest_pause_ms"), F.lit(0)).cast("long").alias("longest_pause_ms"),
+        )
+    )
+
+
+def _lag_series(ordered: DataFrame) -> DataFrame:
+    """Per lag-changing event (``records_produced`` / ``records_processed``): ``run_id, ord,
+    ts_ms, delta, lag``, the total lag after it (a running sum of the deltas)."""
     by_partition = Window.partitionBy(_RUN, "partition").orderBy("ord")
     produced = ordered.where(F.col("kind") == "records_produced").select(
         _RUN,
         "ord",
+        "ts_ms",
         (F.col("end_offset") - F.coalesce(F.lag("end_offset").over(by_partition), F.lit(0))).alias(
             "delta"
         ),
@@ -368,14 +398,15 @@ def _lag_peak(ordered: DataFrame, bounds: DataFrame) -> DataFrame:
         F.max(high).over(by_partition.rowsBetween(Window.unboundedPreceding, -1)), F.lit(0)
     )
     processed = ordered.where(F.col("kind") == "records_processed").select(
-        _RUN, "ord", (high_before - F.greatest(high, high_before)).alias("delta")
+        _RUN, "ord", "ts_ms", (high_before - F.greatest(high, high_before)).alias("delta")
     )
     running = Window.partitionBy(_RUN).orderBy("ord")
-    lag = (
-        produced.unionByName(processed)
-        .withColumn("lag", F.sum("delta").over(running))
-        .join(bounds.select(_RUN, "open_ord"), _RUN)
-    )
+    return produced.unionByName(processed).withColumn("lag", F.sum("delta").over(running))
+
+
+def _lag_peak(lags: DataFrame, bounds: DataFrame) -> DataFrame:
+    """Per run: ``peak_lag`` (window)."""
+    lag = lags.join(bounds.select(_RUN, "open_ord"), _RUN)
     inside = F.col("ord") >= F.col("open_ord")
     peaks = lag.groupBy(_RUN).agg(
         F.max(F.when(inside, F.col("lag"))).alias("inside"),
@@ -454,7 +485,176 @@ def _moves(ordered: DataFrame, bounds: DataFrame) -> DataFrame:
     return moved.groupBy(_RUN).agg(F.sum("moved").cast("long").alias("partitions_moved"))
 
 
-def run_metrics(ordered: DataFrame, bounds: DataFrame, idle: DataFrame) -> DataFrame:
+def _pauses(gaps: DataFrame) -> DataFrame:
+    """Per run: the nearest-rank ``pause_p50_ms`` and ``pause_p99_ms`` and ``pause_max_ms``."""
+    by_length = Window.partitionBy(_RUN).orderBy("length")
+    ranked = gaps.withColumn("rank", F.row_number().over(by_length)).withColumn(
+        "n", F.count(F.lit(1)).over(Window.partitionBy(_RUN))
+    )
+
+    def percentile(share: float) -> Column:
+        reached = F.col("rank") >= F.ceil(F.lit(share) * F.col("n"))
+        return F.min(F.when(reached, F.col("length")))
+
+    return ranked.groupBy(_RUN).agg(
+        percentile(0.50).cast("long").alias("pause_p50_ms"),
+        percentile(0.99).cast("long").alias("pause_p99_ms"),
+        F.max("length").cast("long").alias("pause_max_ms"),
+    )
+
+
+def _unstable_edges(ordered: DataFrame) -> DataFrame:
+    """Per run, the moments the run's groups stop or start being all ``Stable``:
+    ``run_id, ord, ts_ms, rising`` (true: some group just left ``Stable``)."""
+    states = ordered.where(F.col("kind") == "group_state_changed").select(
+        _RUN, "ord", "ts_ms", "group_id", (F.col("new_state") != "Stable").cast("long").alias("u")
+    )
+    by_group = Window.partitionBy(_RUN, "group_id").orderBy("ord")
+    running = Window.partitionBy(_RUN).orderBy("ord")
+    counted = states.withColumn(
+        "count", F.sum(F.col("u") - F.coalesce(F.lag("u").over(by_group), F.lit(0))).over(running)
+    )
+    flagged = counted.withColumn("now", F.col("count") > 0).withColumn(
+        "before", F.coalesce(F.lag("now").over(running), F.lit(False))
+    )
+    return flagged.where(F.col("now") != F.col("before")).select(
+        _RUN, "ord", "ts_ms", F.col("now").alias("rising")
+    )
+
+
+def _unstable_intervals(edges: DataFrame) -> DataFrame:
+    """Per run, each unstable interval: ``start, end`` (``end`` null: open at the end)."""
+    by_ord = Window.partitionBy(_RUN).orderBy("ord")
+    return (
+        edges.withColumn("next_ts", F.lead("ts_ms").over(by_ord))
+        .where(F.col("rising"))
+        .select(_RUN, F.col("ts_ms").alias("start"), F.col("next_ts").alias("end"))
+    )
+
+
+def decision_metrics(
+    ordered: DataFrame, bounds: DataFrame, gaps: DataFrame, lags: DataFrame
+) -> DataFrame:
+    """Per run: ``pause_*``, ``unstable_ms``, ``time_to_stable_ms``, ``catch_up_s``."""
+    b = bounds.select(
+        _RUN,
+        "window_start_ms",
+        "window_end_ms",
+        "first_step_ord",
+        "first_step_ms",
+        "first_stable_ord",
+    )
+    edges = _unstable_edges(ordered)
+    spans = _unstable_intervals(edges).join(b, _RUN)
+    end = F.coalesce(F.col("end"), F.col("window_end_ms"))
+    clipped = F.greatest(
+        F.lit(0),
+        F.least(end, F.col("window_end_ms")) - F.greatest(F.col("start"), F.col("window_start_ms")),
+    )
+    reaching = F.col("first_step_ms").isNotNull() & (
+        (end > F.col("first_step_ms")) | (F.col("start") >= F.col("first_step_ms"))
+    )
+    seen_states = (
+        ordered.where(F.col("kind") == "group_state_changed")
+        .select(_RUN)
+        .distinct()
+        .withColumn("has_states", F.lit(1))
+    )
+    unstable = spans.groupBy(_RUN).agg(
+        F.sum(clipped).cast("long").alias("unstable_ms"),
+        F.max(F.when(reaching, 1).otherwise(0)).alias("reaching"),
+        F.max(F.when(reaching & F.col("end").isNull(), 1).otherwise(0)).alias("open_at_end"),
+        F.max(F.when(reaching, F.col("end"))).alias("healed_ms"),
+    )
+    stabilized = ordered.where(F.col("kind") == "group_stabilized").select(
+        _RUN, F.col("ts_ms").alias("stable_ms")
+    )
+    healed = (
+        unstable.where((F.col("reaching") == 1) & (F.col("open_at_end") == 0))
+        .join(stabilized, _RUN)
+        .where(F.col("stable_ms") >= F.col("healed_ms"))
+        .groupBy(_RUN)
+        .agg(F.min("stable_ms").alias("stable_after_ms"))
+    )
+    # catch-up: the steady lag before the first step, the start, the last crossing back.
+    with_bounds = lags.join(b, _RUN)
+    steady = with_bounds.groupBy(_RUN).agg(
+        F.max(
+            F.when(
+                F.col("first_stable_ord").isNotNull()
+                & (F.col("ord") > F.col("first_stable_ord"))
+                & (F.col("ord") < F.col("first_step_ord"))
+                & (F.col("ts_ms") >= F.col("first_step_ms") - F.lit(STEADY_LAG_MS)),
+                F.col("lag"),
+            )
+        ).alias("steady"),
+        F.max(F.struct("ord", "lag")).alias("last_lag"),
+    )
+    falling = edges.where(~F.col("rising")).join(b.select(_RUN, "first_step_ord"), _RUN)
+    starts = (
+        ordered.where(F.col("kind") == "scenario_step")
+        .select(_RUN, "ord", "ts_ms")
+        .unionByName(
+            falling.where(F.col("ord") > F.col("first_step_ord")).select(_RUN, "ord", "ts_ms")
+        )
+        .groupBy(_RUN)
+        .agg(F.max(F.struct("ord", "ts_ms")).alias("from"))
+    )
+    by_ord = Window.partitionBy(_RUN).orderBy("ord")
+    crossings = (
+        lags.withColumn("prev_lag", F.coalesce(F.lag("lag").over(by_ord), F.lit(0)))
+        .join(starts, _RUN)
+        .join(steady.select(_RUN, "steady"), _RUN)
+        .where(
+            (F.col("ord") > F.col("from.ord"))
+            & (F.col("lag") <= F.coalesce("steady", F.lit(0)))
+            & (F.col("prev_lag") > F.coalesce("steady", F.lit(0)))
+        )
+        .groupBy(_RUN)
+        .agg(F.max("ts_ms").alias("caught_ms"))
+    )
+    catch_up = (
+        starts.join(steady, _RUN, "left")
+        .join(crossings, _RUN, "left")
+        .select(
+            _RUN,
+            F.when(
+                F.coalesce(F.col("last_lag.lag"), F.lit(0)) > F.coalesce("steady", F.lit(0)),
+                F.lit(None),
+            )
+            .when(F.col("caught_ms").isNull(), F.lit(0.0))
+            .otherwise(F.round((F.col("caught_ms") - F.col("from.ts_ms")) / F.lit(1000.0), 3))
+            .cast("double")
+            .alias("catch_up_s"),
+        )
+    )
+    runs = b.select(_RUN, "first_step_ms")
+    return (
+        runs.join(_pauses(gaps), _RUN, "left")
+        .join(unstable, _RUN, "left")
+        .join(healed, _RUN, "left")
+        .join(catch_up, _RUN, "left")
+        .join(seen_states, _RUN, "left")
+        .select(
+            _RUN,
+            F.coalesce("pause_p50_ms", F.lit(0)).cast("long").alias("pause_p50_ms"),
+            F.coalesce("pause_p99_ms", F.lit(0)).cast("long").alias("pause_p99_ms"),
+            F.coalesce("pause_max_ms", F.lit(0)).cast("long").alias("pause_max_ms"),
+            F.coalesce("unstable_ms", F.lit(0)).cast("long").alias("unstable_ms"),
+            F.when(F.col("first_step_ms").isNull() | F.col("has_states").isNull(), F.lit(None))
+            .when(F.coalesce("reaching", F.lit(0)) == 0, F.lit(0))
+            .when(F.col("stable_after_ms").isNull(), F.lit(None))
+            .otherwise(F.col("stable_after_ms") - F.col("first_step_ms"))
+            .cast("long")
+            .alias("time_to_stable_ms"),
+            "catch_up_s",
+        )
+    )
+
+
+def run_metrics(
+    ordered: DataFrame, bounds: DataFrame, idle: DataFrame, decision: DataFrame, lags: DataFrame
+) -> DataFrame:
     """Per run: ``run_id`` and ``METRIC_COLUMNS`` (the ``RunMetrics`` definitions)."""
     kind = F.col("kind")
     inside = F.col("open_ord").isNotNull() & (F.col("ord") >= F.col("open_ord"))
@@ -503,8 +703,9 @@ def run_metrics(ordered: DataFrame, bounds: DataFrame, idle: DataFrame) -> DataF
         counters.join(bounds, _RUN)
         .join(idle_totals, _RUN, "left")
         .join(_duplicates(ordered), _RUN, "left")
-        .join(_lag_peak(ordered, bounds), _RUN, "left")
+        .join(_lag_peak(lags, bounds), _RUN, "left")
         .join(_moves(ordered, bounds), _RUN, "left")
+        .join(decision, _RUN, "left")
         .select(
             _RUN,
             F.coalesce("idle_partition_seconds", F.lit(0.0)).alias("idle_partition_seconds"),
@@ -520,6 +721,11 @@ def run_metrics(ordered: DataFrame, bounds: DataFrame, idle: DataFrame) -> DataF
             "partitions_lost",
             F.coalesce("partitions_moved", zero).alias("partitions_moved"),
             F.col("time_to_stable_ms").cast("long").alias("time_to_stable_ms"),
+            "pause_p50_ms",
+            "pause_p99_ms",
+            "pause_max_ms",
+            "unstable_ms",
+            "catch_up_s",
             "records_produced",
             "records_processed",
             F.col("window_start_ms").cast("long").alias("window_start_ms"),
@@ -573,6 +779,9 @@ def summary(metrics: DataFrame, labels: DataFrame) -> DataFrame:
             F.round(F.avg("partitions_moved"), 2).alias("moved_mean"),
             F.round(F.avg("duplicates"), 1).alias("duplicates_mean"),
             F.max("time_to_stable_ms").alias("time_to_stable_max_ms"),
+            F.max("pause_p99_ms").alias("pause_p99_max_ms"),
+            F.round(F.avg("unstable_ms"), 1).alias("unstable_ms_mean"),
+            F.max("catch_up_s").alias("catch_up_max_s"),
             F.sum("invariant_violations").alias("violations"),
         )
         .orderBy("scenario", "members", "protocol", "assignor")
@@ -603,8 +812,11 @@ def analyze(events: DataFrame) -> Analysis:
     ordered = with_log_order(_slim(events)).cache()
     bounds = run_bounds(ordered).cache()
     intervals = ownership_intervals(ordered).cache()
-    idle = idle_by_partition(ordered, bounds, intervals).cache()
-    metrics = run_metrics(ordered, bounds, idle).cache()
+    gaps = idle_gaps(ordered, bounds, intervals).cache()
+    idle = idle_by_partition(ordered, intervals, gaps).cache()
+    lags = _lag_series(ordered)
+    decision = decision_metrics(ordered, bounds, gaps, lags)
+    metrics = run_metrics(ordered, bounds, idle, decision, lags).cache()
     labels = run_labels(ordered, bounds).cache()
     return Analysis(
         metrics=metrics,
@@ -612,7 +824,7 @@ def analyze(events: DataFrame) -> Analysis:
         idle=idle,
         violations=violations(ordered),
         labels=labels,
-        cached=(metrics, labels, idle, intervals, bounds, ordered),
+        cached=(metrics, labels, idle, gaps, intervals, bounds, ordered),
     )
 
 

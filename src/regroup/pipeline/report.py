@@ -145,6 +145,9 @@ SUMMARY_HEADINGS = {
     "moved_mean": "moved",
     "duplicates_mean": "duplicates",
     "time_to_stable_max_ms": "time to stable ms",
+    "pause_p99_max_ms": "pause p99 ms",
+    "unstable_ms_mean": "not Stable ms",
+    "catch_up_max_s": "catch-up s",
 }
 
 #: What each section shows (the paragraph under its heading).

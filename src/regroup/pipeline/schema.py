@@ -70,6 +70,7 @@ EVENT_SCHEMA = StructType(
         StructField("invariant", StringType(), True),
         StructField("detail", StringType(), True),
         StructField("reason", StringType(), True),
+        StructField("new_state", StringType(), True),
         StructField("json", StringType(), False),
     ]
 )
@@ -92,6 +93,7 @@ _DIRECT = (
     "invariant",
     "detail",
     "reason",
+    "new_state",
 )
 
 

@@ -40,6 +40,7 @@ from regroup.sim.simulation import Settings, Simulation
 from regroup.sim.timeline import build_timeline, to_svg
 
 __all__ = [
+    "DECIMAL_METRICS",
     "LABELS",
     "METRICS",
     "Comparison",
@@ -67,10 +68,16 @@ METRICS: tuple[tuple[str, str], ...] = (
     ("partitions_moved", "partitions moved"),
     ("rebalances", "rebalances"),
     ("duplicates", "records twice"),
+    ("pause_p50_ms", "pause p50, ms"),
+    ("pause_p99_ms", "pause p99, ms"),
+    ("unstable_ms", "not Stable, ms"),
     ("peak_lag", "peak lag, records"),
+    ("catch_up_s", "catch-up, s"),
     ("time_to_stable_ms", "time to stable, ms"),
 )
 HEADLINE = "idle_partition_seconds"
+#: The metrics shown with one decimal (the others are whole numbers).
+DECIMAL_METRICS = frozenset({HEADLINE, "catch_up_s"})
 #: Consumer configs KIP-848 moved to the coordinator (simulate's shortcuts do the same).
 _TO_BROKER = {
     "session.timeout.ms": "group.consumer.session.timeout.ms",

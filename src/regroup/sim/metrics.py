@@ -41,15 +41,41 @@ Definitions:
     has another identity, the identity being the member's
     ``group.instance.id`` (from ``member_joined.instance_id``) if it has one,
     else its member id. A static member that comes back keeps its identity.
-``time_to_stable_ms``  from the first ``scenario_step`` to the first
-    ``group_stabilized`` at or after the last ``scenario_step``; ``None`` when
-    there is no step or the group never stabilized after the last one.
+``pause_p50_ms`` / ``pause_p99_ms`` / ``pause_max_ms``  (window) over the
+    *pauses*: every idle interval of every partition, clipped to the window,
+    of positive length; the nearest-rank percentiles of their lengths (the
+    shortest length at least that share of the pauses does not exceed) and
+    the longest (``max_partition_pause_ms``); 0 when nothing paused.
+``unstable_ms``  (window) the time the coordinator's group was not
+    ``Stable``: from a ``group_state_changed`` to a state other than
+    ``Stable`` (classic: Empty, PreparingRebalance, CompletingRebalance;
+    KIP-848: Empty, Assigning, Reconciling, the state the coordinator derives
+    from its members' reconciliation) to the next one back to ``Stable``
+    (with several groups in one log: while any of them is not).
+``time_to_stable_ms``  the time the disruption took to heal: from the first
+    ``scenario_step`` to the first ``group_stabilized`` at or after the end of
+    the last unstable interval that reaches past that step (0 when the group
+    never left ``Stable`` after the first step, as in a static bounce without
+    a rebalance); ``None`` when there is no step or no ``group_state_changed``
+    at all, or the group is not ``Stable`` at the end, or never stabilized after.
+``catch_up_s``  how long the consumers took to work off the backlog of the
+    last disruption: from the later of the last ``scenario_step`` and the last
+    return to ``Stable`` after the first step, to the last moment after it at
+    which the total lag came back from above the *steady lag* to no more than
+    it, in seconds (3 decimals); 0 when the lag never rose above the steady
+    lag after that moment; ``None`` when there is no step, or the lag is still
+    above the steady lag at the end. The steady lag is the largest total lag
+    after any event in the ``STEADY_LAG_MS`` (10 s) before the first
+    ``scenario_step`` and after the first ``group_stabilized`` (the group
+    running undisturbed, its first backlog worked off; 0 when there is none).
 ``records_produced`` / ``records_processed``  (whole run) sums of counts.
 ``violations``  every ``invariant_violated`` event, as dicts.
 """
 
 from __future__ import annotations
 
+import math
+from collections import Counter, deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -60,6 +86,7 @@ from regroup.events import (
     GenerationBumped,
     GroupEpochBumped,
     GroupStabilized,
+    GroupStateChanged,
     InvariantViolated,
     MemberJoined,
     PartitionsAssigned,
@@ -84,7 +111,10 @@ from regroup.sim.partition_table import (
     without_member,
 )
 
-__all__ = ["MetricsAccumulator", "RunMetrics", "compute_metrics"]
+__all__ = ["STEADY_LAG_MS", "MetricsAccumulator", "RunMetrics", "compute_metrics"]
+
+#: How far before the first scenario step the steady lag is measured (``catch_up_s``).
+STEADY_LAG_MS = 10_000
 
 
 @dataclass(slots=True)
@@ -102,6 +132,11 @@ class RunMetrics:
     partitions_lost: int = 0
     partitions_moved: int = 0
     time_to_stable_ms: int | None = None
+    pause_p50_ms: int = 0
+    pause_p99_ms: int = 0
+    pause_max_ms: int = 0
+    unstable_ms: int = 0
+    catch_up_s: float | None = None
     records_produced: int = 0
     records_processed: int = 0
     window_start_ms: int = 0
@@ -124,6 +159,11 @@ class RunMetrics:
             "duplicates": self.duplicates,
             "peak_lag": self.peak_lag,
             "time_to_stable_ms": self.time_to_stable_ms,
+            "pause_p50_ms": self.pause_p50_ms,
+            "pause_p99_ms": self.pause_p99_ms,
+            "pause_max_ms": self.pause_max_ms,
+            "unstable_ms": self.unstable_ms,
+            "catch_up_s": self.catch_up_s,
             "records_produced": self.records_produced,
             "records_processed": self.records_processed,
             "window_start_ms": self.window_start_ms,
@@ -192,6 +232,8 @@ class MetricsAccumulator:
         self._idle_since: list[int | None] = table.column(None)
         self._folded_ms = table.column(0)
         self._folded_longest = table.column(0)
+        #: The lengths of the folded pauses (length -> how many).
+        self._folded_pauses: Counter[int] = Counter()
         #: Closed idle intervals ``(start, end)`` not folded, clipped to the window at the end.
         self._idle: dict[int, list[tuple[int, int]]] = {}
         #: The identity (instance id, else member id) of the last member assigned it.
@@ -205,6 +247,19 @@ class MetricsAccumulator:
         self._first_step: int | None = None
         self._last_step: int | None = None
         self._stable_after_last: int | None = None
+        #: Every ``group_stabilized`` time (few: one per disruption healed).
+        self._stabilized_at: list[int] = []
+        #: Each group's coordinator state; the unstable intervals, the open one's start.
+        self._group_states: dict[str, str] = {}
+        self._unstable: list[tuple[int, int]] = []
+        self._unstable_since: int | None = None
+        #: The steady lag (before the first step) and the catch-up after the last rebalance:
+        #: the lag after each event since the first stabilization, until the first step.
+        self._lag_before_step: deque[tuple[int, int]] = deque()
+        self._steady_lag = 0
+        self._catch_from: int | None = None
+        self._caught_at: int | None = None
+        self._behind = False
         self._handlers: dict[type, Callable[[Any, int], None] | None] = {
             RecordsProduced: self._on_produced,
             RecordsProcessed: self._on_processed,
@@ -218,6 +273,7 @@ class MetricsAccumulator:
             TargetAssignmentComputed: self._on_target,
             GroupEpochBumped: self._on_group_epoch,
             GroupStabilized: self._on_stabilized,
+            GroupStateChanged: self._on_state,
             ScenarioStep: self._on_step,
             SimulationStarted: self._on_started,
             SimulationEnded: self._on_ended,
@@ -248,6 +304,7 @@ class MetricsAccumulator:
         for b in self._open:
             if lag > b.peak_lag:
                 b.peak_lag = lag
+        self._lag_changed(ts)
 
     def _on_processed(self, event: RecordsProcessed, ts: int) -> None:
         m = self.metrics
@@ -259,6 +316,20 @@ class MetricsAccumulator:
         before = intervals.high
         m.duplicates += intervals.add(event.first_offset, event.last_offset + 1)
         self._lag -= intervals.high - before
+        self._lag_changed(ts)
+
+    def _lag_changed(self, ts: int) -> None:
+        if self._first_step is None:
+            if self._stable_at is not None:
+                lags = self._lag_before_step
+                lags.append((ts, self._lag))
+                while lags[0][0] < ts - STEADY_LAG_MS:  # log order: older ones never count
+                    lags.popleft()
+        elif self._lag > self._steady_lag:
+            self._behind = True
+        elif self._behind:
+            self._behind = False
+            self._caught_at = ts
 
     def _on_assigned(self, event: PartitionsAssigned, ts: int) -> None:
         member = event.member_id
@@ -306,6 +377,7 @@ class MetricsAccumulator:
         length = ts - (since if since > start else start)
         if length > 0:
             self._folded_ms[number] += length
+            self._folded_pauses[length] += 1
             if length > self._folded_longest[number]:
                 self._folded_longest[number] = length
         if self._folded_until is None or ts > self._folded_until:
@@ -342,7 +414,27 @@ class MetricsAccumulator:
         for b in self._open:
             b.group_epochs += 1
 
+    def _on_state(self, event: GroupStateChanged, ts: int) -> None:
+        states = self._group_states
+        was_unstable = any(state != "Stable" for state in states.values())
+        states[event.group_id] = event.new_state
+        unstable = any(state != "Stable" for state in states.values())
+        if unstable and not was_unstable:
+            self._unstable_since = ts
+        elif was_unstable and not unstable:
+            since = self._unstable_since
+            self._unstable.append((ts if since is None else since, ts))
+            self._unstable_since = None
+            if self._first_step is not None:  # a rebalance ended in the window
+                self._start_catch_up(ts)
+
+    def _start_catch_up(self, ts: int) -> None:
+        self._catch_from = ts
+        self._caught_at = None
+        self._behind = self._lag > self._steady_lag
+
     def _on_stabilized(self, event: GroupStabilized, ts: int) -> None:
+        self._stabilized_at.append(ts)
         if self._from_stable is None:
             self._from_stable = _Counts(peak_lag=self._lag)
             self._open.append(self._from_stable)
@@ -361,6 +453,12 @@ class MetricsAccumulator:
             self._open.append(self._from_step)
         if self._first_step is None:
             self._first_step = ts
+            since = ts - STEADY_LAG_MS
+            self._steady_lag = max(
+                (lag for at, lag in self._lag_before_step if at >= since), default=0
+            )
+            self._lag_before_step.clear()
+        self._start_catch_up(ts)
         self._last_step = ts
         self._stable_after_last = None
         self._add_topics(event.topics, ts)
@@ -396,6 +494,7 @@ class MetricsAccumulator:
         total = 0
         longest = 0
         paused = 0
+        pauses = Counter(self._folded_pauses)
         by_partition: dict[str, int] = {}
         partitions = self._table.partitions
         for number in self._tracked_order:
@@ -409,6 +508,7 @@ class MetricsAccumulator:
                 length = min(until, end) - max(since, start)
                 if length > 0:
                     idle += length
+                    pauses[length] += 1
                     longest = max(longest, length)
             if idle > 0:
                 paused += 1
@@ -419,11 +519,34 @@ class MetricsAccumulator:
         m.max_partition_pause_ms = longest
         m.paused_partitions = paused
         m.idle_ms_by_partition = by_partition
-        if self._first_step is not None and self._stable_after_last is not None:
-            m.time_to_stable_ms = self._stable_after_last - self._first_step
+        m.pause_p50_ms = _nearest_rank(pauses, 0.50)
+        m.pause_p99_ms = _nearest_rank(pauses, 0.99)
+        m.pause_max_ms = longest
+        unstable = list(self._unstable)
+        if self._unstable_since is not None:
+            unstable.append((self._unstable_since, end))
+        m.unstable_ms = sum(max(0, min(b, end) - max(a, start)) for a, b in unstable)
+        m.time_to_stable_ms = self._time_to_stable(unstable)
+        if self._catch_from is None or self._behind:
+            m.catch_up_s = None
+        elif self._caught_at is None:
+            m.catch_up_s = 0.0
         else:
-            m.time_to_stable_ms = None
+            m.catch_up_s = round((self._caught_at - self._catch_from) / 1000.0, 3)
         return m
+
+    def _time_to_stable(self, unstable: list[tuple[int, int]]) -> int | None:
+        first = self._first_step
+        if first is None or not self._group_states:  # no step, or no coordinator state seen
+            return None
+        reaching = [(a, b) for a, b in unstable if b > first or a >= first]
+        if not reaching:
+            return 0
+        if self._unstable_since is not None:
+            return None
+        healed = max(b for _, b in reaching)
+        after = [ts for ts in self._stabilized_at if ts >= healed]
+        return min(after) - first if after else None
 
     # -- helpers ----------------------------------------------------------------------------
 
@@ -457,6 +580,20 @@ class MetricsAccumulator:
             serving = all_serving[number] = without_member(serving, member)
             if not serving:
                 self._idle_since[number] = ts
+
+
+def _nearest_rank(lengths: Counter[int], share: float) -> int:
+    """The shortest length that at least ``share`` of ``lengths`` do not exceed (0: none)."""
+    total = sum(lengths.values())
+    if total == 0:
+        return 0
+    rank = math.ceil(share * total)
+    seen = 0
+    for length in sorted(lengths):
+        seen += lengths[length]
+        if seen >= rank:
+            return length
+    return max(lengths)
 
 
 def compute_metrics(events: Iterable[Event]) -> RunMetrics:
