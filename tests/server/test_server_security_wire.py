@@ -19,6 +19,7 @@ GROUP_AUTHORIZATION_FAILED = 30
 TOPIC_AUTHORIZATION_FAILED = 29
 CLUSTER_AUTHORIZATION_FAILED = 31
 SECURITY_DISABLED = 54
+UNKNOWN_TOPIC_ID = 100
 
 
 @pytest.fixture
@@ -344,3 +345,42 @@ def test_described_groups_carry_the_principals_authorized_operations(
         without = {**describe, "include_authorized_operations": False}
         (group,) = alice.request(15, 5, without).groups
         assert group.authorized_operations == -(2**31)
+
+
+def test_metadata_by_topic_id_checks_describe(sasl_server: BackgroundServer) -> None:
+    """Metadata v12+ by id: a topic the principal may not DESCRIBE is answered
+    TOPIC_AUTHORIZATION_FAILED with a null name (Kafka's KafkaApis), never its name or
+    partitions; an id of no topic stays UNKNOWN_TOPIC_ID."""
+    import uuid
+
+    assert sasl_server.server is not None
+    sasl_server.call(sasl_server.server.create_topic, "secret-topic", 3)
+    request = {"allow_auto_topic_creation": False, **_NO_OPS}
+    nowhere = uuid.UUID(int=12345)
+    with client_as(sasl_server, "admin") as admin, client_as(sasl_server, "alice") as alice:
+        ids = {t.name: t.topic_id for t in admin.request(3, 12, {**request, "topics": None}).topics}
+        asked = alice.request(
+            3,
+            12,
+            {
+                **request,
+                "topics": [
+                    {"name": None, "topic_id": topic_id}
+                    for topic_id in (ids["secret-topic"], ids["orders"], nowhere)
+                ],
+            },
+        )
+        answers = {t.topic_id: t for t in asked.topics}
+        assert len(answers) == 3
+        secret = answers[ids["secret-topic"]]
+        assert (secret.error_code.value, secret.name) == (TOPIC_AUTHORIZATION_FAILED, None)
+        assert list(secret.partitions) == []
+        orders = answers[ids["orders"]]
+        assert (orders.error_code.value, orders.name, len(orders.partitions)) == (0, "orders", 2)
+        assert answers[nowhere].error_code.value == UNKNOWN_TOPIC_ID
+        # By name she gets the same refusal, with the name she asked and the zero id.
+        (named,) = alice.request(
+            3, 12, {**request, "topics": [{"name": "secret-topic", "topic_id": None}]}
+        ).topics
+        assert named.error_code.value == TOPIC_AUTHORIZATION_FAILED
+        assert named.topic_id is None  # kio decodes the zero id as None
