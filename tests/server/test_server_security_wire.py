@@ -384,3 +384,63 @@ def test_metadata_by_topic_id_checks_describe(sasl_server: BackgroundServer) -> 
         ).topics
         assert named.error_code.value == TOPIC_AUTHORIZATION_FAILED
         assert named.topic_id is None  # kio decodes the zero id as None
+
+
+def _api_versions(software_name: str) -> dict[str, object]:
+    return {"client_software_name": software_name, "client_software_version": "1"}
+
+
+def test_a_frame_over_sasl_server_max_receive_size_before_login_closes(
+    sasl_server: BackgroundServer,
+) -> None:
+    """Kafka's SaslServerAuthenticator reads at most ``sasl.server.max.receive.size``
+    (512 KiB) per frame until the login completes: the size prefix alone closes."""
+    limit = 524288
+    with WireClient("127.0.0.1", sasl_server.port) as client:
+        # Only the size prefix of a 90 MB frame: closed before its body arrives.
+        client.send_raw((90 * 1024 * 1024).to_bytes(4, "big"))
+        assert closed(client)
+    with WireClient("127.0.0.1", sasl_server.port) as client:
+        assert client.request(17, 1, {"mechanism": "SCRAM-SHA-256"}).error_code.value == 0
+        # A SCRAM client-first message of 600 KB is not read, evaluated or echoed.
+        nonce = "n" * (600 * 1024)
+        _, frame = client.encode(36, 2, {"auth_bytes": f"n,,n=alice,r={nonce}".encode()})
+        assert len(frame) - 4 > limit
+        client.send_raw(frame)
+        assert closed(client)
+    with WireClient("127.0.0.1", sasl_server.port) as client:
+        # Under the cap an unauthenticated frame is still served.
+        _, frame = client.encode(18, 3, _api_versions("a" * (400 * 1024)))
+        client.send_raw(frame)
+        assert client.read_frame()
+        assert plain_login(client, "alice", "alice-secret").error_code.value == 0
+    with client_as(sasl_server, "alice") as alice:
+        # Once authenticated, the cap is socket.request.max.bytes again.
+        names = [f"{i:02d}" + "x" * 30000 for i in range(20)]
+        _, frame = alice.encode(
+            3,
+            9,
+            {
+                "topics": [{"name": n} for n in names],
+                "allow_auto_topic_creation": False,
+                **_NO_OPS,
+            },
+        )
+        assert len(frame) - 4 > limit
+        alice.send_raw(frame)
+        answer = alice.read_frame()
+        assert len(answer) > 20 * 30000
+
+
+def test_sasl_server_max_receive_size_is_a_config(tmp_path: Path) -> None:
+    options = secure_options(
+        tmp_path, "SASL_PLAINTEXT://127.0.0.1:0", **{"sasl.server.max.receive.size": "1024"}
+    )
+    with BackgroundServer(options) as server:
+        with WireClient("127.0.0.1", server.port) as client:
+            client.send_raw(client.encode(18, 3, _api_versions("a" * 2000))[1])
+            assert closed(client)
+        with WireClient("127.0.0.1", server.port) as client:
+            assert plain_login(client, "alice", "alice-secret").error_code.value == 0
+            client.send_raw(client.encode(18, 3, _api_versions("a" * 2000))[1])
+            assert client.read_frame()

@@ -84,6 +84,9 @@ class Session:
     #: reuses its decoded request, so the decision is reused until an ACL changes.
     allowed: tuple[int, object] | None = None
 
+    #: ``sasl.server.max.receive.size``: the largest frame read while not authenticated.
+    max_receive_size: int = 0
+
     @property
     def authenticated(self) -> bool:
         return self.authenticator is None or self.authenticator.complete
@@ -164,6 +167,7 @@ class Security:
             session.authenticator = Authenticator(
                 self.config.sasl_enabled_mechanisms, self.credentials
             )
+            session.max_receive_size = self.config.sasl_server_max_receive_size
         return session
 
     def serve_unauthenticated(
