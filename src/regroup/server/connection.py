@@ -166,8 +166,17 @@ class ConnectionProtocol(asyncio.Protocol):
         peer = transport.get_extra_info("peername")
         self.state = ConnectionState(self._conn_id, str(peer[0]) if peer else "unknown")
         if self._new_session is not None:
-            peercert = transport.get_extra_info("peercert")
-            session = self._new_session(self.state.host, peercert)
+            # The client certificate in DER, once the TLS layer verified it (a non-empty
+            # ``getpeercert()``), for the principal (``security.principal``).
+            ssl_object = transport.get_extra_info("ssl_object")
+            peercert = None
+            if ssl_object is not None and ssl_object.getpeercert():
+                peercert = ssl_object.getpeercert(binary_form=True)
+            try:
+                session = self._new_session(self.state.host, peercert)
+            except CloseConnection:
+                self._bad_input()
+                return
             self.state.session = session
             if not session.authenticated:
                 self._pre_auth = session

@@ -44,6 +44,7 @@ SECURITY_CONFIG_NAMES = frozenset(
         "ssl.truststore.location",
         "ssl.truststore.type",
         "ssl.client.auth",
+        "ssl.principal.mapping.rules",
         "authorizer.class.name",
         "super.users",
         "allow.everyone.if.no.acl.found",
@@ -163,6 +164,12 @@ class SecurityConfig:
         if client_auth not in ("none", "requested", "required"):
             raise SecurityError(
                 f"ssl.client.auth: none, requested or required, got {client_auth!r}"
+            )
+        rules = props.get("ssl.principal.mapping.rules", "DEFAULT").strip()
+        if rules != "DEFAULT":
+            raise SecurityError(
+                "ssl.principal.mapping.rules: only DEFAULT (the certificate subject in "
+                f"RFC 2253 form) is supported, got {rules!r}"
             )
         authorizer = props.get("authorizer.class.name", "").strip()
         if authorizer and authorizer not in AUTHORIZER_CLASSES:

@@ -5,8 +5,8 @@ the ACL file: a bad one raises ``SecurityError``/``CredentialsError``/
 ``InvalidAclError`` before anything listens). Each connection gets a
 ``Session``: its listener, its peer host and its principal, which is
 ``User:ANONYMOUS`` on PLAINTEXT (Kafka's ``KafkaPrincipal.ANONYMOUS``), the
-client certificate's distinguished name on SSL with a client certificate
-(``User:CN=..,O=..``, Kafka's ``DefaultKafkaPrincipalBuilder``), and the SASL
+client certificate's subject on SSL with a client certificate (``User:CN=..,O=..``
+in the JDK's RFC 2253 form, ``principal``), and the SASL
 user once a SASL exchange completes (``authenticator``). Until then every
 frame of a SASL listener goes to ``serve_unauthenticated``.
 
@@ -51,25 +51,18 @@ from regroup.server.security.config import (
     SecurityProtocol,
 )
 from regroup.server.security.credentials import Credentials, load_credentials
+from regroup.server.security.principal import (
+    ANONYMOUS,
+    CertificateNameError,
+    certificate_principal,
+)
 
 __all__ = ["ACL_KEYS", "ANONYMOUS", "Security", "Session"]
 
 logger = logging.getLogger("regroup.server")
 
-ANONYMOUS = "User:ANONYMOUS"
 #: With ``--data-dir``: the ACL set as CreateAcls/DeleteAcls left it.
 ACLS_STORE = "acls.json"
-
-_DN_NAMES = {
-    "commonName": "CN",
-    "organizationName": "O",
-    "organizationalUnitName": "OU",
-    "countryName": "C",
-    "stateOrProvinceName": "ST",
-    "localityName": "L",
-    "emailAddress": "EMAILADDRESS",
-    "domainComponent": "DC",
-}
 
 
 @dataclass(eq=False, slots=True)
@@ -90,19 +83,6 @@ class Session:
     @property
     def authenticated(self) -> bool:
         return self.authenticator is None or self.authenticator.complete
-
-
-def certificate_principal(peercert: Any) -> str:
-    """``User:`` and the subject in RFC 2253 order (most specific first), as Kafka's
-    ``X500Principal.getName()``; ANONYMOUS without a certificate."""
-    if not peercert:
-        return ANONYMOUS
-    parts = [
-        f"{_DN_NAMES.get(name, name)}={value}"
-        for rdn in peercert.get("subject", ())
-        for name, value in rdn
-    ]
-    return "User:" + ",".join(reversed(parts)) if parts else ANONYMOUS
 
 
 class Security:
@@ -159,10 +139,18 @@ class Security:
 
     # -- sessions and authentication ---------------------------------------------------
 
-    def new_session(self, listener: Listener, host: str, peercert: Any) -> Session:
+    def new_session(self, listener: Listener, host: str, peercert: bytes | None) -> Session:
+        """``peercert``: the verified client certificate in DER, or ``None``.
+        ``CloseConnection`` when its subject cannot be read."""
         session = Session(listener, host, advertised=self.bound.get(listener))
         if listener.protocol is SecurityProtocol.SSL:
-            session.principal = certificate_principal(peercert)
+            try:
+                session.principal = certificate_principal(peercert)
+            except CertificateNameError as exc:
+                # Verified by the TLS layer yet unreadable here: no principal, so no
+                # connection (Kafka closes a channel whose principal cannot be built).
+                logger.warning("connection from %s: client certificate: %s", host, exc)
+                raise CloseConnection(None) from None
         if listener.protocol.sasl:
             session.authenticator = Authenticator(
                 self.config.sasl_enabled_mechanisms, self.credentials
