@@ -444,3 +444,81 @@ def test_sasl_server_max_receive_size_is_a_config(tmp_path: Path) -> None:
             assert plain_login(client, "alice", "alice-secret").error_code.value == 0
             client.send_raw(client.encode(18, 3, _api_versions("a" * 2000))[1])
             assert client.read_frame()
+
+
+def _control(client: WireClient, command: str, **args: object) -> dict[str, object]:
+    from regroup.server.control import decode_answer, encode_command
+
+    client.send_raw(encode_command(7, "t", command, args))
+    return decode_answer(client.read_frame())[1]
+
+
+@pytest.fixture
+def controlled_sasl_server(tmp_path: Path) -> Iterator[BackgroundServer]:
+    import dataclasses
+
+    options = dataclasses.replace(
+        secure_options(tmp_path, "SASL_PLAINTEXT://127.0.0.1:0"), control=True
+    )
+    with BackgroundServer(options) as running:
+        yield running
+
+
+def test_the_control_channel_is_behind_the_login_and_alter_on_the_cluster(
+    controlled_sasl_server: BackgroundServer,
+) -> None:
+    """``--control`` on a SASL listener: before the login a control request closes the
+    connection unanswered; a principal without ALTER on the CLUSTER is refused and
+    nothing runs; a super user (or ALTER on the CLUSTER) is served."""
+    server = controlled_sasl_server
+    for command, args in (("list_groups", {}), ("fence_member", {"group_id": "shop"})):
+        with WireClient("127.0.0.1", server.port) as stranger:
+            from regroup.server.control import encode_command
+
+            stranger.send_raw(encode_command(1, "t", command, args))
+            assert closed(stranger)
+    with client_as(server, "alice") as alice:
+        assert alice.request(11, 5, _join("shop")).error_code.value == 79
+        refused = _control(alice, "drop_connections")
+        assert refused["ok"] is False
+        assert "CLUSTER_AUTHORIZATION_FAILED" in str(refused["error"])
+        assert "User:alice" in str(refused["error"])
+        # Nothing ran: her own connection is still served.
+        assert alice.request(16, 4, {"states_filter": []}).groups is not None
+    with client_as(server, "admin") as admin:
+        assert _control(admin, "list_groups") == {"ok": True, "result": ["shop"]}
+        alter = 7  # AclOperation.ALTER on resource type 4, the CLUSTER
+        grant = {**_acl("User:alice", alter), "resource_type": 4, "resource_name": "kafka-cluster"}
+        created = admin.request(30, 3, {"creations": [grant]}).results
+        assert [r.error_code.value for r in created] == [0]
+    with client_as(server, "alice") as alice:
+        # ALTER on the CLUSTER opens the channel to her too.
+        assert _control(alice, "list_groups") == {"ok": True, "result": ["shop"]}
+
+
+def test_regroup_ctl_logs_in_with_a_command_config(
+    controlled_sasl_server: BackgroundServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from security_support import PASSWORDS
+
+    from regroup.cli.main import main
+
+    bootstrap = ["--bootstrap-server", f"127.0.0.1:{controlled_sasl_server.port}"]
+    config = tmp_path / "admin.properties"
+    config.write_text(
+        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-256\n"
+        f"sasl.username=admin\nsasl.password={PASSWORDS['admin']}\n"
+    )
+    assert main(["ctl", *bootstrap, "--command-config", str(config), "faults"]) == 0
+    assert json.loads(capsys.readouterr().out)["timers_paused"] is False
+    assert main(["ctl", *bootstrap, "faults"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--command-config" in err
+    config.write_text(
+        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"
+        f"sasl.username=alice\nsasl.password={PASSWORDS['alice']}\n"
+    )
+    assert main(["ctl", *bootstrap, "--command-config", str(config), "faults"]) == 2
+    assert "CLUSTER_AUTHORIZATION_FAILED" in capsys.readouterr().err

@@ -871,6 +871,11 @@ class RegroupServer:
     def connections(self) -> frozenset[ConnectionProtocol]:
         return frozenset(self._connections)
 
+    def control_refusal(self, conn: ConnectionState) -> str | None:
+        """Why ``conn`` may not use the control channel, or ``None`` (``Security``)."""
+        security = self.security
+        return None if security is None else security.control_refusal(conn.session)
+
     def apply(self, result: CoordinatorResult) -> None:
         """Apply a result produced outside a request (a group fault): records first."""
         self._apply(result)

@@ -33,6 +33,7 @@ from regroup.server.codec import DecodedRequest, MalformedRequestError, Unsuppor
 from regroup.server.connection import CloseConnection
 from regroup.server.security import cluster_rules, group_rules
 from regroup.server.security.acl import (
+    CLUSTER_NAME,
     AclBinding,
     AclOperation,
     AclPermissionType,
@@ -214,6 +215,26 @@ class Security:
             return authorizer.authorize(principal, host, operation, resource_type, name)
 
         return check
+
+    def control_refusal(self, session: Session | None) -> str | None:
+        """Whether ``session`` may use the control channel (``regroup.server.control``):
+        ``None`` when it may, else the reason. A SASL connection not yet authenticated is
+        closed without an answer (``CloseConnection``), as any request but ApiVersions and
+        SaslHandshake is before the login; with an authorizer the principal needs ALTER on
+        the CLUSTER, what Kafka asks of the requests that change the cluster's state
+        (CreateAcls, AlterConfigs of the broker)."""
+        if session is None:
+            return None
+        if not session.authenticated:
+            raise CloseConnection(None)
+        if self.authorizer is None or self.check_for(session)(
+            AclOperation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME
+        ):
+            return None
+        return (
+            f"CLUSTER_AUTHORIZATION_FAILED: {session.principal} may not use the control "
+            "channel (it needs ALTER on the CLUSTER)"
+        )
 
     def denial(self, session: Session, request: object) -> Any:
         """The answer to a heartbeat the principal may not send, else ``None``."""
