@@ -522,3 +522,104 @@ def test_regroup_ctl_logs_in_with_a_command_config(
     )
     assert main(["ctl", *bootstrap, "--command-config", str(config), "faults"]) == 2
     assert "CLUSTER_AUTHORIZATION_FAILED" in capsys.readouterr().err
+
+
+def _heartbeat_until_assigned(client: WireClient, values: dict[str, object]) -> object:
+    """ConsumerGroupHeartbeat v1 until the answer carries an assignment (the regex is
+    resolved on the server's next timer); the last answer."""
+    import time
+
+    answer = client.request(68, 1, values)
+    assert answer.error_code.value == 0, answer.error_message
+    deadline = time.monotonic() + 5
+    while answer.assignment is None or not answer.assignment.topic_partitions:
+        assert time.monotonic() < deadline, "no assignment"
+        time.sleep(0.05)
+        steady = {
+            "group_id": values["group_id"],
+            "member_id": values["member_id"],
+            "member_epoch": answer.member_epoch,
+            "topic_partitions": None,
+        }
+        answer = client.request(68, 1, steady)
+        assert answer.error_code.value == 0, answer.error_message
+    return answer
+
+
+def _join_848(group: str, member: str, **subscription: object) -> dict[str, object]:
+    return {
+        "group_id": group,
+        "member_id": member,
+        "member_epoch": 0,
+        "rebalance_timeout": 30_000,
+        "subscribed_topic_names": None,
+        "subscribed_topic_regex": None,
+        "server_assignor": None,
+        "topic_partitions": (),
+        **subscription,
+    }
+
+
+def test_a_regex_resolves_to_the_topics_the_member_may_describe(
+    sasl_server: BackgroundServer,
+) -> None:
+    """KIP-848 regex under an authorizer (Kafka's refreshRegularExpressions with
+    filterTopicDescribeAuthorizedTopics): alice's ``orders|secret-orders`` is assigned
+    ``orders`` only, and nothing names ``secret-orders`` to her group."""
+    assert sasl_server.server is not None
+    sasl_server.call(sasl_server.server.create_topic, "secret-orders", 2)
+    request = {"allow_auto_topic_creation": False, **_NO_OPS}
+    with client_as(sasl_server, "alice") as alice, client_as(sasl_server, "admin") as admin:
+        ids = {t.name: t.topic_id for t in admin.request(3, 12, {**request, "topics": None}).topics}
+        answer = _heartbeat_until_assigned(
+            alice,
+            _join_848(
+                "shop", "alice-member-00000001", subscribed_topic_regex="orders|secret-orders"
+            ),
+        )
+        assigned = {tp.topic_id for tp in answer.assignment.topic_partitions}
+        assert assigned == {ids["orders"]}
+        (group,) = admin.request(
+            69, 1, {"group_ids": ["shop"], "include_authorized_operations": False}
+        ).groups
+        named = {
+            tp.topic_name
+            for m in group.members
+            for a in (m.assignment, m.target_assignment)
+            for tp in a.topic_partitions
+        }
+        assert named == {"orders"}
+
+
+def test_consumer_group_describe_hides_groups_naming_undescribable_topics(
+    sasl_server: BackgroundServer,
+) -> None:
+    """Kafka's handleConsumerGroupDescribe: a group whose assignments name a topic the
+    caller may not DESCRIBE is TOPIC_AUTHORIZATION_FAILED with no members."""
+    assert sasl_server.server is not None
+    sasl_server.call(sasl_server.server.create_topic, "secret-orders", 2)
+    describe = {"group_ids": ["ops", "shop"], "include_authorized_operations": False}
+    with client_as(sasl_server, "admin") as admin, client_as(sasl_server, "alice") as alice:
+        _heartbeat_until_assigned(
+            admin,
+            _join_848(
+                "ops", "admin-member-00000001", subscribed_topic_names=("orders", "secret-orders")
+            ),
+        )
+        _heartbeat_until_assigned(
+            alice, _join_848("shop", "alice-member-00000001", subscribed_topic_names=("orders",))
+        )
+        describe_ops = {**_acl("User:alice", 8), "resource_name": "ops"}  # DESCRIBE GROUP ops
+        assert [
+            r.error_code.value for r in admin.request(30, 3, {"creations": [describe_ops]}).results
+        ] == [0]
+        ops, shop = alice.request(69, 1, describe).groups
+        assert (ops.group_id, ops.error_code.value) == ("ops", TOPIC_AUTHORIZATION_FAILED)
+        assert ops.error_message == (
+            "The group has described topic(s) that the client is not authorized to describe."
+        )
+        assert list(ops.members) == []
+        assert (shop.error_code.value, len(shop.members)) == (0, 1)
+        # Seen by the super user, the group is whole.
+        ops_whole = admin.request(69, 1, describe).groups[0]
+        assert (ops_whole.error_code.value, len(ops_whole.members)) == (0, 1)

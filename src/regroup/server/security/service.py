@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from regroup.model.requests.consumer import ConsumerGroupHeartbeatRequest
 from regroup.model.uuid import Uuid
 from regroup.server import codec
 from regroup.server.codec import DecodedRequest, MalformedRequestError, UnsupportedApiError
@@ -77,6 +78,8 @@ class Session:
     #: (authorizer version, heartbeat request) last allowed: a steady member's hot path
     #: reuses its decoded request, so the decision is reused until an ACL changes.
     allowed: tuple[int, object] | None = None
+    #: (heartbeat request, the same with this session's request context): reused likewise.
+    contextual: tuple[object, object] | None = None
 
     #: ``sasl.server.max.receive.size``: the largest frame read while not authenticated.
     max_receive_size: int = 0
@@ -235,6 +238,23 @@ class Security:
             f"CLUSTER_AUTHORIZATION_FAILED: {session.principal} may not use the control "
             "channel (it needs ALTER on the CLUSTER)"
         )
+
+    def with_context(
+        self, session: Session, request: ConsumerGroupHeartbeatRequest
+    ) -> ConsumerGroupHeartbeatRequest:
+        """The heartbeat with the session's request context (``may_describe_topic``), which
+        the coordinator resolves the group's regexes under (Kafka's
+        ``GroupMetadataManager.refreshRegularExpressions``)."""
+        cached = session.contextual
+        if cached is not None and cached[0] is request:
+            return cached[1]  # type: ignore[return-value]
+        check = self.check_for(session)
+        bound = dataclasses.replace(
+            request,
+            may_describe_topic=lambda name: check(AclOperation.DESCRIBE, ResourceType.TOPIC, name),
+        )
+        session.contextual = (request, bound)
+        return bound
 
     def denial(self, session: Session, request: object) -> Any:
         """The answer to a heartbeat the principal may not send, else ``None``."""
