@@ -131,3 +131,19 @@ def test_malformed_der_only_raises_certificate_name_error(data: bytes, cut: int)
         except CertificateNameError:
             continue
         assert principal == ANONYMOUS or principal.startswith("User:")
+
+
+def test_an_unreadable_certificate_closes_the_connection() -> None:
+    """A certificate the TLS layer verified but whose subject cannot be read gets no
+    principal: the session is refused (the connection closes), never ANONYMOUS."""
+    from regroup.server.connection import CloseConnection
+    from regroup.server.security.config import Listener, SecurityConfig, SecurityProtocol
+    from regroup.server.security.service import Security
+
+    security = Security(SecurityConfig(), "127.0.0.1", 0)
+    ssl_listener = Listener(SecurityProtocol.SSL, "127.0.0.1", 0)
+    with pytest.raises(CloseConnection):
+        security.new_session(ssl_listener, "127.0.0.1", b"\x30\x03\x02\x01")
+    good = certificate([(CN, _value(UTF8, "alice"))])
+    assert security.new_session(ssl_listener, "127.0.0.1", good).principal == "User:CN=alice"
+    assert security.new_session(ssl_listener, "127.0.0.1", None).principal == ANONYMOUS
