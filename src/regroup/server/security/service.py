@@ -225,7 +225,7 @@ class Security:
         closed without an answer (``CloseConnection``), as any request but ApiVersions and
         SaslHandshake is before the login; with an authorizer the principal needs ALTER on
         the CLUSTER, what Kafka asks of the requests that change the cluster's state
-        (CreateAcls, AlterConfigs of the broker)."""
+        (CreateAcls, DeleteAcls, ElectLeaders, AlterPartitionReassignments)."""
         if session is None:
             return None
         if not session.authenticated:
