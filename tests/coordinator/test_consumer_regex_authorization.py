@@ -4,10 +4,13 @@ refreshRegularExpressions`` and ``filterTopicDescribeAuthorizedTopics``)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import pytest
 from consumer_group_harness import Harness
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from regroup.coordinator.consumer.regex_refresh import regex_key
 from regroup.model.requests.consumer import (
@@ -99,3 +102,27 @@ def test_new_topics_wait_for_the_next_heartbeat_and_its_context(semantics: str) 
     assert after.topics == {"open-a", "open-c"}
     _hb(h, "a", h.group().members["a"].member_epoch)
     assert _names(h) == {"open-a", "open-c"}
+
+
+_NAMES = st.lists(
+    st.text(alphabet="abc-", min_size=1, max_size=4), min_size=1, max_size=6, unique=True
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_NAMES, st.data())
+def test_a_resolved_regex_is_the_matched_topics_the_principal_may_describe(
+    names: list[str], data: st.DataObject
+) -> None:
+    """Whatever the topics and ACLs: resolved = matched ∩ describable, and the target
+    assignment names no other topic."""
+    allowed = set(data.draw(st.sets(st.sampled_from(names)), label="describable"))
+    regex = data.draw(st.sampled_from(["a.*", ".*-.*", "[ab]+", ".*"]), label="regex")
+    h = _authorized(KAFKA, **dict.fromkeys(names, 1))
+    joined = _hb(h, "a", 0, context=allowed.__contains__, subscribed_topic_regex=regex)
+    h.advance(0)
+    matched = {n for n in names if re.fullmatch(regex, n)}
+    (resolved,) = h.group().resolved_regexes.values()
+    assert resolved.topics == matched & allowed
+    _hb(h, "a", joined.member_epoch, context=allowed.__contains__)
+    assert _names(h) <= matched & allowed
