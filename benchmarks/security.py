@@ -9,6 +9,10 @@ What it measures (issue 20, "Security"):
 * a classic Heartbeat v4 through ``RegroupServer.serve_now`` in this process
   (no sockets), without security and with an authorizer, in microseconds: what
   the check adds to the hottest request;
+* a steady KIP-848 ConsumerGroupHeartbeat v1 through ``serve_now``, subscribed by
+  name and by regex, without security and with an authorizer (which also hands the
+  coordinator the principal's request context, to resolve a regex under), in
+  microseconds;
 * one SASL login, server side only (``Authenticator``: the handshake and the
   exchange, no decoding), for PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 with 4,096
   iterations; the client's side (its PBKDF2 of the password) is not counted.
@@ -128,6 +132,89 @@ def bench_heartbeat(with_authorizer: bool, beats: int) -> float:
         server.log.close()
 
 
+def bench_consumer_heartbeat(with_authorizer: bool, beats: int, regex: bool) -> float:
+    """µs per steady ConsumerGroupHeartbeat v1 served by ``serve_now`` (one member that
+    owns its assignment), subscribed to ``orders`` by name or by the regex ``ord.*``."""
+    import asyncio
+
+    from regroup.server.app import RegroupServer, ServerOptions
+    from regroup.server.client import RequestEncoder
+    from regroup.server.connection import ConnectionState
+    from regroup.server.security.config import SecurityConfig
+
+    security = (
+        SecurityConfig(
+            authorizer_class_name="org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+        )
+        if with_authorizer
+        else None
+    )
+    server = RegroupServer(ServerOptions(port=0, security=security))
+    conn = ConnectionState(1, "10.0.0.1")
+    if server.security is not None:
+        from regroup.server.security.config import Listener, SecurityProtocol
+
+        listener = Listener(SecurityProtocol.PLAINTEXT, "127.0.0.1", 0)
+        conn.session = server.security.new_session(listener, "10.0.0.1", None)
+        conn.session.principal = "User:alice"
+        assert server.security.authorizer is not None
+        describe = AclBinding(
+            ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:alice", "*",
+            AclOperation.DESCRIBE, AclPermissionType.ALLOW,
+        )  # fmt: skip
+        server.security.authorizer.add([*_acls(100), describe])
+    encoder = RequestEncoder("bench")
+    member = "bench-member-000000001"
+
+    async def run() -> float:
+        server._loop = asyncio.get_running_loop()
+        server.create_topic("orders", 2)
+        join = {
+            "group_id": "shop", "member_id": member, "member_epoch": 0, "instance_id": None,
+            "rack_id": None, "rebalance_timeout": 30000, "server_assignor": None,
+            "subscribed_topic_names": None if regex else ["orders"],
+            "subscribed_topic_regex": "ord.*" if regex else None, "topic_partitions": [],
+        }  # fmt: skip
+        answer = _answer(server, conn, encoder, 68, 1, join)
+        owned: list[dict[str, Any]] = []
+        for _ in range(100):  # until assigned (a regex resolves on the next timer first)
+            if answer.assignment is not None and answer.assignment.topic_partitions:
+                owned = [
+                    {"topic_id": tp.topic_id, "partitions": list(tp.partitions)}
+                    for tp in answer.assignment.topic_partitions
+                ]
+                break
+            await asyncio.sleep(0.01)
+            steady = {
+                "group_id": "shop", "member_id": member, "member_epoch": answer.member_epoch,
+                "topic_partitions": None,
+            }  # fmt: skip
+            answer = _answer(server, conn, encoder, 68, 1, steady)
+        owns = {
+            "group_id": "shop", "member_id": member, "member_epoch": answer.member_epoch,
+            "topic_partitions": owned,
+        }  # fmt: skip
+        answer = _answer(server, conn, encoder, 68, 1, owns)
+        assert owned, "the member was never assigned"
+        beat = {
+            "group_id": "shop", "member_id": member, "member_epoch": answer.member_epoch,
+            "topic_partitions": None,
+        }  # fmt: skip
+        frames = [encoder.encode(68, 1, beat)[1][4:] for _ in range(beats)]
+        start = time.process_time()
+        for body in frames:
+            served = server.serve_now(conn, body)
+            assert isinstance(served, bytes)
+        return (time.process_time() - start) / beats * 1e6
+
+    try:
+        return asyncio.run(run())
+    finally:
+        server.store.close()
+        server.events.close()
+        server.log.close()
+
+
 def _answer(server: Any, conn: Any, encoder: Any, key: int, version: int, values: Any) -> Any:
     from regroup.server.client import WireClient
 
@@ -189,6 +276,14 @@ def main() -> None:
         figures[f"authorize_us_{count}_acls"] = bench_authorize(count, calls)
     figures["heartbeat_us_no_security"] = bench_heartbeat(False, beats)
     figures["heartbeat_us_authorizer_100_acls"] = bench_heartbeat(True, beats)
+    for regex in (False, True):
+        kind = "regex" if regex else "names"
+        figures[f"consumer_heartbeat_us_{kind}_no_security"] = bench_consumer_heartbeat(
+            False, beats, regex
+        )
+        figures[f"consumer_heartbeat_us_{kind}_authorizer"] = bench_consumer_heartbeat(
+            True, beats, regex
+        )
     for mechanism in ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"):
         figures[f"login_ms_{mechanism}"] = bench_login(mechanism, logins)
     if args.json:

@@ -181,6 +181,10 @@ def test_security_configs_by_kafkas_names() -> None:
         ("PLAINTEXT", 9092),
     ]
     assert config.super_users == {"User:admin", "User:ops"}
+    assert config.sasl_server_max_receive_size == 524288  # Kafka's default, 512 KiB
+    assert SecurityConfig.from_properties({"ssl.principal.mapping.rules": "DEFAULT"})
+    lowered = SecurityConfig.from_properties({"sasl.server.max.receive.size": "1024"})
+    assert lowered.sasl_server_max_receive_size == 1024
     for props, message in [
         ({"listeners": "SASL_PLAINTEXT://h:1"}, "regroup.sasl.credentials.file"),
         ({"listeners": "SSL://h:1"}, "ssl.keystore.location"),
@@ -189,6 +193,9 @@ def test_security_configs_by_kafkas_names() -> None:
         ({"ssl.client.auth": "always"}, "ssl.client.auth"),
         ({"num.partitions": "3"}, "unknown security config"),
         ({"listeners": "PLAINTEXT://h:1,PLAINTEXT://h:2"}, "once"),
+        ({"sasl.server.max.receive.size": "-1"}, "sasl.server.max.receive.size"),
+        ({"ssl.principal.mapping.rules": "RULE:^CN=(.*?),.*$/$1/,DEFAULT"}, "only DEFAULT"),
+        ({"sasl.server.max.receive.size": "512k"}, "sasl.server.max.receive.size"),
     ]:
         with pytest.raises(SecurityError, match=message):
             SecurityConfig.from_properties(props)

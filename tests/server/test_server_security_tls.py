@@ -189,6 +189,51 @@ def test_a_client_certificate_is_the_principal_on_ssl(tmp_path: Path) -> None:
             consumer.close()
 
 
+def test_a_certificate_subject_is_escaped_as_kafkas_default_mapping(tmp_path: Path) -> None:
+    """A CN ``alice,O=shop`` is ``User:CN=alice\\,O\\=shop,O=regroup`` (the JDK's RFC 2253
+    form): it does not get the ACLs of ``User:CN=alice,O=shop,O=regroup``."""
+    server_pem, server_cert = self_signed(tmp_path)
+    _, client_cert = self_signed(tmp_path, "alice,O=shop")
+    options = secure_options(
+        tmp_path,
+        "SSL://127.0.0.1:0",
+        **{
+            "ssl.keystore.location": str(server_pem),
+            "ssl.truststore.location": str(client_cert),
+            "ssl.client.auth": "required",
+        },
+    )
+    forged, escaped = "User:CN=alice,O=shop,O=regroup", "User:CN=alice\\,O\\=shop,O=regroup"
+    acls = [
+        AclBinding(ResourceType.GROUP, "forged", PatternType.LITERAL, forged, "*",
+                   AclOperation.READ, AclPermissionType.ALLOW),
+        AclBinding(ResourceType.GROUP, "escaped", PatternType.LITERAL, escaped, "*",
+                   AclOperation.READ, AclPermissionType.ALLOW),
+    ]  # fmt: skip
+    context = ssl.create_default_context(cafile=str(server_cert))
+    context.load_cert_chain(str(client_cert), str(tmp_path / "alice,O=shop.key"))
+    join = {
+        "session_timeout": 6000,
+        "rebalance_timeout": 6000,
+        "member_id": "",
+        "group_instance_id": None,
+        "protocol_type": "consumer",
+        "protocols": [{"name": "range", "metadata": b""}],
+        "reason": None,
+    }
+    with BackgroundServer(options) as running:
+        assert running.server is not None and running.server.security is not None
+        authorizer = running.server.security.authorizer
+        assert authorizer is not None
+        running.call(authorizer.add, acls)
+        with WireClient("127.0.0.1", running.port, ssl_context=context) as client:
+            codes = {
+                group: client.request(11, 5, {**join, "group_id": group}).error_code.value
+                for group in ("forged", "escaped")
+            }
+    assert codes == {"forged": 30, "escaped": 79}  # GROUP_AUTHORIZATION_FAILED; admitted
+
+
 # -- KIP-848 under ACLs ------------------------------------------------------------------
 
 

@@ -19,6 +19,7 @@ GROUP_AUTHORIZATION_FAILED = 30
 TOPIC_AUTHORIZATION_FAILED = 29
 CLUSTER_AUTHORIZATION_FAILED = 31
 SECURITY_DISABLED = 54
+UNKNOWN_TOPIC_ID = 100
 
 
 @pytest.fixture
@@ -344,3 +345,281 @@ def test_described_groups_carry_the_principals_authorized_operations(
         without = {**describe, "include_authorized_operations": False}
         (group,) = alice.request(15, 5, without).groups
         assert group.authorized_operations == -(2**31)
+
+
+def test_metadata_by_topic_id_checks_describe(sasl_server: BackgroundServer) -> None:
+    """Metadata v12+ by id: a topic the principal may not DESCRIBE is answered
+    TOPIC_AUTHORIZATION_FAILED with a null name (Kafka's KafkaApis), never its name or
+    partitions; an id of no topic stays UNKNOWN_TOPIC_ID."""
+    import uuid
+
+    assert sasl_server.server is not None
+    sasl_server.call(sasl_server.server.create_topic, "secret-topic", 3)
+    request = {"allow_auto_topic_creation": False, **_NO_OPS}
+    nowhere = uuid.UUID(int=12345)
+    with client_as(sasl_server, "admin") as admin, client_as(sasl_server, "alice") as alice:
+        ids = {t.name: t.topic_id for t in admin.request(3, 12, {**request, "topics": None}).topics}
+        asked = alice.request(
+            3,
+            12,
+            {
+                **request,
+                "topics": [
+                    {"name": None, "topic_id": topic_id}
+                    for topic_id in (ids["secret-topic"], ids["orders"], nowhere)
+                ],
+            },
+        )
+        answers = {t.topic_id: t for t in asked.topics}
+        assert len(answers) == 3
+        secret = answers[ids["secret-topic"]]
+        assert (secret.error_code.value, secret.name) == (TOPIC_AUTHORIZATION_FAILED, None)
+        assert list(secret.partitions) == []
+        orders = answers[ids["orders"]]
+        assert (orders.error_code.value, orders.name, len(orders.partitions)) == (0, "orders", 2)
+        assert answers[nowhere].error_code.value == UNKNOWN_TOPIC_ID
+        # By name she gets the same refusal, with the name she asked and the zero id.
+        (named,) = alice.request(
+            3, 12, {**request, "topics": [{"name": "secret-topic", "topic_id": None}]}
+        ).topics
+        assert named.error_code.value == TOPIC_AUTHORIZATION_FAILED
+        assert named.topic_id is None  # kio decodes the zero id as None
+
+
+def _api_versions(software_name: str) -> dict[str, object]:
+    return {"client_software_name": software_name, "client_software_version": "1"}
+
+
+def test_a_frame_over_sasl_server_max_receive_size_before_login_closes(
+    sasl_server: BackgroundServer,
+) -> None:
+    """Kafka's SaslServerAuthenticator reads at most ``sasl.server.max.receive.size``
+    (512 KiB) per frame until the login completes: the size prefix alone closes."""
+    limit = 524288
+    with WireClient("127.0.0.1", sasl_server.port) as client:
+        # Only the size prefix of a 90 MB frame: closed before its body arrives.
+        client.send_raw((90 * 1024 * 1024).to_bytes(4, "big"))
+        assert closed(client)
+    with WireClient("127.0.0.1", sasl_server.port) as client:
+        assert client.request(17, 1, {"mechanism": "SCRAM-SHA-256"}).error_code.value == 0
+        # A SCRAM client-first message of 600 KB is not read, evaluated or echoed.
+        nonce = "n" * (600 * 1024)
+        _, frame = client.encode(36, 2, {"auth_bytes": f"n,,n=alice,r={nonce}".encode()})
+        assert len(frame) - 4 > limit
+        client.send_raw(frame)
+        assert closed(client)
+    with WireClient("127.0.0.1", sasl_server.port) as client:
+        # Under the cap an unauthenticated frame is still served.
+        _, frame = client.encode(18, 3, _api_versions("a" * (400 * 1024)))
+        client.send_raw(frame)
+        assert client.read_frame()
+        assert plain_login(client, "alice", "alice-secret").error_code.value == 0
+    with client_as(sasl_server, "alice") as alice:
+        # Once authenticated, the cap is socket.request.max.bytes again.
+        names = [f"{i:02d}" + "x" * 30000 for i in range(20)]
+        _, frame = alice.encode(
+            3,
+            9,
+            {
+                "topics": [{"name": n} for n in names],
+                "allow_auto_topic_creation": False,
+                **_NO_OPS,
+            },
+        )
+        assert len(frame) - 4 > limit
+        alice.send_raw(frame)
+        answer = alice.read_frame()
+        assert len(answer) > 20 * 30000
+
+
+def test_sasl_server_max_receive_size_is_a_config(tmp_path: Path) -> None:
+    options = secure_options(
+        tmp_path, "SASL_PLAINTEXT://127.0.0.1:0", **{"sasl.server.max.receive.size": "1024"}
+    )
+    with BackgroundServer(options) as server:
+        with WireClient("127.0.0.1", server.port) as client:
+            client.send_raw(client.encode(18, 3, _api_versions("a" * 2000))[1])
+            assert closed(client)
+        with WireClient("127.0.0.1", server.port) as client:
+            assert plain_login(client, "alice", "alice-secret").error_code.value == 0
+            client.send_raw(client.encode(18, 3, _api_versions("a" * 2000))[1])
+            assert client.read_frame()
+
+
+def _control(client: WireClient, command: str, **args: object) -> dict[str, object]:
+    from regroup.server.control import decode_answer, encode_command
+
+    client.send_raw(encode_command(7, "t", command, args))
+    return decode_answer(client.read_frame())[1]
+
+
+@pytest.fixture
+def controlled_sasl_server(tmp_path: Path) -> Iterator[BackgroundServer]:
+    import dataclasses
+
+    options = dataclasses.replace(
+        secure_options(tmp_path, "SASL_PLAINTEXT://127.0.0.1:0"), control=True
+    )
+    with BackgroundServer(options) as running:
+        yield running
+
+
+def test_the_control_channel_is_behind_the_login_and_alter_on_the_cluster(
+    controlled_sasl_server: BackgroundServer,
+) -> None:
+    """``--control`` on a SASL listener: before the login a control request closes the
+    connection unanswered; a principal without ALTER on the CLUSTER is refused and
+    nothing runs; a super user (or ALTER on the CLUSTER) is served."""
+    server = controlled_sasl_server
+    for command, args in (("list_groups", {}), ("fence_member", {"group_id": "shop"})):
+        with WireClient("127.0.0.1", server.port) as stranger:
+            from regroup.server.control import encode_command
+
+            stranger.send_raw(encode_command(1, "t", command, args))
+            assert closed(stranger)
+    with client_as(server, "alice") as alice:
+        assert alice.request(11, 5, _join("shop")).error_code.value == 79
+        refused = _control(alice, "drop_connections")
+        assert refused["ok"] is False
+        assert "CLUSTER_AUTHORIZATION_FAILED" in str(refused["error"])
+        assert "User:alice" in str(refused["error"])
+        # Nothing ran: her own connection is still served.
+        assert alice.request(16, 4, {"states_filter": []}).groups is not None
+    with client_as(server, "admin") as admin:
+        assert _control(admin, "list_groups") == {"ok": True, "result": ["shop"]}
+        alter = 7  # AclOperation.ALTER on resource type 4, the CLUSTER
+        grant = {**_acl("User:alice", alter), "resource_type": 4, "resource_name": "kafka-cluster"}
+        created = admin.request(30, 3, {"creations": [grant]}).results
+        assert [r.error_code.value for r in created] == [0]
+    with client_as(server, "alice") as alice:
+        # ALTER on the CLUSTER opens the channel to her too.
+        assert _control(alice, "list_groups") == {"ok": True, "result": ["shop"]}
+
+
+def test_regroup_ctl_logs_in_with_a_command_config(
+    controlled_sasl_server: BackgroundServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from security_support import PASSWORDS
+
+    from regroup.cli.main import main
+
+    bootstrap = ["--bootstrap-server", f"127.0.0.1:{controlled_sasl_server.port}"]
+    config = tmp_path / "admin.properties"
+    config.write_text(
+        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-256\n"
+        f"sasl.username=admin\nsasl.password={PASSWORDS['admin']}\n"
+    )
+    assert main(["ctl", *bootstrap, "--command-config", str(config), "faults"]) == 0
+    assert json.loads(capsys.readouterr().out)["timers_paused"] is False
+    assert main(["ctl", *bootstrap, "faults"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--command-config" in err
+    config.write_text(
+        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"
+        f"sasl.username=alice\nsasl.password={PASSWORDS['alice']}\n"
+    )
+    assert main(["ctl", *bootstrap, "--command-config", str(config), "faults"]) == 2
+    assert "CLUSTER_AUTHORIZATION_FAILED" in capsys.readouterr().err
+
+
+def _heartbeat_until_assigned(client: WireClient, values: dict[str, object]) -> object:
+    """ConsumerGroupHeartbeat v1 until the answer carries an assignment (the regex is
+    resolved on the server's next timer); the last answer."""
+    import time
+
+    answer = client.request(68, 1, values)
+    assert answer.error_code.value == 0, answer.error_message
+    deadline = time.monotonic() + 5
+    while answer.assignment is None or not answer.assignment.topic_partitions:
+        assert time.monotonic() < deadline, "no assignment"
+        time.sleep(0.05)
+        steady = {
+            "group_id": values["group_id"],
+            "member_id": values["member_id"],
+            "member_epoch": answer.member_epoch,
+            "topic_partitions": None,
+        }
+        answer = client.request(68, 1, steady)
+        assert answer.error_code.value == 0, answer.error_message
+    return answer
+
+
+def _join_848(group: str, member: str, **subscription: object) -> dict[str, object]:
+    return {
+        "group_id": group,
+        "member_id": member,
+        "member_epoch": 0,
+        "rebalance_timeout": 30_000,
+        "subscribed_topic_names": None,
+        "subscribed_topic_regex": None,
+        "server_assignor": None,
+        "topic_partitions": (),
+        **subscription,
+    }
+
+
+def test_a_regex_resolves_to_the_topics_the_member_may_describe(
+    sasl_server: BackgroundServer,
+) -> None:
+    """KIP-848 regex under an authorizer (Kafka's refreshRegularExpressions with
+    filterTopicDescribeAuthorizedTopics): alice's ``orders|secret-orders`` is assigned
+    ``orders`` only, and nothing names ``secret-orders`` to her group."""
+    assert sasl_server.server is not None
+    sasl_server.call(sasl_server.server.create_topic, "secret-orders", 2)
+    request = {"allow_auto_topic_creation": False, **_NO_OPS}
+    with client_as(sasl_server, "alice") as alice, client_as(sasl_server, "admin") as admin:
+        ids = {t.name: t.topic_id for t in admin.request(3, 12, {**request, "topics": None}).topics}
+        answer = _heartbeat_until_assigned(
+            alice,
+            _join_848(
+                "shop", "alice-member-00000001", subscribed_topic_regex="orders|secret-orders"
+            ),
+        )
+        assigned = {tp.topic_id for tp in answer.assignment.topic_partitions}
+        assert assigned == {ids["orders"]}
+        (group,) = admin.request(
+            69, 1, {"group_ids": ["shop"], "include_authorized_operations": False}
+        ).groups
+        named = {
+            tp.topic_name
+            for m in group.members
+            for a in (m.assignment, m.target_assignment)
+            for tp in a.topic_partitions
+        }
+        assert named == {"orders"}
+
+
+def test_consumer_group_describe_hides_groups_naming_undescribable_topics(
+    sasl_server: BackgroundServer,
+) -> None:
+    """Kafka's handleConsumerGroupDescribe: a group whose assignments name a topic the
+    caller may not DESCRIBE is TOPIC_AUTHORIZATION_FAILED with no members."""
+    assert sasl_server.server is not None
+    sasl_server.call(sasl_server.server.create_topic, "secret-orders", 2)
+    describe = {"group_ids": ["ops", "shop"], "include_authorized_operations": False}
+    with client_as(sasl_server, "admin") as admin, client_as(sasl_server, "alice") as alice:
+        _heartbeat_until_assigned(
+            admin,
+            _join_848(
+                "ops", "admin-member-00000001", subscribed_topic_names=("orders", "secret-orders")
+            ),
+        )
+        _heartbeat_until_assigned(
+            alice, _join_848("shop", "alice-member-00000001", subscribed_topic_names=("orders",))
+        )
+        describe_ops = {**_acl("User:alice", 8), "resource_name": "ops"}  # DESCRIBE GROUP ops
+        assert [
+            r.error_code.value for r in admin.request(30, 3, {"creations": [describe_ops]}).results
+        ] == [0]
+        ops, shop = alice.request(69, 1, describe).groups
+        assert (ops.group_id, ops.error_code.value) == ("ops", TOPIC_AUTHORIZATION_FAILED)
+        assert ops.error_message == (
+            "The group has described topic(s) that the client is not authorized to describe."
+        )
+        assert list(ops.members) == []
+        assert (shop.error_code.value, len(shop.members)) == (0, 1)
+        # Seen by the super user, the group is whole.
+        ops_whole = admin.request(69, 1, describe).groups[0]
+        assert (ops_whole.error_code.value, len(ops_whole.members)) == (0, 1)

@@ -9,6 +9,7 @@ injects in Python. The result is printed as JSON; a command the server refuses
     regroup ctl push-errors Heartbeat REBALANCE_IN_PROGRESS NONE
     regroup ctl fence my-group MEMBER_ID
     regroup ctl wait-stable my-group --members 2
+    regroup ctl --command-config admin.properties describe my-group  # log in first
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from regroup.cli.errors import UsageError
@@ -238,6 +240,14 @@ def add_parser(subparsers: Any) -> None:
         "--bootstrap-server", default="127.0.0.1:9092", help="HOST:PORT (default 127.0.0.1:9092)"
     )
     parser.add_argument("--timeout", type=float, default=60.0, help="socket timeout in seconds")
+    parser.add_argument(
+        "--command-config",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="client properties to log in to a secured listener (as `regroup groups "
+        "--command-config`); with an authorizer the principal needs ALTER on the CLUSTER",
+    )
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     for name, (text, _, arguments, _) in _actions().items():
         arguments(actions.add_parser(name, help=text, description=text))
@@ -259,12 +269,19 @@ def run(args: argparse.Namespace) -> int:
     if not sep or not port.isdigit():
         raise UsageError(f"--bootstrap-server must be HOST:PORT, got {args.bootstrap_server!r}")
     try:
-        with WireClient(host or "127.0.0.1", int(port), timeout=args.timeout) as client:
+        if args.command_config is None:
+            client = WireClient(host or "127.0.0.1", int(port), timeout=args.timeout)
+        else:
+            from regroup.cli.groups import connect
+
+            client = connect(args)  # logs in; a refusal is a UsageError
+        with client:
             client.send_raw(encode_command(1, "regroup-ctl", command, values))
             _, answer = decode_answer(client.read_frame())
     except WireClientError:
         raise UsageError(
-            f"{args.bootstrap_server} closed the connection: is it a `regroup serve --control`?"
+            f"{args.bootstrap_server} closed the connection: is it a `regroup serve --control`"
+            " (a SASL listener needs --command-config to log in first)?"
         ) from None
     except OSError as exc:
         raise UsageError(f"cannot reach {args.bootstrap_server}: {exc}") from None

@@ -40,7 +40,7 @@ if TYPE_CHECKING:  # the wire client (and kio) load only when a group command ru
     from regroup.server.client import WireClient
     from regroup.server.security.client_login import ClientSecurity
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_parser", "connect", "run"]
 
 
 def add_parser(subparsers: Any) -> None:
@@ -112,7 +112,8 @@ def _connection_options(parser: argparse.ArgumentParser, *, defaults: bool) -> N
     )
 
 
-def _connect(args: argparse.Namespace) -> WireClient:
+def connect(args: argparse.Namespace) -> WireClient:
+    """A client of ``--bootstrap-server``, logged in as ``--command-config`` says."""
     from regroup.server.client import WireClient
 
     host, sep, port = str(args.bootstrap_server).rpartition(":")
@@ -554,7 +555,7 @@ def run(args: argparse.Namespace) -> int:
     from regroup.server.client import WireClientError
 
     try:
-        with _connect(args) as client:
+        with connect(args) as client:
             if args.action == "list":
                 groups = list_groups(client)
                 if args.json:

@@ -217,6 +217,7 @@ class GroupCoordinator:
         *,
         metadata: MetadataImage | None = None,
         rng: random.Random | None = None,
+        topic_authorization: bool = False,
     ) -> None:
         #: Everything the coordinator holds; every handler receives it.
         self.state = GroupCoordinatorState(
@@ -225,6 +226,9 @@ class GroupCoordinator:
             # Injected randomness (member ids); seeded for determinism by default.
             rng or random.Random(0),
         )
+        # A driver with an authorizer: regexes resolve under the heartbeat's request
+        # context (``ConsumerGroupHeartbeatRequest.may_describe_topic``).
+        self.state.consumer.topic_authorization = topic_authorization
         #: What the records written so far say of each group (Rule 4).
         self.recorded = guard.RecordedGroups()
 

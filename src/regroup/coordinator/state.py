@@ -103,6 +103,9 @@ class ConsumerProtocolState:
     in_flight: dict[str, ClientAssignmentInFlight] = field(default_factory=dict)
     #: How many metadata images were seen (the "version" of resolved regexes).
     metadata_version: int = 0
+    #: The driver has an authorizer: a regex resolves only to the topics the principal of
+    #: the heartbeat that asked for the resolution may DESCRIBE (``regex_refresh``).
+    topic_authorization: bool = False
     #: The classic group that a conversion under way replaced, by id (``consumer.upgrade``).
     pending_upgrades: dict[str, ClassicGroup] = field(default_factory=dict)
     #: Assignments named for events and classic members' bytes (memoised).

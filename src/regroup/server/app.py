@@ -204,7 +204,11 @@ class RegroupServer:
         self.events = EventSink(events_path)
         seed = options.seed if options.seed is not None else random.SystemRandom().getrandbits(64)
         self.coordinator = GroupCoordinator(
-            options.config, metadata=self.log.metadata_image(), rng=random.Random(seed)
+            options.config,
+            metadata=self.log.metadata_image(),
+            rng=random.Random(seed),
+            # With an authorizer a regex resolves to the topics its member may DESCRIBE.
+            topic_authorization=self.security is not None and self.security.authorizer is not None,
         )
         # A record that cannot apply is skipped, logged and counted: never a failed start.
         summary = replay(self.store.load(), self.coordinator.replay)
@@ -587,12 +591,15 @@ class RegroupServer:
             conn.last_heartbeat = (body[:4], body[8:], hb)
             cid = hb.correlation_id
         self.stats["requests"] += 1
+        request = hb.request
         if self.security is not None:
-            denied = self._denial(conn, hb.request)
+            denied = self._denial(conn, request)
             if denied is not None:
                 return heartbeat_codec.encode_response(cid, denied, hb.regroup_client)
+            if self.security.authorizer is not None and conn.session is not None:
+                request = self.security.with_context(conn.session, request)
         token = (conn.conn_id, cid, 0)
-        response = self._apply(self.coordinator.handle(token, hb.request, self.now_ms()), token)
+        response = self._apply(self.coordinator.handle(token, request, self.now_ms()), token)
         if response is _NO_REPLY:
             return self._consumer_heartbeat_later(conn, token, cid, hb.regroup_client)
         return heartbeat_codec.encode_response(cid, response, hb.regroup_client)
@@ -870,6 +877,11 @@ class RegroupServer:
     @property
     def connections(self) -> frozenset[ConnectionProtocol]:
         return frozenset(self._connections)
+
+    def control_refusal(self, conn: ConnectionState) -> str | None:
+        """Why ``conn`` may not use the control channel, or ``None`` (``Security``)."""
+        security = self.security
+        return None if security is None else security.control_refusal(conn.session)
 
     def apply(self, result: CoordinatorResult) -> None:
         """Apply a result produced outside a request (a group fault): records first."""

@@ -16,6 +16,11 @@ reading pauses when the buffer exceeds ``READ_PAUSE_BYTES``.
 Rule 2: a frame whose size is below a request header (8 bytes) or above the
 server's ``max_frame_bytes`` closes the connection; so does a request the
 server cannot answer (``CloseConnection``). Other connections are unaffected.
+Rule 2a (Kafka's ``SaslServerAuthenticator`` reads with a ``NetworkReceive`` capped at
+``sasl.server.max.receive.size``, and a bigger size is an ``InvalidReceiveException``
+that closes the connection): until a SASL connection is authenticated, a frame whose
+size prefix exceeds that cap closes it before a byte of its body is kept, so an
+unauthenticated client holds at most one capped frame of server memory.
 Rule 3: when the transport's write buffer is full (a client that does not
 read), no further request is served until it drains (``pause_writing``).
 """
@@ -88,6 +93,15 @@ class ConnectionState:
     client_id: str | None = None
 
 
+class PreAuthentication(Protocol):
+    """What rule 2a reads of a session (``regroup.server.security.Session``)."""
+
+    @property
+    def authenticated(self) -> bool: ...
+
+    max_receive_size: int
+
+
 class Interceptor(Protocol):
     """What stands in front of ``serve_now`` on a test server (``faults.RequestFaults``)."""
 
@@ -135,6 +149,8 @@ class ConnectionProtocol(asyncio.Protocol):
         self._write_paused = False
         self._read_paused = False
         self._closed = False
+        #: The session while it is not authenticated (rule 2a), then ``None``.
+        self._pre_auth: PreAuthentication | None = None
         #: The loop time of the last bytes read or written (``connections.max.idle.ms``).
         self.last_active = 0.0
 
@@ -150,8 +166,20 @@ class ConnectionProtocol(asyncio.Protocol):
         peer = transport.get_extra_info("peername")
         self.state = ConnectionState(self._conn_id, str(peer[0]) if peer else "unknown")
         if self._new_session is not None:
-            peercert = transport.get_extra_info("peercert")
-            self.state.session = self._new_session(self.state.host, peercert)
+            # The client certificate in DER, once the TLS layer verified it (a non-empty
+            # ``getpeercert()``), for the principal (``security.principal``).
+            ssl_object = transport.get_extra_info("ssl_object")
+            peercert = None
+            if ssl_object is not None and ssl_object.getpeercert():
+                peercert = ssl_object.getpeercert(binary_form=True)
+            try:
+                session = self._new_session(self.state.host, peercert)
+            except CloseConnection:
+                self._bad_input()
+                return
+            self.state.session = session
+            if not session.authenticated:
+                self._pre_auth = session
 
     def data_received(self, data: bytes) -> None:
         self.last_active = asyncio.get_running_loop().time()
@@ -197,6 +225,20 @@ class ConnectionProtocol(asyncio.Protocol):
             if len(buffer) < 4:
                 break
             size = int.from_bytes(buffer[:4], "big", signed=True)
+            pre_auth = self._pre_auth
+            if pre_auth is not None:
+                if pre_auth.authenticated:
+                    self._pre_auth = None
+                elif size > pre_auth.max_receive_size:
+                    server.bad_input_log.warning(
+                        "connection %d: a frame of %d bytes before authentication is over "
+                        "sasl.server.max.receive.size (%d), closing",
+                        self._conn_id,
+                        size,
+                        pre_auth.max_receive_size,
+                    )
+                    self._bad_input()
+                    return
             if not 8 <= size <= server.max_frame_bytes:
                 server.bad_input_log.warning(
                     "connection %d: bad frame size %d, closing", self._conn_id, size

@@ -19,6 +19,15 @@ object: ``{"ok": true, "result": ...}`` or ``{"ok": false, "error": "..."}``.
 A bad command, argument or value is an ``ok: false`` answer, never a closed
 connection. It is off unless asked for: whoever reaches the port can fence
 members and drop connections, which is a test server's business only.
+
+On a secured server the channel is behind the listener's security, on the same
+port (``RegroupServer.control_refusal``): on a SASL listener a control request
+before the login closes the connection unanswered (as every request but
+ApiVersions and SaslHandshake does there), and with an authorizer the principal
+needs ALTER on the CLUSTER, else the answer is ``ok: false`` with
+CLUSTER_AUTHORIZATION_FAILED and nothing runs. Without security (and on a
+listener without authentication when there is no authorizer) it is open, as
+every other API is there.
 """
 
 from __future__ import annotations
@@ -86,6 +95,7 @@ class ControlledServer(Protocol):
     timers_paused: bool
 
     def now_ms(self) -> int: ...
+    def control_refusal(self, conn: ConnectionState) -> str | None: ...
     def apply(self, result: CoordinatorResult) -> None: ...
     def set_timers_paused(self, paused: bool) -> None: ...
     def create_topic(self, name: str, partitions: int) -> None: ...
@@ -375,6 +385,9 @@ class Control:
     def serve_wire(self, conn: ConnectionState, body: bytes) -> Served:
         """One control request (module docstring): its framed answer, or a coroutine."""
         _, _, cid = _HEADER.unpack_from(body, 0)
+        refusal = self.server.control_refusal(conn)  # may close: see the module docstring
+        if refusal is not None:
+            return _answer(cid, {"ok": False, "error": refusal})
         try:
             command, args = _decode_command(body)
             result = self.run(command, args, conn)

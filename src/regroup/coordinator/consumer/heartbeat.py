@@ -213,6 +213,7 @@ def handle(
     now_ms: int,
 ) -> CoordinatorResult:
     txn = ConsumerTxn(state, req.group_id, now_ms)
+    txn.may_describe_topic = req.may_describe_topic
     try:
         response = _heartbeat(txn, req)
     except KafkaProtocolError as exc:
@@ -577,16 +578,38 @@ def _write_regex(
         txn.write(records.regex_tombstone(txn.group_id, old))
     if semantics.regex_resolved_at_once:
         if new and new not in group.resolved_regexes:
-            txn.write(records.regex_record(txn.group_id, new, resolve(txn.state, new, txn.now_ms)))
+            fresh = resolve(txn.state, new, txn.now_ms, txn.may_describe_topic)
+            txn.write(records.regex_record(txn.group_id, new, fresh))
+        elif new and _stale_under_authorization(txn, group.resolved_regexes[new].version):
+            # Under an authorizer a metadata update leaves the regex to the next heartbeat
+            # (``rebalance.on_metadata_update``): resolve it again here, under its context.
+            before = group.resolved_regexes[new].topics
+            fresh = resolve(txn.state, new, txn.now_ms, txn.may_describe_topic)
+            txn.write(records.regex_record(txn.group_id, new, fresh))
+            return old != new or fresh.topics != before
         return old != new
+    context = txn.may_describe_topic
     if old == new:
-        maybe_schedule_refresh(txn.state, txn.group_id, txn.now_ms)
+        maybe_schedule_refresh(txn.state, txn.group_id, txn.now_ms, context=context)
         return False
     new_is_new = bool(new) and new not in group.resolved_regexes
-    maybe_schedule_refresh(txn.state, txn.group_id, txn.now_ms, required=new_is_new)
+    maybe_schedule_refresh(
+        txn.state, txn.group_id, txn.now_ms, required=new_is_new, context=context
+    )
     if new and not new_is_new:
         return True
     return subscription_metadata_changed(txn.state, group)
+
+
+def _stale_under_authorization(txn: ConsumerTxn, version: int) -> bool:
+    """A regex resolved before the last metadata update, with a request context to
+    resolve it again under (topic authorization on)."""
+    consumer = txn.state.consumer
+    return (
+        consumer.topic_authorization
+        and txn.may_describe_topic is not None
+        and version < consumer.metadata_version
+    )
 
 
 def _leave(txn: ConsumerTxn, req: ConsumerGroupHeartbeatRequest) -> ConsumerGroupHeartbeatResponse:

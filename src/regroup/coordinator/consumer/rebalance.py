@@ -24,7 +24,7 @@ lazily, at the next heartbeat).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from regroup.assignors.consumer.api import (
     ConsumerGroupPartitionAssignor,
@@ -138,12 +138,26 @@ def subscription_metadata_changed(state: GroupCoordinatorState, group: ConsumerG
     return not _metadata_equal(_subscription_metadata(state, group), group.subscription_metadata)
 
 
-def resolve(state: GroupCoordinatorState, regex: str, now_ms: int) -> ResolvedRegex:
-    """The topics of the current image that ``regex`` matches (none for an invalid one)."""
+def resolve(
+    state: GroupCoordinatorState,
+    regex: str,
+    now_ms: int,
+    may_describe_topic: Callable[[str], bool] | None = None,
+) -> ResolvedRegex:
+    """The topics of the current image that ``regex`` matches (none for an invalid one).
+
+    With topic authorization, only those the requester may DESCRIBE (Kafka's
+    ``GroupMetadataManager.filterTopicDescribeAuthorizedTopics``): a topic it may not
+    describe is neither assigned nor named to the group. Without a request context
+    there, nothing (the callers resolve only under one).
+    """
     try:
         topics = resolve_regex(regex, state.metadata.topics_by_name)
     except InvalidRegexError:
         topics = frozenset()
+    if state.consumer.topic_authorization:
+        allowed = may_describe_topic or (lambda _: False)
+        topics = frozenset(t for t in topics if allowed(t))
     return ResolvedRegex(topics, state.consumer.metadata_version, now_ms)
 
 
@@ -175,7 +189,11 @@ def on_metadata_update(state: GroupCoordinatorState, now_ms: int) -> Coordinator
             continue
         txn = ConsumerTxn(state, group_id, now_ms)
         changed = False
-        for regex, resolved in sorted(group.resolved_regexes.items()):
+        # With topic authorization a regex resolves only under a heartbeat's request
+        # context: the next heartbeat refreshes it (Kafka's condition 4, new topics, in
+        # ``maybeUpdateRegularExpressions``; ``regex_refresh``).
+        stale = () if state.consumer.topic_authorization else group.resolved_regexes.items()
+        for regex, resolved in sorted(stale):
             fresh = resolve(state, regex, now_ms)
             if fresh.topics != resolved.topics:
                 txn.write(records.regex_record(group_id, regex, fresh))

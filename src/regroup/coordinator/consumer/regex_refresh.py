@@ -16,9 +16,20 @@ simulator's next event, ``advance_ms: 0`` in a replay script), in its own
 operation with its own records, as in Kafka. Under ``kip-848`` semantics the
 regex is resolved inside the heartbeat instead (``heartbeat``), and none of
 this runs.
+
+Under an authorizer (``topic_authorization``) a regex resolves only to the topics
+the principal of the heartbeat that asked for the refresh may DESCRIBE (Kafka's
+``refreshRegularExpressions`` with that heartbeat's ``AuthorizableRequestContext``,
+``filterTopicDescribeAuthorizedTopics``): one principal's view for the whole group,
+as in Kafka. So a refresh is asked for by heartbeats only (none at load time), and
+a metadata update does not re-resolve in place: the next heartbeat refreshes every
+regex resolved before the update (Kafka's condition 4, "the metadata image has new
+topics").
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from regroup.consumer.group import ConsumerGroup
 from regroup.coordinator.consumer import records
@@ -46,13 +57,23 @@ def _subscribed_regexes(group: ConsumerGroup) -> set[str]:
 
 
 def maybe_schedule_refresh(
-    state: GroupCoordinatorState, group_id: str, now_ms: int, *, required: bool = False
+    state: GroupCoordinatorState,
+    group_id: str,
+    now_ms: int,
+    *,
+    required: bool = False,
+    context: Callable[[str], bool] | None = None,
 ) -> None:
     """Ask for a refresh when the group has a regex not resolved yet (or ``required``:
     a member just brought a new one), none is under way and the last one is over 10 s
-    old (Kafka's conditions 0-3; condition 4, new topics, is the metadata update's)."""
+    old (Kafka's conditions 0-3; condition 4, new topics, is the metadata update's, or
+    under an authorizer this one's). ``context``: the heartbeat's ``may_describe_topic``,
+    which the refresh resolves under (none under an authorizer: no refresh)."""
     group = state.consumer_group(group_id)
     if group is None:
+        return
+    authorized = state.consumer.topic_authorization
+    if authorized and context is None:
         return
     regexes = _subscribed_regexes(group)
     if not regexes or state.timer.is_scheduled(regex_key(group_id)):
@@ -62,14 +83,22 @@ def maybe_schedule_refresh(
         last_refresh_ms = max(r.timestamp for r in resolved.values())
         if now_ms <= last_refresh_ms + REGEX_BATCH_REFRESH_INTERVAL_MS:
             return
+    if authorized:
+        version = state.consumer.metadata_version
+        required = required or any(r.version < version for r in resolved.values())
     if not required and regexes <= set(resolved):
         return
     state.timer.schedule(
-        regex_key(group_id), now_ms, lambda now: _refresh_landed(state, group_id, now)
+        regex_key(group_id), now_ms, lambda now: _refresh_landed(state, group_id, now, context)
     )
 
 
-def _refresh_landed(state: GroupCoordinatorState, group_id: str, now_ms: int) -> CoordinatorResult:
+def _refresh_landed(
+    state: GroupCoordinatorState,
+    group_id: str,
+    now_ms: int,
+    context: Callable[[str], bool] | None = None,
+) -> CoordinatorResult:
     """Kafka ``handleRegularExpressionsResult``: one record per subscribed regex; a bump
     if any resolves to other topics or the subscription metadata changed."""
     group = state.consumer_group(group_id)
@@ -78,7 +107,7 @@ def _refresh_landed(state: GroupCoordinatorState, group_id: str, now_ms: int) ->
     txn = ConsumerTxn(state, group_id, now_ms)
     changed = False
     for regex in sorted(_subscribed_regexes(group)):
-        fresh = resolve(state, regex, now_ms)
+        fresh = resolve(state, regex, now_ms, context)
         old = group.resolved_regexes.get(regex)
         if old is None or old.topics != fresh.topics:
             changed = True

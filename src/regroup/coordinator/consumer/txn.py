@@ -19,6 +19,8 @@ empty group (Kafka ``createGroupTombstoneRecords``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from regroup.consumer.group import ConsumerGroup
 from regroup.coordinator.consumer import records
 from regroup.coordinator.consumer.timers import client_assign_key, expire_key
@@ -39,6 +41,9 @@ class ConsumerTxn:
         self.group_id = group_id
         self.now_ms = now_ms
         self.result = CoordinatorResult()
+        #: The request context of the heartbeat this operation serves (its
+        #: ``may_describe_topic``), for the regexes it resolves; ``None`` otherwise.
+        self.may_describe_topic: Callable[[str], bool] | None = None
         existing = state.groups.get(group_id)
         self._original = existing if isinstance(existing, ConsumerGroup) else None
         if self._original is not None:

@@ -22,7 +22,8 @@ group id: ``consumer.session.timeout.ms`` and ``consumer.heartbeat.interval.ms``
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from regroup.model.errors import ErrorCode
 from regroup.model.uuid import Uuid
@@ -94,6 +95,13 @@ class ConsumerGroupHeartbeatRequest:
     client_host: str = ""
     #: ConsumerGroupHeartbeat v1+ (KIP-1082): the client always generates its member id.
     client_generates_member_id: bool = True
+    #: What the coordinator uses of Kafka's request context (the
+    #: ``AuthorizableRequestContext`` that ``GroupMetadataManager.refreshRegularExpressions``
+    #: authorizes with): whether the requesting principal may DESCRIBE a topic. Set by a
+    #: driver with an authorizer; ``None`` without one. Not part of the wire request.
+    may_describe_topic: Callable[[str], bool] | None = field(
+        default=None, compare=False, repr=False
+    )
 
 
 @dataclass(frozen=True, slots=True)

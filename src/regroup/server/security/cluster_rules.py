@@ -100,7 +100,7 @@ def guard(
     if key == LIST_OFFSETS:
         return _list_offsets(check, req, inner)
     if key == METADATA:
-        return _metadata(check, req, inner, topic_exists)
+        return _metadata(check, req, inner, topic_exists, topic_name)
     if key == CREATE_TOPICS:
         return _create_topics(check, req, inner)
     if key == FIND_COORDINATOR:
@@ -221,8 +221,18 @@ def _list_offsets(check: Check, req: DecodedRequest, inner: Inner) -> Any:
 
 
 def _metadata(
-    check: Check, req: DecodedRequest, inner: Inner, topic_exists: Callable[[str], bool]
+    check: Check,
+    req: DecodedRequest,
+    inner: Inner,
+    topic_exists: Callable[[str], bool],
+    topic_name: Callable[[Uuid], str | None],
 ) -> Any:
+    """Kafka's ``KafkaApis.handleTopicMetadataRequest``. A topic asked for by id (v12+,
+    null name) is checked under the name its id resolves to: denied, it is answered
+    TOPIC_AUTHORIZATION_FAILED with a null name and the id it was asked by (Kafka: "topic
+    IDs are not considered sensitive information"), so neither its name nor its
+    partitions leave; an id of no topic is the server's UNKNOWN_TOPIC_ID. A topic asked
+    for by name and denied is answered with its name and the zero id."""
     body = req.body
 
     def describable(name: str | None) -> bool:
@@ -234,33 +244,40 @@ def _metadata(
     allowed, extra = [], []
     for wanted in body.topics:
         name = wanted.name
-        if not describable(name):
-            extra.append(
-                Cluster._missing(name, to_uuid(getattr(wanted, "topic_id", None)), TOPIC_DENIED)
-            )
+        topic_id = to_uuid(getattr(wanted, "topic_id", None))
+        if name is None and topic_id != Uuid.ZERO:
+            resolved = topic_name(topic_id)
+            if resolved is not None and not describable(resolved):
+                extra.append(Cluster._missing(None, topic_id, TOPIC_DENIED))
+            else:
+                allowed.append(wanted)
+        elif not describable(name):
+            extra.append(Cluster._missing(name, Uuid.ZERO, TOPIC_DENIED))
         elif (
             name is not None
             and not may_create
             and not topic_exists(name)
             and not check(AclOperation.CREATE, ResourceType.TOPIC, name)
         ):
-            extra.append(
-                Cluster._missing(
-                    name,
-                    to_uuid(getattr(wanted, "topic_id", None)),
-                    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                )
-            )
+            extra.append(Cluster._missing(name, Uuid.ZERO, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
         else:
             allowed.append(wanted)
     if not extra:
         return inner(req)
-    kept = {w.name for w in allowed}
+    kept_names = {w.name for w in allowed if w.name is not None}
+    kept_ids = {to_uuid(getattr(w, "topic_id", None)) for w in allowed if w.name is None}
     served = inner(_with_body(req, topics=tuple(allowed)))
+
+    def keep(topic: Any) -> bool:
+        if topic.name is None:
+            return to_uuid(getattr(topic, "topic_id", None)) in kept_ids
+        return topic.name in kept_names or (to_uuid(getattr(topic, "topic_id", None)) in kept_ids)
 
     def finish(response: Any) -> Any:
         # v0 reads an empty list as "every topic": keep only what was asked and allowed.
-        response = _keep_topics(response, lambda name: name in kept)
+        topics = tuple(t for t in response.topics if keep(t))
+        if len(topics) != len(response.topics):
+            response = dataclasses.replace(response, topics=topics)
         return _extend(response, "topics", extra)
 
     return _then(served, finish)

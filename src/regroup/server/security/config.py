@@ -17,6 +17,7 @@ from regroup.server.security.authenticator import SUPPORTED_MECHANISMS
 
 __all__ = [
     "AUTHORIZER_CLASSES",
+    "DEFAULT_SASL_SERVER_MAX_RECEIVE_SIZE",
     "SECURITY_CONFIG_NAMES",
     "Listener",
     "SecurityConfig",
@@ -35,6 +36,7 @@ SECURITY_CONFIG_NAMES = frozenset(
     {
         "listeners",
         "sasl.enabled.mechanisms",
+        "sasl.server.max.receive.size",
         "regroup.sasl.credentials.file",
         "ssl.keystore.location",
         "ssl.keystore.type",
@@ -42,12 +44,18 @@ SECURITY_CONFIG_NAMES = frozenset(
         "ssl.truststore.location",
         "ssl.truststore.type",
         "ssl.client.auth",
+        "ssl.principal.mapping.rules",
         "authorizer.class.name",
         "super.users",
         "allow.everyone.if.no.acl.found",
         "regroup.acls.file",
     }
 )
+
+
+#: Kafka's ``BrokerSecurityConfigs.DEFAULT_SASL_SERVER_MAX_RECEIVE_SIZE``: the largest frame
+#: a SASL listener reads before the connection is authenticated (512 KiB).
+DEFAULT_SASL_SERVER_MAX_RECEIVE_SIZE = 524288
 
 
 class SecurityError(ValueError):
@@ -100,6 +108,7 @@ class Listener:
 class SecurityConfig:
     listeners: tuple[Listener, ...] = ()
     sasl_enabled_mechanisms: tuple[str, ...] = SUPPORTED_MECHANISMS
+    sasl_server_max_receive_size: int = DEFAULT_SASL_SERVER_MAX_RECEIVE_SIZE
     credentials_file: Path | None = None
     ssl_keystore_location: Path | None = None
     ssl_key_password: str | None = None
@@ -140,6 +149,14 @@ class SecurityConfig:
                     f"sasl.enabled.mechanisms: {mechanism} is not supported "
                     f"({', '.join(SUPPORTED_MECHANISMS)})"
                 )
+        max_receive = props.get(
+            "sasl.server.max.receive.size", str(DEFAULT_SASL_SERVER_MAX_RECEIVE_SIZE)
+        ).strip()
+        if not max_receive.isdigit() or not 8 <= int(max_receive) <= 2**31 - 1:
+            raise SecurityError(
+                "sasl.server.max.receive.size: a number of bytes from 8 (a request header) "
+                f"to 2147483647, got {max_receive!r}"
+            )
         for name in ("ssl.keystore.type", "ssl.truststore.type"):
             if props.get(name, "PEM").upper() != "PEM":
                 raise SecurityError(f"{name}: only PEM is supported")
@@ -147,6 +164,12 @@ class SecurityConfig:
         if client_auth not in ("none", "requested", "required"):
             raise SecurityError(
                 f"ssl.client.auth: none, requested or required, got {client_auth!r}"
+            )
+        rules = props.get("ssl.principal.mapping.rules", "DEFAULT").strip()
+        if rules != "DEFAULT":
+            raise SecurityError(
+                "ssl.principal.mapping.rules: only DEFAULT (the certificate subject in "
+                f"RFC 2253 form) is supported, got {rules!r}"
             )
         authorizer = props.get("authorizer.class.name", "").strip()
         if authorizer and authorizer not in AUTHORIZER_CLASSES:
@@ -165,6 +188,7 @@ class SecurityConfig:
         config = cls(
             listeners=listeners,
             sasl_enabled_mechanisms=mechanisms,
+            sasl_server_max_receive_size=int(max_receive),
             credentials_file=path("regroup.sasl.credentials.file"),
             ssl_keystore_location=path("ssl.keystore.location"),
             ssl_key_password=props.get("ssl.key.password") or None,

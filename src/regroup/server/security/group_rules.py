@@ -8,14 +8,20 @@ rules, as ``KafkaApis`` (4.x) applies them:
 * JoinGroup, SyncGroup, Heartbeat, LeaveGroup, regroup's ConsumerGroupPrepare/
   InstallAssignment: READ on the GROUP, else GROUP_AUTHORIZATION_FAILED;
 * ConsumerGroupHeartbeat: READ on the GROUP, and DESCRIBE on each subscribed TOPIC
-  (TOPIC_AUTHORIZATION_FAILED naming the topics);
+  (TOPIC_AUTHORIZATION_FAILED naming the topics); a regex is not checked here: the
+  heartbeat goes on with the principal's request context (``may_describe_topic``),
+  and the coordinator resolves the regex to the topics it may DESCRIBE (Kafka's
+  ``GroupMetadataManager.refreshRegularExpressions``);
 * OffsetCommit: READ on the GROUP (else GROUP_AUTHORIZATION_FAILED on every
   partition) and READ on each TOPIC (else TOPIC_AUTHORIZATION_FAILED on its partitions);
 * OffsetFetch: DESCRIBE on the GROUP (else GROUP_AUTHORIZATION_FAILED) and DESCRIBE
   on each TOPIC (TOPIC_AUTHORIZATION_FAILED per partition; left out when all topics
   were asked for);
 * DescribeGroups, ConsumerGroupDescribe: DESCRIBE on each GROUP, else that group's
-  GROUP_AUTHORIZATION_FAILED;
+  GROUP_AUTHORIZATION_FAILED; a consumer group whose members' assignment or target
+  assignment names a topic the principal may not DESCRIBE is answered
+  TOPIC_AUTHORIZATION_FAILED with no members, so neither the topic's name nor its id
+  leaves (Kafka's ``KafkaApis.handleConsumerGroupDescribe``);
 * ListGroups: every group with DESCRIBE on the CLUSTER, else only the groups the
   principal may DESCRIBE.
 """
@@ -114,7 +120,11 @@ def _consumer_heartbeat(check: Check, request: consumer.ConsumerGroupHeartbeatRe
                 + ", ".join(denied),
             )
         )
-    return Plan(request, _same)
+
+    def may_describe_topic(name: str) -> bool:
+        return check(AclOperation.DESCRIBE, ResourceType.TOPIC, name)
+
+    return Plan(dataclasses.replace(request, may_describe_topic=may_describe_topic), _same)
 
 
 def _offset_commit(check: Check, request: offsets.OffsetCommitRequest) -> Plan:
@@ -192,6 +202,30 @@ def _describe_consumer(group_id: str) -> Any:
     return consumer.DescribedGroup(GROUP_DENIED, group_id)
 
 
+#: Kafka's message for a described consumer group that names a topic the caller may not
+#: DESCRIBE (``KafkaApis.handleConsumerGroupDescribe``).
+UNDESCRIBABLE_TOPICS = (
+    "The group has described topic(s) that the client is not authorized to describe."
+)
+
+
+def _hide_undescribable_topics(check: Check, group: Any) -> Any:
+    """A consumer group as the caller may see it: unchanged, or TOPIC_AUTHORIZATION_FAILED
+    with no members when an assignment or target assignment names a topic it may not
+    DESCRIBE."""
+    if not isinstance(group, consumer.DescribedGroup) or group.error_code != ErrorCode.NONE:
+        return group
+    names = {
+        tp.topic_name
+        for member in group.members
+        for assignment in (member.assignment, member.target_assignment)
+        for tp in assignment.topic_partitions
+    }
+    if all(check(AclOperation.DESCRIBE, ResourceType.TOPIC, n) for n in sorted(names)):
+        return group
+    return consumer.DescribedGroup(TOPIC_DENIED, group.group_id, UNDESCRIBABLE_TOPICS)
+
+
 #: The operations Kafka reports for a GROUP (``AclEntry.supportedOperations(GROUP)``).
 GROUP_OPERATIONS = (
     AclOperation.READ,
@@ -217,7 +251,8 @@ def _describe(
 ) -> Plan:
     allowed = tuple(g for g in group_ids if check(AclOperation.DESCRIBE, ResourceType.GROUP, g))
     with_operations = bool(request.include_authorized_operations)
-    if len(allowed) == len(group_ids) and not with_operations:
+    consumer_groups = isinstance(request, consumer.ConsumerGroupDescribeRequest)
+    if len(allowed) == len(group_ids) and not with_operations and not consumer_groups:
         return Plan(request, _same)
     response_type = (
         admin.DescribeGroupsResponse
@@ -228,6 +263,7 @@ def _describe(
         return _deny(response_type(tuple(denied_entry(g) for g in group_ids)))
 
     def described(group: Any) -> Any:
+        group = _hide_undescribable_topics(check, group)
         if not with_operations or group.error_code != ErrorCode.NONE:
             return group
         operations = authorized_operations(check, group.group_id)

@@ -5,8 +5,8 @@ the ACL file: a bad one raises ``SecurityError``/``CredentialsError``/
 ``InvalidAclError`` before anything listens). Each connection gets a
 ``Session``: its listener, its peer host and its principal, which is
 ``User:ANONYMOUS`` on PLAINTEXT (Kafka's ``KafkaPrincipal.ANONYMOUS``), the
-client certificate's distinguished name on SSL with a client certificate
-(``User:CN=..,O=..``, Kafka's ``DefaultKafkaPrincipalBuilder``), and the SASL
+client certificate's subject on SSL with a client certificate (``User:CN=..,O=..``
+in the JDK's RFC 2253 form, ``principal``), and the SASL
 user once a SASL exchange completes (``authenticator``). Until then every
 frame of a SASL listener goes to ``serve_unauthenticated``.
 
@@ -27,12 +27,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from regroup.model.requests.consumer import ConsumerGroupHeartbeatRequest
 from regroup.model.uuid import Uuid
 from regroup.server import codec
 from regroup.server.codec import DecodedRequest, MalformedRequestError, UnsupportedApiError
 from regroup.server.connection import CloseConnection
 from regroup.server.security import cluster_rules, group_rules
 from regroup.server.security.acl import (
+    CLUSTER_NAME,
     AclBinding,
     AclOperation,
     AclPermissionType,
@@ -51,25 +53,18 @@ from regroup.server.security.config import (
     SecurityProtocol,
 )
 from regroup.server.security.credentials import Credentials, load_credentials
+from regroup.server.security.principal import (
+    ANONYMOUS,
+    CertificateNameError,
+    certificate_principal,
+)
 
 __all__ = ["ACL_KEYS", "ANONYMOUS", "Security", "Session"]
 
 logger = logging.getLogger("regroup.server")
 
-ANONYMOUS = "User:ANONYMOUS"
 #: With ``--data-dir``: the ACL set as CreateAcls/DeleteAcls left it.
 ACLS_STORE = "acls.json"
-
-_DN_NAMES = {
-    "commonName": "CN",
-    "organizationName": "O",
-    "organizationalUnitName": "OU",
-    "countryName": "C",
-    "stateOrProvinceName": "ST",
-    "localityName": "L",
-    "emailAddress": "EMAILADDRESS",
-    "domainComponent": "DC",
-}
 
 
 @dataclass(eq=False, slots=True)
@@ -83,23 +78,15 @@ class Session:
     #: (authorizer version, heartbeat request) last allowed: a steady member's hot path
     #: reuses its decoded request, so the decision is reused until an ACL changes.
     allowed: tuple[int, object] | None = None
+    #: (heartbeat request, the same with this session's request context): reused likewise.
+    contextual: tuple[object, object] | None = None
+
+    #: ``sasl.server.max.receive.size``: the largest frame read while not authenticated.
+    max_receive_size: int = 0
 
     @property
     def authenticated(self) -> bool:
         return self.authenticator is None or self.authenticator.complete
-
-
-def certificate_principal(peercert: Any) -> str:
-    """``User:`` and the subject in RFC 2253 order (most specific first), as Kafka's
-    ``X500Principal.getName()``; ANONYMOUS without a certificate."""
-    if not peercert:
-        return ANONYMOUS
-    parts = [
-        f"{_DN_NAMES.get(name, name)}={value}"
-        for rdn in peercert.get("subject", ())
-        for name, value in rdn
-    ]
-    return "User:" + ",".join(reversed(parts)) if parts else ANONYMOUS
 
 
 class Security:
@@ -156,14 +143,23 @@ class Security:
 
     # -- sessions and authentication ---------------------------------------------------
 
-    def new_session(self, listener: Listener, host: str, peercert: Any) -> Session:
+    def new_session(self, listener: Listener, host: str, peercert: bytes | None) -> Session:
+        """``peercert``: the verified client certificate in DER, or ``None``.
+        ``CloseConnection`` when its subject cannot be read."""
         session = Session(listener, host, advertised=self.bound.get(listener))
         if listener.protocol is SecurityProtocol.SSL:
-            session.principal = certificate_principal(peercert)
+            try:
+                session.principal = certificate_principal(peercert)
+            except CertificateNameError as exc:
+                # Verified by the TLS layer yet unreadable here: no principal, so no
+                # connection (Kafka closes a channel whose principal cannot be built).
+                logger.warning("connection from %s: client certificate: %s", host, exc)
+                raise CloseConnection(None) from None
         if listener.protocol.sasl:
             session.authenticator = Authenticator(
                 self.config.sasl_enabled_mechanisms, self.credentials
             )
+            session.max_receive_size = self.config.sasl_server_max_receive_size
         return session
 
     def serve_unauthenticated(
@@ -222,6 +218,43 @@ class Security:
             return authorizer.authorize(principal, host, operation, resource_type, name)
 
         return check
+
+    def control_refusal(self, session: Session | None) -> str | None:
+        """Whether ``session`` may use the control channel (``regroup.server.control``):
+        ``None`` when it may, else the reason. A SASL connection not yet authenticated is
+        closed without an answer (``CloseConnection``), as any request but ApiVersions and
+        SaslHandshake is before the login; with an authorizer the principal needs ALTER on
+        the CLUSTER, what Kafka asks of the requests that change the cluster's state
+        (CreateAcls, DeleteAcls, ElectLeaders, AlterPartitionReassignments)."""
+        if session is None:
+            return None
+        if not session.authenticated:
+            raise CloseConnection(None)
+        if self.authorizer is None or self.check_for(session)(
+            AclOperation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME
+        ):
+            return None
+        return (
+            f"CLUSTER_AUTHORIZATION_FAILED: {session.principal} may not use the control "
+            "channel (it needs ALTER on the CLUSTER)"
+        )
+
+    def with_context(
+        self, session: Session, request: ConsumerGroupHeartbeatRequest
+    ) -> ConsumerGroupHeartbeatRequest:
+        """The heartbeat with the session's request context (``may_describe_topic``), which
+        the coordinator resolves the group's regexes under (Kafka's
+        ``GroupMetadataManager.refreshRegularExpressions``)."""
+        cached = session.contextual
+        if cached is not None and cached[0] is request:
+            return cached[1]  # type: ignore[return-value]
+        check = self.check_for(session)
+        bound = dataclasses.replace(
+            request,
+            may_describe_topic=lambda name: check(AclOperation.DESCRIBE, ResourceType.TOPIC, name),
+        )
+        session.contextual = (request, bound)
+        return bound
 
     def denial(self, session: Session, request: object) -> Any:
         """The answer to a heartbeat the principal may not send, else ``None``."""
