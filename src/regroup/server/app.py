@@ -61,6 +61,7 @@ from regroup.coordinator.config import GroupCoordinatorConfig
 from regroup.coordinator.result import CoordinatorResult
 from regroup.coordinator.service import GroupCoordinator
 from regroup.events import RecordsProduced
+from regroup.model.errors import ErrorCode
 from regroup.model.requests.classic import HeartbeatRequest, HeartbeatResponse
 from regroup.model.topic_partition import TopicPartition
 from regroup.server import codec, heartbeat_codec, large_requests, offset_topics
@@ -101,6 +102,7 @@ from regroup.server.store import (
     RecordStore,
     SqliteRecordStore,
     StoreError,
+    StoreWriteError,
     replay,
 )
 from regroup.server.versions import API_NAMES, INSTALL_ASSIGNMENT_KEY, PREPARE_ASSIGNMENT_KEY
@@ -405,7 +407,10 @@ class RegroupServer:
         rather than sent through a parked future: the common, immediate case.
         """
         if result.records:
-            self.store.append(result.records)
+            try:
+                self.store.append(result.records)
+            except StoreWriteError as exc:
+                result = self._unwritten(result, exc)
         if result.events:
             self.events.publish(result.events)
         for failure in result.failures:
@@ -428,6 +433,36 @@ class RegroupServer:
                 future.set_result(reply.response)
         self._rearm()
         return answer
+
+    def _unwritten(self, result: CoordinatorResult, exc: StoreWriteError) -> CoordinatorResult:
+        """The store refused ``result``'s records (a full disk): nothing of that step
+        happened. Its groups are rebuilt from the store and its requests answered
+        NOT_COORDINATOR, as Kafka answers a ``KafkaStorageException`` of its coordinator
+        (``CoordinatorOperationExceptionHelper.handleOperationException``); the clients
+        look the coordinator up again and retry, and the server goes on serving."""
+        self.stats["store_write_failures"] = self.stats.get("store_write_failures", 0) + 1
+        try:
+            durable = self.store.load()
+        except StoreError as unreadable:
+            logger.error("coordinator store: %s", unreadable)
+            durable = []
+        restored = self.coordinator.restore(
+            result, durable, ErrorCode.NOT_COORDINATOR, self.now_ms()
+        )
+        logger.error(
+            "coordinator store: %s; %d records not written, %d requests answered "
+            "NOT_COORDINATOR, their groups rebuilt from the store",
+            exc,
+            len(result.records),
+            len(restored.replies),
+        )
+        if restored.records:  # what rebuilding the groups wrote, if anything
+            try:
+                self.store.append(restored.records)
+            except StoreWriteError as again:
+                logger.error("coordinator store: %s (after a rebuild)", again)
+            restored.records.clear()
+        return restored
 
     def _rearm(self) -> None:
         """Keep one timer armed at or before the coordinator's next deadline.

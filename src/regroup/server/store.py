@@ -24,6 +24,11 @@ record, not every group of the data directory.
 Rule 5: a store that cannot be read stops the start with one ``StoreError``
 line (a corrupt file, or another SQLite database), never a traceback and never
 an empty start over it (the server's check of a missing store is in ``app``).
+Rule 6: an ``append`` that cannot be written (a full disk: SQLite's
+``SQLITE_FULL``, an ``OSError``) changes nothing in the file (its transaction
+is rolled back) and raises ``StoreWriteError``; the server answers the requests
+of that step NOT_COORDINATOR and rebuilds their groups from what ``load`` still
+returns (``coordinator.guard``, rule 5), and goes on serving.
 
 ``MemoryStore`` has the same interface and keeps nothing (no ``--data-dir``).
 """
@@ -47,6 +52,7 @@ __all__ = [
     "ReplaySummary",
     "SqliteRecordStore",
     "StoreError",
+    "StoreWriteError",
     "replay",
 ]
 
@@ -64,6 +70,10 @@ CREATE INDEX IF NOT EXISTS records_by_seq ON records (seq);
 
 class StoreError(Exception):
     """The durable store cannot be used (rule 5); the message is one line for the operator."""
+
+
+class StoreWriteError(Exception):
+    """An ``append`` that could not be written; the store is as before it (rule 6)."""
 
 
 #: What an unreadable store's message tells the operator to do.
@@ -116,6 +126,13 @@ class SqliteRecordStore:
         batch = list(records)
         if not batch:
             return
+        try:
+            self._write(batch)
+        except (sqlite3.DatabaseError, OSError) as exc:
+            raise StoreWriteError(f"cannot write {self.path.name}: {exc}") from exc
+
+    def _write(self, batch: list[CoordinatorRecord]) -> None:
+        """One transaction for ``batch``: all of it committed, or none of it (rule 6)."""
         cursor = self._db.cursor()
         cursor.execute("BEGIN IMMEDIATE")
         try:
@@ -132,7 +149,9 @@ class SqliteRecordStore:
                     )
             cursor.execute("COMMIT")
         except BaseException:
-            cursor.execute("ROLLBACK")
+            # SQLite may have rolled back already (SQLITE_FULL does): roll back only if not.
+            if self._db.in_transaction:
+                cursor.execute("ROLLBACK")
             raise
 
     def load(self) -> list[CoordinatorRecord]:
