@@ -197,13 +197,25 @@ class RegroupServer:
         self.store: RecordStore = (
             MemoryStore() if data_dir is None else SqliteRecordStore(data_dir / STORE_FILE)
         )
-        self.log = Log(
-            None if data_dir is None else data_dir / LOG_DIR, options.limits.message_max_bytes
-        )
         events_path = options.events_path
         if events_path is None and data_dir is not None:
             events_path = data_dir / "events.jsonl"
-        self.events = EventSink(events_path)
+        # A topic list, log directory or event log that cannot be used stops the start
+        # with one line naming it (StoreError), and the store is closed again.
+        try:
+            self.log = Log(
+                None if data_dir is None else data_dir / LOG_DIR, options.limits.message_max_bytes
+            )
+            self.events = EventSink(events_path)
+        except StoreError:
+            self.store.close()
+            raise
+        except OSError as exc:
+            self.store.close()
+            raise StoreError(
+                f"cannot open {exc.filename or data_dir}: {exc.strerror or exc}: move it "
+                "aside, or pass another --data-dir (or --events PATH for the event log)"
+            ) from None
         seed = options.seed if options.seed is not None else random.SystemRandom().getrandbits(64)
         self.coordinator = GroupCoordinator(
             options.config, metadata=self.log.metadata_image(), rng=random.Random(seed)

@@ -50,6 +50,13 @@ bytes, to where the next batch says it starts), with one warning line; one
 whose count does not fit is cut like a bad batch (rule 5). Kafka's
 ``LogSegment.recover`` checks each batch and truncates the segment at the first
 that fails; regroup keeps every batch it can place, as above.
+Rule 7 (the topic list): ``topics.json`` is the only place that keeps topic
+names, so a start refuses, with one ``StoreError`` line naming the file and what
+to do, a list that does not parse and partition files of a topic it does not
+list (a deleted or older ``topics.json``): rebuilding the list from the files
+would need names they do not hold, and starting without them would hide their
+records and let a topic created under the same name (same id) take them over.
+The list is written atomically and fsynced.
 """
 
 from __future__ import annotations
@@ -61,6 +68,7 @@ import io
 import json
 import logging
 import os
+import re
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -81,6 +89,7 @@ from regroup.server.record_batch import (
     check_batch,
     check_client_batch,
 )
+from regroup.server.store import StoreError
 
 __all__ = ["Log", "PartitionLog", "TopicLog", "check_client_batches", "encode_batch"]
 
@@ -500,8 +509,61 @@ def _valid_topic_name(name: str) -> bool:
     )
 
 
+_PARTITION_FILE = re.compile(r"^(.{22})-(\d+)\.log$")
+
+
+def _read_catalog(catalog: Path) -> list[tuple[str, Uuid, int]]:
+    """``topics.json``'s topics (rule 7); ``StoreError`` names the file when unreadable."""
+    if not catalog.exists():
+        return []
+    try:
+        entries = json.loads(catalog.read_text(encoding="utf-8"))
+        topics = [
+            (str(e["name"]), Uuid.from_string(e["id"]), int(e["partitions"])) for e in entries
+        ]
+        for name, _, partitions in topics:
+            if not _valid_topic_name(name) or not 0 < partitions <= _MAX_PARTITIONS:
+                raise ValueError(f"topic {name!r} with {partitions} partitions")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise StoreError(f"cannot read the topic list {catalog}: {exc}") from None
+    except (ValueError, TypeError, KeyError) as exc:
+        raise StoreError(
+            f"{catalog} is not a readable topic list ({type(exc).__name__}: {exc}): restore "
+            "it from a backup (the partition files beside it are untouched)"
+        ) from None
+    return topics
+
+
+def _refuse_unlisted(directory: Path, listed: dict[Uuid, TopicLog]) -> None:
+    """Rule 7: partition files of a topic ``topics.json`` does not list stop the start."""
+    unlisted: dict[str, list[int]] = {}
+    for path in directory.glob("*.log"):
+        match = _PARTITION_FILE.match(path.name)
+        if match is None:
+            continue
+        try:
+            topic_id = Uuid.from_string(match.group(1))
+        except ValueError:
+            continue
+        topic = listed.get(topic_id)
+        partition = int(match.group(2))
+        if topic is None or partition >= len(topic.partitions):
+            unlisted.setdefault(str(topic_id), []).append(partition)
+    if not unlisted:
+        return
+    found = ", ".join(
+        f"{i} ({len(p)} partition files, the highest {max(p)})" for i, p in sorted(unlisted.items())
+    )
+    raise StoreError(
+        f"{directory} holds partition files that {directory / 'topics.json'} does not list "
+        f"(topic ids {found}); topic names are kept only in topics.json, so starting would "
+        "hide these topics and their records: restore topics.json from a backup, or add "
+        '{"name": NAME, "id": ID, "partitions": N} for each, or move their files aside'
+    )
+
+
 class Log:
-    """Every topic's partitions; in memory, or on disk under ``directory``."""
+    """Every topic's partitions; in memory, or on disk under ``directory`` (rule 7)."""
 
     def __init__(
         self, directory: Path | None = None, max_message_bytes: int = MAX_MESSAGE_BYTES
@@ -512,10 +574,9 @@ class Log:
         self._by_id: dict[Uuid, TopicLog] = {}
         if directory is not None:
             directory.mkdir(parents=True, exist_ok=True)
-            catalog = directory / "topics.json"
-            if catalog.exists():
-                for entry in json.loads(catalog.read_text()):
-                    self._open(entry["name"], Uuid.from_string(entry["id"]), entry["partitions"])
+            for name, topic_id, partitions in _read_catalog(directory / "topics.json"):
+                self._open(name, topic_id, partitions)
+            _refuse_unlisted(directory, self._by_id)
 
     def _open(self, name: str, topic_id: Uuid, partitions: int) -> TopicLog:
         topic = TopicLog(name, topic_id)
@@ -534,9 +595,7 @@ class Log:
             {"name": t.name, "id": str(t.topic_id), "partitions": len(t.partitions)}
             for t in self.topics.values()
         ]
-        tmp = self.directory / "topics.json.tmp"
-        tmp.write_text(json.dumps(entries))
-        os.replace(tmp, self.directory / "topics.json")
+        _write_durably(self.directory / "topics.json", json.dumps(entries).encode())
 
     def create_topic(
         self, name: str, partitions: int, topic_id: Uuid | None = None, *, save: bool = True
