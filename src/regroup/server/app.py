@@ -247,6 +247,10 @@ class RegroupServer:
         self._stopped = asyncio.Event()
         self._connections: set[ConnectionProtocol] = set()
         self.max_frame_bytes = min(options.max_frame_bytes, options.limits.socket_request_max_bytes)
+        #: How long a failed SASL login waits for its answer and close (``connection``).
+        self.failed_authentication_delay_ms = (
+            options.limits.connection_failed_authentication_delay_ms
+        )
         self._idle_sweep: asyncio.TimerHandle | None = None
         self._offset_expiry: asyncio.TimerHandle | None = None
         #: Bad input is logged in one line each, rate-limited (issue 20, defect 10).
