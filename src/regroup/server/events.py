@@ -7,7 +7,15 @@ step are durable. Produce adds ``records_produced`` (``group_id`` empty: a
 partition belongs to no group). A sink without a path keeps the last events in
 memory only (tests read them).
 
-Rule: the event log is a record of what happened, not state. A write that
+Rule 1: a string of an event (a group, member, instance or client id, a
+reason; a value or a mapping key) longer than ``MAX_ID_CHARS`` (255) is written
+as its first 64 characters, then ``...(sha256:`` and 16 hex digits of its SHA-256,
+then its length: the same id always reads the same and two ids differ, but an
+event no longer repeats a 1 MiB group id (a join wrote it five times). The
+coordinator's records keep it whole (``store``). Events whose strings are all
+shorter are written exactly as ``Event.to_json_line`` writes them.
+
+Rule 2: the event log is a record of what happened, not state. A write that
 fails (a full disk) never fails the request whose step it describes (that
 step's records are durable already): the partial write is cut off again, so
 the file holds whole lines only, the events are counted in ``unwritten``, and
@@ -17,18 +25,46 @@ one error line says so; one more line says when writing works again.
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import logging
 import os
 from collections import deque
 from collections.abc import Iterable
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from regroup.events import Event
 
 __all__ = ["EventSink"]
 
 logger = logging.getLogger("regroup.server")
+
+
+#: Longer strings are abbreviated in the event log (rule 1).
+MAX_ID_CHARS = 255
+
+
+def _abbreviated(value: Any) -> Any:
+    """``value`` (an event's ``to_dict`` form) with every long string abbreviated."""
+    if isinstance(value, str):
+        if len(value) <= MAX_ID_CHARS:
+            return value
+        digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        return f"{value[:64]}...(sha256:{digest}, {len(value)} chars)"
+    if isinstance(value, dict):
+        return {_abbreviated(k): _abbreviated(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_abbreviated(v) for v in value]
+    return value
+
+
+def _line(event: Event) -> str:
+    """The event's JSON line (rule 1)."""
+    line = event.to_json_line()
+    if len(line) <= MAX_ID_CHARS:  # no string in it can be longer
+        return line
+    return json.dumps(_abbreviated(event.to_dict()), separators=(",", ":"), sort_keys=False)
 
 
 def _open_for_append(path: Path) -> BinaryIO:
@@ -58,7 +94,7 @@ class EventSink:
         for event in events:
             self.recent.append(event)
             if self._file is not None:
-                lines.append(event.to_json_line())
+                lines.append(_line(event))
         if lines and self._file is not None:
             self._write(self._file, ("\n".join(lines) + "\n").encode("utf-8"), len(lines))
 

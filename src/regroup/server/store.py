@@ -30,11 +30,19 @@ is rolled back) and raises ``StoreWriteError``; the server answers the requests
 of that step NOT_COORDINATOR and rebuilds their groups from what ``load`` still
 returns (``coordinator.guard``, rule 5), and goes on serving.
 
+Rule 7: a row's key is the record key's JSON text when it is at most
+``MAX_KEY_TEXT`` (255) characters, else ``sha256:`` and the hex SHA-256 of
+that text. The record itself (with its key) is kept whole in the row, so a
+1 MiB group id costs its size once per row, not three times (the key column,
+its index and the record); a store written before is converted once at open
+(``PRAGMA user_version`` 1).
+
 ``MemoryStore`` has the same interface and keeps nothing (no ``--data-dir``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import sqlite3
@@ -66,6 +74,8 @@ CREATE TABLE IF NOT EXISTS records (
 );
 CREATE INDEX IF NOT EXISTS records_by_seq ON records (seq);
 """
+#: ``PRAGMA user_version`` of a store whose long row keys are digests (rule 7).
+_SCHEMA_VERSION = 1
 
 
 class StoreError(Exception):
@@ -94,9 +104,37 @@ class RecordStore(Protocol):
     def close(self) -> None: ...
 
 
+#: Row keys up to this many characters are the record key's JSON text (rule 7).
+MAX_KEY_TEXT = 255
+
+
 def _key_text(data: dict[str, Any]) -> str:
-    """The row key of a record, from its ``to_dict`` form."""
-    return json.dumps([data["type"], data["key"]], separators=(",", ":"), sort_keys=True)
+    """The row key of a record, from its ``to_dict`` form (rule 7)."""
+    text = json.dumps([data["type"], data["key"]], separators=(",", ":"), sort_keys=True)
+    if len(text) <= MAX_KEY_TEXT:
+        return text
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _long_keys_to_digests(db: sqlite3.Connection) -> None:
+    """Rule 7 for a store written before it: long row keys become digests, once."""
+    if db.execute("PRAGMA user_version").fetchone()[0] >= _SCHEMA_VERSION:
+        return
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        rows = db.execute(
+            "SELECT rowid, record_key FROM records WHERE length(record_key) > ?",
+            (MAX_KEY_TEXT,),
+        ).fetchall()
+        for rowid, text in rows:
+            digest = "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+            db.execute("UPDATE records SET record_key = ? WHERE rowid = ?", (digest, rowid))
+        db.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
 
 
 class SqliteRecordStore:
@@ -110,6 +148,7 @@ class SqliteRecordStore:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
             self._db.executescript(_SCHEMA)
+            _long_keys_to_digests(self._db)
             row = self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM records").fetchone()
         except sqlite3.DatabaseError as exc:
             self._db.close()
