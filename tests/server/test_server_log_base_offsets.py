@@ -8,13 +8,19 @@ delete what it cannot place: what it does not keep goes to a side file.
 
 from __future__ import annotations
 
+import atexit
+import functools
 import json
 import logging
+import shutil
 import struct
+import tempfile
 from pathlib import Path
 
 import pytest
 from crc32c import crc32c
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from regroup.server.log import Log, PartitionLog, encode_batch
 
@@ -54,6 +60,21 @@ def _ten_batches(tmp_path: Path) -> tuple[Path, list[int], list[tuple[int, bytes
     return tmp_path / f"{topic.topic_id}-0.log", sizes, expected
 
 
+@functools.cache
+def _template() -> tuple[Path, list[int], list[tuple[int, bytes]]]:
+    """One directory of ten batches, built once (appends fsync) and copied per example."""
+    directory = Path(tempfile.mkdtemp(prefix="regroup-ten-batches-"))
+    atexit.register(shutil.rmtree, directory, True)
+    return _ten_batches(directory)
+
+
+def _fresh(tmp_path: Path) -> tuple[Path, list[int], list[tuple[int, bytes]]]:
+    """A copy of the template in ``tmp_path``: its partition file, batch sizes, records."""
+    template, sizes, expected = _template()
+    shutil.copytree(template.parent, tmp_path, dirs_exist_ok=True)
+    return tmp_path / template.name, sizes, expected
+
+
 def _side_files(path: Path) -> list[Path]:
     return sorted(path.parent.glob(f"{path.name}.cut-*"))
 
@@ -63,7 +84,7 @@ def _side_files(path: Path) -> list[Path]:
 def test_a_flipped_base_offset_byte_loses_no_record(
     tmp_path: Path, caplog: pytest.LogCaptureFixture, batch: int, byte: int
 ) -> None:
-    path, sizes, expected = _ten_batches(tmp_path)
+    path, sizes, expected = _fresh(tmp_path)
     data = bytearray(path.read_bytes())
     data[sum(sizes[:batch]) + byte] ^= 0xFF  # outside the CRC: the batch still checks
     path.write_bytes(bytes(data))
@@ -88,7 +109,7 @@ def test_a_flipped_base_offset_byte_loses_no_record(
 def test_what_cannot_be_kept_goes_to_a_side_file(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    path, sizes, expected = _ten_batches(tmp_path)
+    path, sizes, expected = _fresh(tmp_path)
     data = bytearray(path.read_bytes())
     at = sum(sizes[:4])
     original = bytes(data[at : at + sizes[4]])
@@ -106,7 +127,7 @@ def test_what_cannot_be_kept_goes_to_a_side_file(
 
 
 def test_a_batch_whose_count_does_not_fit_its_offsets_is_moved_aside(tmp_path: Path) -> None:
-    path, sizes, expected = _ten_batches(tmp_path)
+    path, sizes, expected = _fresh(tmp_path)
     data = bytearray(path.read_bytes())
     at = sum(sizes[:3])
     # A well-formed lie: base offset wrong and a record count the offset range does not
@@ -127,7 +148,7 @@ def test_a_batch_whose_count_does_not_fit_its_offsets_is_moved_aside(tmp_path: P
 def test_offsets_lost_to_a_cut_stay_lost_across_restarts(tmp_path: Path) -> None:
     """A cut leaves a gap in the offsets; the next start must not close it by moving the
     batches after it (consumers' committed offsets point at them)."""
-    path, sizes, expected = _ten_batches(tmp_path)
+    path, sizes, expected = _fresh(tmp_path)
     data = bytearray(path.read_bytes())
     data[sum(sizes[:8]) + 70] ^= 0xFF  # batch 8 (offsets 80..89) fails its CRC
     path.write_bytes(bytes(data))
@@ -144,7 +165,7 @@ def test_offsets_lost_to_a_cut_stay_lost_across_restarts(tmp_path: Path) -> None
 def test_a_gap_confirmed_by_the_next_batch_is_kept_without_a_gap_file(tmp_path: Path) -> None:
     """A file cut before gap files existed: the batch after the gap and the one after it
     agree on their offsets, so neither is moved."""
-    path, sizes, expected = _ten_batches(tmp_path)
+    path, sizes, expected = _fresh(tmp_path)
     data = path.read_bytes()
     path.write_bytes(data[: sum(sizes[:3])] + data[sum(sizes[:4]) :])  # 30..39 gone
     part = Log(tmp_path).partition("t", 0)
@@ -153,10 +174,33 @@ def test_a_gap_confirmed_by_the_next_batch_is_kept_without_a_gap_file(tmp_path: 
 
 
 def test_a_torn_tail_is_moved_aside(tmp_path: Path) -> None:
-    path, sizes, expected = _ten_batches(tmp_path)
+    path, sizes, expected = _fresh(tmp_path)
     data = path.read_bytes()
     path.write_bytes(data[:-7])
     part = Log(tmp_path).partition("t", 0)
     assert part is not None and _records(part) == expected[:90]
     (side,) = _side_files(path)
     assert side.read_bytes() == data[sum(sizes[:9]) : -7]
+
+
+@settings(max_examples=100, deadline=None)
+@given(at=st.integers(0, 10_000), mask=st.integers(1, 255))
+def test_one_flipped_byte_anywhere_costs_at_most_its_batch_and_deletes_nothing(
+    tmp_path_factory: pytest.TempPathFactory, at: int, mask: int
+) -> None:
+    tmp_path = tmp_path_factory.mktemp("flip")
+    path, sizes, expected = _fresh(tmp_path)
+    data = bytearray(path.read_bytes())
+    at %= len(data)
+    data[at] ^= mask
+    path.write_bytes(bytes(data))
+    part = Log(tmp_path).partition("t", 0)
+    assert part is not None
+    offsets = [offset for offset, _ in _records(part)]
+    assert offsets == sorted(set(offsets))  # monotonic, no offset twice
+    hit = next(i for i in range(10) if at < sum(sizes[: i + 1]))
+    untouched = [r for r in expected if r[0] // 10 != hit]
+    assert set(untouched) <= set(_records(part))  # every other batch, at its offset
+    kept = path.stat().st_size
+    aside = sum(side.stat().st_size for side in _side_files(path))
+    assert kept + aside == len(data)  # every byte is in the file or beside it

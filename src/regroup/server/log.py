@@ -346,14 +346,14 @@ class PartitionLog:
             if base != header.base_offset:
                 logger.warning(
                     "partition file %s: re-based the batch at bytes %d..%d from offset %d to "
-                    "offset %d (its base offset is outside the CRC; the offsets before it end "
-                    "at %d and its %d records are intact)",
+                    "offset %d (the CRC does not cover a base offset; the log continues at "
+                    "offset %d, and the batch's %d records are intact)",
                     path,
                     item.start,
                     item.start + header.size - 1,
                     header.base_offset,
                     base,
-                    expected - 1,
+                    expected,
                     header.record_count,
                 )
                 batch = struct.pack(">q", base) + batch[8:]
