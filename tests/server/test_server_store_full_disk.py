@@ -164,3 +164,28 @@ def test_an_enospc_from_the_store_is_answered_and_the_server_keeps_serving(
         assert _committed(server)[:3] == [6, 6, 6]
     finally:
         _close(server)
+
+
+def test_the_store_reads_back_only_the_groups_a_failed_write_named(tmp_path: Path) -> None:
+    from regroup.records import CoordinatorRecord
+    from regroup.records.offsets import OffsetCommitKey, OffsetCommitValue
+
+    def commit(group: str, partition: int, offset: int) -> CoordinatorRecord:
+        return CoordinatorRecord(
+            OffsetCommitKey(group, "t", partition), OffsetCommitValue(offset=offset)
+        )
+
+    long_group = "L" * 5000  # its row key is a digest
+    store = SqliteRecordStore(tmp_path / "coordinator.db")
+    try:
+        store.append([commit("a", 0, 1), commit("b", 0, 2), commit(long_group, 0, 3)])
+        store.append([commit("a", 1, 4)])
+        failed = [commit("a", 0, 9), commit(long_group, 0, 9)]
+        assert store.load_groups(failed) == [
+            commit("a", 0, 1),
+            commit(long_group, 0, 3),
+            commit("a", 1, 4),
+        ]
+        assert store.load_groups([]) == []
+    finally:
+        store.close()

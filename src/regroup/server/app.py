@@ -458,7 +458,7 @@ class RegroupServer:
         look the coordinator up again and retry, and the server goes on serving."""
         self.stats["store_write_failures"] = self.stats.get("store_write_failures", 0) + 1
         try:
-            durable = self.store.load()
+            durable = self.store.load_groups(result.records)
         except StoreError as unreadable:
             logger.error("coordinator store: %s", unreadable)
             durable = []

@@ -101,6 +101,8 @@ class RecordStore(Protocol):
 
     def load(self) -> list[CoordinatorRecord]: ...
 
+    def load_groups(self, records: Iterable[CoordinatorRecord]) -> list[CoordinatorRecord]: ...
+
     def close(self) -> None: ...
 
 
@@ -201,6 +203,9 @@ class SqliteRecordStore:
             ).fetchall()
         except sqlite3.DatabaseError as exc:  # a page damaged past the header (rule 5)
             raise self._unreadable(exc) from None
+        return self._decode(rows)
+
+    def _decode(self, rows: list[tuple[str, str]]) -> list[CoordinatorRecord]:
         records: list[CoordinatorRecord] = []
         for key, text in rows:
             try:
@@ -211,6 +216,26 @@ class SqliteRecordStore:
                     "skipped a stored coordinator record %s: does not decode: %s", key, exc
                 )
         return records
+
+    def load_groups(self, records: Iterable[CoordinatorRecord]) -> list[CoordinatorRecord]:
+        """The stored records of the groups ``records`` name, in replay order (rule 6: what
+        a write that failed leaves of them). SQLite reads the group of each row's record
+        (JSON1), so only their rows are decoded."""
+        groups = sorted({_group_of(record) for record in records})
+        if not groups or len(groups) > 500:
+            wanted = set(groups)
+            return [r for r in self.load() if _group_of(r) in wanted]
+        marks = ",".join("?" * len(groups))
+        query = (
+            "SELECT record_key, record FROM records WHERE CASE WHEN json_valid(record) THEN "
+            "coalesce(json_extract(record, '$.key.group'), json_extract(record, '$.key.group_id'))"
+            f" END IN ({marks}) ORDER BY seq"
+        )
+        try:
+            rows = self._db.execute(query, groups).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise self._unreadable(exc) from None
+        return self._decode(rows)
 
     def count(self) -> int:
         return int(self._db.execute("SELECT COUNT(*) FROM records").fetchone()[0])
@@ -228,6 +253,9 @@ class MemoryStore:
         return None
 
     def load(self) -> list[CoordinatorRecord]:
+        return []
+
+    def load_groups(self, records: Iterable[CoordinatorRecord]) -> list[CoordinatorRecord]:
         return []
 
     def close(self) -> None:
