@@ -185,3 +185,22 @@ def test_long_row_keys_are_digests_and_an_older_store_is_converted(tmp_path: Pat
     again.append([_commit(group, None)])  # the tombstone finds the converted row
     assert again.load() == [_commit("short", 2)]
     again.close()
+
+
+def test_a_long_event_of_short_strings_is_written_as_it_was(tmp_path: Path) -> None:
+    from regroup.events import GenerationBumped
+
+    path = tmp_path / "events.jsonl"
+    sink = EventSink(path)
+    members = tuple(f"member-{i}-" + "é" * 50 for i in range(500))  # escaped: 300+ chars each
+    event = GenerationBumped(
+        ts_ms=1,
+        group_id="g",
+        generation=3,
+        protocol_name="range",
+        leader_id=members[0],
+        member_ids=members,
+    )
+    sink.publish([event])
+    sink.close()
+    assert path.read_text() == event.to_json_line() + "\n"

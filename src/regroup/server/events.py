@@ -29,6 +29,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 from collections import deque
 from collections.abc import Iterable
 from pathlib import Path
@@ -59,10 +60,15 @@ def _abbreviated(value: Any) -> Any:
     return value
 
 
+#: A JSON string of more than ``MAX_ID_CHARS`` characters as written (escapes count in full,
+#: so it may hold fewer: then ``_abbreviated`` finds nothing to cut and the line is the same).
+_LONG_STRING = re.compile(rf'"(?:[^"\\]|\\.){{{MAX_ID_CHARS + 1},}}"')
+
+
 def _line(event: Event) -> str:
     """The event's JSON line (rule 1)."""
     line = event.to_json_line()
-    if len(line) <= MAX_ID_CHARS:  # no string in it can be longer
+    if len(line) <= MAX_ID_CHARS or _LONG_STRING.search(line) is None:
         return line
     return json.dumps(_abbreviated(event.to_dict()), separators=(",", ":"), sort_keys=False)
 
