@@ -189,3 +189,66 @@ def test_the_store_reads_back_only_the_groups_a_failed_write_named(tmp_path: Pat
         assert store.load_groups([]) == []
     finally:
         store.close()
+
+
+def _metadata(*names: str) -> dict[str, Any]:
+    return {
+        "topics": [{"name": n} for n in names],
+        "allow_auto_topic_creation": True,
+        "include_cluster_authorized_operations": False,
+        "include_topic_authorized_operations": False,
+    }
+
+
+def test_a_topic_whose_list_cannot_be_written_is_not_created(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Else it would live until a restart, and its partition files would have no name."""
+    from regroup.server import log as log_module
+
+    real = log_module._write_durably
+
+    def full_disk(path: Path, data: bytes) -> None:
+        if path.name == "topics.json":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(path, data)
+
+    server = _server(tmp_path)
+    try:
+        with monkeypatch.context() as patch:
+            patch.setattr(log_module, "_write_durably", full_disk)
+            metadata = _call(server, 3, 9, _metadata("auto", "t"))
+            assert [(t.name, t.error_code.value) for t in metadata.topics] == [
+                ("auto", 56),  # KAFKA_STORAGE_ERROR: a retriable metadata error for clients
+                ("t", 0),
+            ]
+            created = _call(
+                server,
+                19,
+                5,
+                {
+                    "topics": [
+                        {
+                            "name": "made",
+                            "num_partitions": 2,
+                            "replication_factor": 1,
+                            "assignments": [],
+                            "configs": [],
+                        }
+                    ],
+                    "timeout_ms": 1000,
+                    "validate_only": False,
+                },
+            )
+            assert created.topics[0].error_code.value == 56
+        assert server.log.topic("auto") is None and server.log.topic("made") is None
+        assert not (tmp_path / "log" / "topics.json.tmp").exists()
+        metadata = _call(server, 3, 9, _metadata("auto"))
+        assert metadata.topics[0].error_code.value == 0  # room again: created now
+    finally:
+        _close(server)
+    again = _server(tmp_path)
+    try:
+        assert again.log.topic("auto") is not None
+    finally:
+        _close(again)

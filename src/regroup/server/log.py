@@ -225,13 +225,18 @@ def _read_gaps(path: Path) -> list[tuple[int, int]]:
 
 
 def _write_durably(path: Path, data: bytes) -> None:
-    """``data`` as the whole of ``path``, atomically and fsynced (file and directory)."""
+    """``data`` as the whole of ``path``, atomically and fsynced (file and directory); on an
+    ``OSError`` (a full disk) ``path`` is as it was and no temporary file is left."""
     tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("wb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
+    try:
+        with tmp.open("wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+        raise
     directory = os.open(path.parent, os.O_RDONLY)
     try:
         os.fsync(directory)
@@ -572,6 +577,8 @@ class Log:
         self.max_message_bytes = max_message_bytes
         self.topics: dict[str, TopicLog] = {}
         self._by_id: dict[Uuid, TopicLog] = {}
+        #: Topics created since ``topics.json`` was last written (``save_catalog``).
+        self._unsaved: list[str] = []
         if directory is not None:
             directory.mkdir(parents=True, exist_ok=True)
             for name, topic_id, partitions in _read_catalog(directory / "topics.json"):
@@ -588,14 +595,32 @@ class Log:
         return topic
 
     def save_catalog(self) -> None:
-        """Write ``topics.json`` (once per request that creates topics, not once per topic)."""
+        """Write ``topics.json`` (once per request that creates topics, not once per topic).
+
+        A write that fails (a full disk) forgets the topics created since the last
+        save, so no topic lives that a restart would not find (rule 7), and raises
+        KAFKA_STORAGE_ERROR.
+        """
+        created, self._unsaved = self._unsaved, []
         if self.directory is None:
             return
         entries = [
             {"name": t.name, "id": str(t.topic_id), "partitions": len(t.partitions)}
             for t in self.topics.values()
         ]
-        _write_durably(self.directory / "topics.json", json.dumps(entries).encode())
+        catalog = self.directory / "topics.json"
+        try:
+            _write_durably(catalog, json.dumps(entries).encode())
+        except OSError as exc:
+            for name in created:
+                topic = self.topics.pop(name, None)
+                if topic is not None:
+                    self._by_id.pop(topic.topic_id, None)
+            raise KafkaProtocolError(
+                ErrorCode.KAFKA_STORAGE_ERROR,
+                f"cannot write {catalog}: {exc.strerror or exc}; topics not created: "
+                f"{', '.join(created)}",
+            ) from None
 
     def create_topic(
         self, name: str, partitions: int, topic_id: Uuid | None = None, *, save: bool = True
@@ -612,6 +637,7 @@ class Log:
         if not 0 < partitions <= _MAX_PARTITIONS:
             raise KafkaProtocolError(ErrorCode.INVALID_PARTITIONS, f"{partitions} partitions")
         topic = self._open(name, topic_id or Uuid.for_name(name), partitions)
+        self._unsaved.append(name)
         if save:
             self.save_catalog()
         return topic
