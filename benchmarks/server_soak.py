@@ -33,10 +33,12 @@ moment, restarted on the same data directory, and every acknowledged record
 request at the kill may or may not have landed; both are fine.
 
 ``corruption``: on copies of the data directory the restarts left: the last
-batch of a partition cut in half, one byte flipped in a batch, coordinator.db
-deleted (then ``--allow-empty-coordinator``), coordinator.db overwritten with
-garbage, coordinator.db truncated; what each start did and exactly which
-acknowledged records and commits are gone.
+batch of a partition cut in half, one byte flipped in a batch, one in a batch's
+base offset (outside the CRC), topics.json deleted or truncated, a directory
+where events.jsonl was, coordinator.db deleted (then
+``--allow-empty-coordinator``), coordinator.db overwritten with garbage,
+coordinator.db truncated; what each start did and exactly which acknowledged
+records and commits are gone.
 
 ``--server-src DIR`` runs another tree's server (e.g. ``git archive 802c79e
 src | tar -x -C /tmp/before``, the tree before issue 20's fixes).
@@ -969,6 +971,24 @@ def _damage(name: str, data: Path, ledger: Ledger) -> tuple[list[str], str]:
         raw[pos + size - 3] ^= 0x55
         biggest.write_bytes(bytes(raw))
         return [], what
+    if name == "one byte flipped in a base offset":
+        pos, size, base = batches[len(batches) // 2]
+        what = held(pos, size, base)
+        raw = bytearray(biggest.read_bytes())
+        raw[pos + 3] ^= 0x55  # outside the CRC: the batch still checks
+        biggest.write_bytes(bytes(raw))
+        return [], what
+    catalog = data / "log" / "topics.json"
+    if name == "topics.json deleted":
+        catalog.unlink()
+        return [], ""
+    if name == "topics.json truncated":
+        catalog.write_bytes(catalog.read_bytes()[: catalog.stat().st_size // 2])
+        return [], ""
+    if name == "events.jsonl replaced by a directory":
+        (data / "events.jsonl").unlink()
+        (data / "events.jsonl").mkdir()
+        return [], ""
     db = data / "coordinator.db"
     if name.startswith("coordinator.db deleted"):
         db.unlink()
@@ -988,6 +1008,10 @@ def _damage(name: str, data: Path, ledger: Ledger) -> tuple[list[str], str]:
 CORRUPTIONS = [
     "last batch cut in half",
     "one byte flipped in a batch",
+    "one byte flipped in a base offset",
+    "topics.json deleted",
+    "topics.json truncated",
+    "events.jsonl replaced by a directory",
     "coordinator.db deleted",
     "coordinator.db deleted, then --allow-empty-coordinator",
     "coordinator.db overwritten with garbage",

@@ -194,3 +194,30 @@ def test_a_runaway_join_timer_fails_its_group_and_answers_its_waiters(
     assert cc.group().state is ClassicGroupState.STABLE
     assert set(cc.group().members) == {ids["i1"], replaced.member_id}
     assert cc.group("other").has_member(other_id)
+
+
+def test_records_the_store_refused_leave_their_group_as_the_store_has_it(
+    classic_coordinator: Any,
+) -> None:
+    """``guard`` rule 5: the driver could not write a sync's records (a full disk)."""
+    cc = classic_coordinator(GroupCoordinatorConfig(group_initial_rebalance_delay_ms=0))
+    leader, follower = cc.stable_group(2)
+    generation = cc.group().generation_id
+    durable = list(cc.records)
+    rejoin = [cc.join(leader), cc.join(follower)]  # a rebalance; joins write no record
+    cc.settle(*rejoin)
+    new_generation = cc.join_reply(rejoin[0]).generation_id
+    assert new_generation == generation + 1
+    waiting = cc.sync(follower, new_generation)  # waits for the leader's assignment
+    completing = cc.sync(leader, new_generation, {leader: b"a", follower: b"b"})
+    failed = cc.last_result
+    assert failed.records and {r.token for r in failed.replies} == {waiting, completing}
+    restored = cc.coordinator.restore(failed, durable, ErrorCode.NOT_COORDINATOR, cc.now_ms)
+    assert {r.token: r.response.error_code for r in restored.replies} == {
+        waiting: ErrorCode.NOT_COORDINATOR,
+        completing: ErrorCode.NOT_COORDINATOR,
+    }
+    assert restored.records == []
+    group = cc.group()
+    assert group.state is ClassicGroupState.STABLE  # as the store holds it
+    assert (group.generation_id, set(group.members)) == (generation, {leader, follower})

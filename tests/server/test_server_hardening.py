@@ -359,6 +359,7 @@ def test_server_limits_have_kafkas_names_and_defaults() -> None:
         "message.max.bytes": "message_max_bytes",
         "fetch.max.bytes": "fetch_max_bytes",
         "offsets.retention.check.interval.ms": "offsets_retention_check_interval_ms",
+        "connection.failed.authentication.delay.ms": "connection_failed_authentication_delay_ms",
     }
     limits = ServerLimits()
     assert (limits.connections_max_idle_ms, limits.max_connections) == (600_000, 2**31 - 1)
@@ -368,6 +369,11 @@ def test_server_limits_have_kafkas_names_and_defaults() -> None:
     assert parsed.max_connections == 5
     with pytest.raises(ValueError, match=r"max\.connections must be at least 1"):
         ServerLimits.from_properties({"max.connections": "0"})
+    assert limits.connection_failed_authentication_delay_ms == 100
+    no_delay = ServerLimits.from_properties({"connection.failed.authentication.delay.ms": "0"})
+    assert no_delay.connection_failed_authentication_delay_ms == 0
+    with pytest.raises(ValueError, match=r"delay\.ms must be at least 0"):
+        ServerLimits(connection_failed_authentication_delay_ms=-1)
 
 
 def test_server_expires_offsets_and_empty_groups_every_check_interval(

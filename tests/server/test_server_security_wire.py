@@ -111,6 +111,32 @@ def test_a_failed_plain_login_gets_kafkas_text_then_closes(
         assert closed(client)
 
 
+@pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-256"])
+def test_a_failed_login_is_answered_only_after_the_failed_authentication_delay(
+    tmp_path: Path, mechanism: str
+) -> None:
+    """Kafka's ``connection.failed.authentication.delay.ms``: the failure response and the
+    close wait that long (a lower bound: the answer cannot come sooner)."""
+    import dataclasses
+    import time
+
+    from regroup.server.limits import ServerLimits
+
+    options = dataclasses.replace(
+        secure_options(tmp_path, "SASL_PLAINTEXT://127.0.0.1:0"),
+        limits=ServerLimits(connection_failed_authentication_delay_ms=400),
+    )
+    with BackgroundServer(options) as running, WireClient("127.0.0.1", running.port) as client:
+        assert client.request(17, 1, {"mechanism": mechanism}).error_code.value == 0
+        first = b"\0alice\0wrong" if mechanism == "PLAIN" else b"n,,n=ghost,r=abcdefgh"
+        started = time.monotonic()
+        answer = client.request(36, 2, {"auth_bytes": first})
+        waited = time.monotonic() - started
+        assert answer.error_code.value == SASL_AUTHENTICATION_FAILED
+        assert waited >= 0.4
+        assert closed(client)
+
+
 def test_after_authentication_sasl_requests_get_illegal_sasl_state(
     sasl_server: BackgroundServer,
 ) -> None:

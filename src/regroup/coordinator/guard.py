@@ -25,6 +25,14 @@ JoinGroup or SyncGroup waits forever. Rules:
    the failing request itself are answered ``UNKNOWN_SERVER_ERROR``.
 4. The failure is reported once, in the result's ``failures``, for the driver
    to log; the result carries no record of the failed operation.
+5. When the driver cannot write a result's records (a full disk: ``restore``),
+   each group they name is rebuilt as in rule 2 from what the store still holds
+   of it, and every reply of that result, like every request waiting on those
+   groups, carries the driver's error code instead. Kafka: the runtime reverts
+   the write operation whose append failed, and
+   ``CoordinatorOperationExceptionHelper.handleOperationException`` answers a
+   ``KafkaStorageException`` with NOT_COORDINATOR (a client then looks the
+   coordinator up again and retries).
 """
 
 from __future__ import annotations
@@ -81,7 +89,14 @@ from regroup.model.requests.offsets import (
 from regroup.records import CoordinatorRecord
 from regroup.records.base import RecordKey
 
-__all__ = ["RecordedGroups", "error_response", "group_of", "recover"]
+__all__ = [
+    "RecordedGroups",
+    "error_response",
+    "failed_response",
+    "group_of",
+    "recover",
+    "restore",
+]
 
 UNKNOWN = ErrorCode.UNKNOWN_SERVER_ERROR
 
@@ -175,18 +190,80 @@ def error_response(request: object, code: ErrorCode = UNKNOWN) -> object:
     raise TypeError(f"no error response for {type(request).__name__}")
 
 
-def _answer_waiting(group: object, out: CoordinatorResult) -> int:
+def failed_response(response: object, code: ErrorCode) -> object:
+    """``response`` as its request is answered when its step failed with ``code`` (rule 5):
+    the same partitions for an OffsetCommit, the member id for a JoinGroup, else only
+    the code (Kafka ``getErrorResponse`` of each request)."""
+    match response:
+        case OffsetCommitResponse():
+            return OffsetCommitResponse(
+                tuple(
+                    OffsetCommitResponseTopic(
+                        topic.name,
+                        tuple(
+                            OffsetCommitResponsePartition(p.partition_index, code)
+                            for p in topic.partitions
+                        ),
+                    )
+                    for topic in response.topics
+                )
+            )
+        case JoinGroupResponse():
+            return JoinGroupResponse(code, member_id=response.member_id)
+        case IncrementalAlterGroupConfigsResponse() | DescribeGroupConfigsResponse():
+            return type(response)(code, response.resource_name)
+        case (
+            SyncGroupResponse()
+            | HeartbeatResponse()
+            | LeaveGroupResponse()
+            | ConsumerGroupHeartbeatResponse()
+            | ConsumerGroupPrepareAssignmentResponse()
+            | ConsumerGroupInstallAssignmentResponse()
+            | OffsetFetchResponse()
+            | ListGroupsResponse()
+        ):
+            return type(response)(code)
+    return response  # a read of several groups (Describe*): nothing of it was written
+
+
+def _answer_waiting(group: object, out: CoordinatorResult, code: ErrorCode = UNKNOWN) -> int:
     """Rule 3 for the requests parked on a classic group's members; how many."""
     if not isinstance(group, ClassicGroup):
         return 0
     answered = 0
     for member in group.members.values():
         if member.awaiting_join is not None:
-            out.reply(member.awaiting_join, JoinGroupResponse(UNKNOWN, member_id=member.member_id))
+            out.reply(member.awaiting_join, JoinGroupResponse(code, member_id=member.member_id))
             answered += 1
         if member.awaiting_sync is not None:
-            out.reply(member.awaiting_sync, SyncGroupResponse(UNKNOWN))
+            out.reply(member.awaiting_sync, SyncGroupResponse(code))
             answered += 1
+    return answered
+
+
+def _rebuild(
+    state: GroupCoordinatorState,
+    recorded: RecordedGroups,
+    replay: Callable[[CoordinatorRecord], None],
+    group_id: str,
+    now_ms: int,
+    out: CoordinatorResult,
+    code: ErrorCode = UNKNOWN,
+) -> int:
+    """Rule 2 for ``group_id``, its waiting requests answered ``code``; how many."""
+    kept = state.consumer
+    answered = _answer_waiting(state.groups.pop(group_id, None), out, code)
+    answered += _answer_waiting(kept.pending_upgrades.pop(group_id, None), out, code)
+    state.offsets.by_group.pop(group_id, None)
+    kept.group_configs.pop(group_id, None)
+    kept.names.forget(group_id)
+    kept.spec_cache.pop(group_id, None)
+    kept.in_flight.pop(group_id, None)
+    state.timer.cancel_owned(group_id)
+    for record in recorded.records_of(group_id):
+        replay(record)
+    out.extend(classic_rebalance.on_loaded(state, now_ms, only=group_id))
+    fencing.on_loaded(state, now_ms, only=group_id)
     return answered
 
 
@@ -208,18 +285,29 @@ def recover(
         out.reply(token, error_response(request))
         answered += 1
     if group_id is not None:
-        kept = state.consumer
-        answered += _answer_waiting(state.groups.pop(group_id, None), out)
-        answered += _answer_waiting(kept.pending_upgrades.pop(group_id, None), out)
-        state.offsets.by_group.pop(group_id, None)
-        kept.group_configs.pop(group_id, None)
-        kept.names.forget(group_id)
-        kept.spec_cache.pop(group_id, None)
-        kept.in_flight.pop(group_id, None)
-        state.timer.cancel_owned(group_id)
-        for record in recorded.records_of(group_id):
-            replay(record)
-        out.extend(classic_rebalance.on_loaded(state, now_ms, only=group_id))
-        fencing.on_loaded(state, now_ms, only=group_id)
+        answered += _rebuild(state, recorded, replay, group_id, now_ms, out)
     out.failures.append(HandlerFailure(failed, group_id, error, answered))
+    return out
+
+
+def restore(
+    state: GroupCoordinatorState,
+    recorded: RecordedGroups,
+    replay: Callable[[CoordinatorRecord], None],
+    failed: CoordinatorResult,
+    durable: Iterable[CoordinatorRecord],
+    code: ErrorCode,
+    now_ms: int,
+) -> CoordinatorResult:
+    """Rule 5: ``failed``'s records were not written; ``durable`` is what the store holds."""
+    groups = dict.fromkeys(_key_group(record.key) for record in failed.records)
+    out = CoordinatorResult()
+    for reply in failed.replies:
+        out.reply(reply.token, failed_response(reply.response, code))
+    for group_id in groups:
+        recorded.by_group.pop(group_id, None)
+    recorded.note(record for record in durable if _key_group(record.key) in groups)
+    for group_id in groups:
+        _rebuild(state, recorded, replay, group_id, now_ms, out, code)
+    out.failures.extend(failed.failures)
     return out

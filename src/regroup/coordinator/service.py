@@ -38,7 +38,7 @@ check that records describe the live state exactly).
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final, Protocol, TypeVar
 
@@ -64,6 +64,7 @@ from regroup.coordinator.state import (
     GroupCoordinatorState,
 )
 from regroup.coordinator.timer import Timer
+from regroup.model.errors import ErrorCode
 from regroup.model.metadata import MetadataImage
 from regroup.model.requests.admin import DescribeGroupsRequest, ListGroupsRequest
 from regroup.model.requests.classic import (
@@ -253,6 +254,23 @@ class GroupCoordinator:
                 token,
                 request,
             )
+        self.recorded.note(result.records)
+        return result
+
+    def restore(
+        self,
+        failed: CoordinatorResult,
+        durable: Iterable[CoordinatorRecord],
+        code: ErrorCode,
+        now_ms: int,
+    ) -> CoordinatorResult:
+        """The driver could not write ``failed``'s records (a full disk): every group they
+        name is rebuilt from ``durable`` (what the store holds), and every reply of
+        ``failed`` and every request waiting on those groups carries ``code`` (``guard``,
+        rule 5). Its result's records, if any, are what rebuilding the groups wrote."""
+        result = guard.restore(
+            self.state, self.recorded, self.replay, failed, durable, code, now_ms
+        )
         self.recorded.note(result.records)
         return result
 

@@ -61,6 +61,7 @@ from regroup.coordinator.config import GroupCoordinatorConfig
 from regroup.coordinator.result import CoordinatorResult
 from regroup.coordinator.service import GroupCoordinator
 from regroup.events import RecordsProduced
+from regroup.model.errors import ErrorCode
 from regroup.model.requests.classic import HeartbeatRequest, HeartbeatResponse
 from regroup.model.topic_partition import TopicPartition
 from regroup.server import codec, heartbeat_codec, large_requests, offset_topics
@@ -101,6 +102,7 @@ from regroup.server.store import (
     RecordStore,
     SqliteRecordStore,
     StoreError,
+    StoreWriteError,
     replay,
 )
 from regroup.server.versions import API_NAMES, INSTALL_ASSIGNMENT_KEY, PREPARE_ASSIGNMENT_KEY
@@ -195,13 +197,25 @@ class RegroupServer:
         self.store: RecordStore = (
             MemoryStore() if data_dir is None else SqliteRecordStore(data_dir / STORE_FILE)
         )
-        self.log = Log(
-            None if data_dir is None else data_dir / LOG_DIR, options.limits.message_max_bytes
-        )
         events_path = options.events_path
         if events_path is None and data_dir is not None:
             events_path = data_dir / "events.jsonl"
-        self.events = EventSink(events_path)
+        # A topic list, log directory or event log that cannot be used stops the start
+        # with one line naming it (StoreError), and the store is closed again.
+        try:
+            self.log = Log(
+                None if data_dir is None else data_dir / LOG_DIR, options.limits.message_max_bytes
+            )
+            self.events = EventSink(events_path)
+        except StoreError:
+            self.store.close()
+            raise
+        except OSError as exc:
+            self.store.close()
+            raise StoreError(
+                f"cannot open {exc.filename or data_dir}: {exc.strerror or exc}: move it "
+                "aside, or pass another --data-dir (or --events PATH for the event log)"
+            ) from None
         seed = options.seed if options.seed is not None else random.SystemRandom().getrandbits(64)
         self.coordinator = GroupCoordinator(
             options.config,
@@ -237,6 +251,10 @@ class RegroupServer:
         self._stopped = asyncio.Event()
         self._connections: set[ConnectionProtocol] = set()
         self.max_frame_bytes = min(options.max_frame_bytes, options.limits.socket_request_max_bytes)
+        #: How long a failed SASL login waits for its answer and close (``connection``).
+        self.failed_authentication_delay_ms = (
+            options.limits.connection_failed_authentication_delay_ms
+        )
         self._idle_sweep: asyncio.TimerHandle | None = None
         self._offset_expiry: asyncio.TimerHandle | None = None
         #: Bad input is logged in one line each, rate-limited (issue 20, defect 10).
@@ -409,7 +427,10 @@ class RegroupServer:
         rather than sent through a parked future: the common, immediate case.
         """
         if result.records:
-            self.store.append(result.records)
+            try:
+                self.store.append(result.records)
+            except StoreWriteError as exc:
+                result = self._unwritten(result, exc)
         if result.events:
             self.events.publish(result.events)
         for failure in result.failures:
@@ -432,6 +453,36 @@ class RegroupServer:
                 future.set_result(reply.response)
         self._rearm()
         return answer
+
+    def _unwritten(self, result: CoordinatorResult, exc: StoreWriteError) -> CoordinatorResult:
+        """The store refused ``result``'s records (a full disk): nothing of that step
+        happened. Its groups are rebuilt from the store and its requests answered
+        NOT_COORDINATOR, as Kafka answers a ``KafkaStorageException`` of its coordinator
+        (``CoordinatorOperationExceptionHelper.handleOperationException``); the clients
+        look the coordinator up again and retry, and the server goes on serving."""
+        self.stats["store_write_failures"] = self.stats.get("store_write_failures", 0) + 1
+        try:
+            durable = self.store.load_groups(result.records)
+        except StoreError as unreadable:
+            logger.error("coordinator store: %s", unreadable)
+            durable = []
+        restored = self.coordinator.restore(
+            result, durable, ErrorCode.NOT_COORDINATOR, self.now_ms()
+        )
+        logger.error(
+            "coordinator store: %s; %d records not written, %d requests answered "
+            "NOT_COORDINATOR, their groups rebuilt from the store",
+            exc,
+            len(result.records),
+            len(restored.replies),
+        )
+        if restored.records:  # what rebuilding the groups wrote, if anything
+            try:
+                self.store.append(restored.records)
+            except StoreWriteError as again:
+                logger.error("coordinator store: %s (after a rebuild)", again)
+            restored.records.clear()
+        return restored
 
     def _rearm(self) -> None:
         """Keep one timer armed at or before the coordinator's next deadline.

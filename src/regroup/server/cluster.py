@@ -207,7 +207,7 @@ class Cluster:
             entries = [self._topic_entry(t) for t in self.log.topics.values()]
         else:
             entries = []
-            created = False
+            created: set[str] = set()
             for wanted in requested:
                 name = wanted.name
                 topic_id = to_uuid(getattr(wanted, "topic_id", None))
@@ -226,7 +226,7 @@ class Cluster:
                     if topic is None and allow_create and self.auto_create_topics:
                         try:
                             topic = self.log.create_topic(name, self.default_partitions, save=False)
-                            created = True
+                            created.add(name)
                         except KafkaProtocolError as exc:
                             entries.append(self._missing(name, Uuid.ZERO, exc.code))
                             continue
@@ -237,8 +237,15 @@ class Cluster:
                         continue
                 entries.append(self._topic_entry(topic))
             if created:
-                self.log.save_catalog()
-                self.on_topics_changed()
+                try:
+                    self.log.save_catalog()
+                except KafkaProtocolError as exc:  # a full disk: none of them was created
+                    entries = [
+                        self._missing(e["name"], Uuid.ZERO, exc.code) if e["name"] in created else e
+                        for e in entries
+                    ]
+                else:
+                    self.on_topics_changed()
         return build(
             response_class(3, version),
             {
@@ -325,8 +332,20 @@ class Cluster:
                 }
             )
         if created:
-            self.log.save_catalog()
-            self.on_topics_changed()
+            try:
+                self.log.save_catalog()
+            except KafkaProtocolError as exc:  # a full disk: none of them was created
+                for result in results:
+                    if result["error_code"] == ErrorCode.NONE and not body.validate_only:
+                        result.update(
+                            error_code=exc.code,
+                            error_message=exc.message,
+                            topic_id=Uuid.ZERO,
+                            num_partitions=-1,
+                            replication_factor=-1,
+                        )
+            else:
+                self.on_topics_changed()
         return build(response_class(19, version), {"throttle_time": 0, "topics": results})
 
     # -- InitProducerId (22) -----------------------------------------------------------

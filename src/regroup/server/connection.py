@@ -52,9 +52,9 @@ logger = logging.getLogger("regroup.server")
 #: Stop reading from a client that sends far ahead of the answers.
 READ_PAUSE_BYTES = 1 << 20
 
-#: Kafka's ``connection.failed.authentication.delay.ms`` (100): a failed SASL exchange is
-#: answered and the connection closed this much later.
-FAILED_AUTHENTICATION_DELAY_S = 0.1
+#: After a failed login's answer, how long before the close: the client's unread bytes
+#: would otherwise reset the connection and lose the answer.
+FAREWELL_LINGER_S = 0.1
 
 #: What serving a request gives: the framed answer, nothing, or a coroutine for later.
 Served = bytes | None | Coroutine[Any, Any, bytes | None]
@@ -67,9 +67,11 @@ class CloseConnection(Exception):
     then closed, as Kafka's ``SaslServerAuthenticator`` does).
     """
 
-    def __init__(self, farewell: bytes | None = None) -> None:
+    def __init__(self, farewell: bytes | None = None, *, failed_login: bool = False) -> None:
         super().__init__()
         self.farewell = farewell
+        #: A failed authentication: answered and closed after the server's delay.
+        self.failed_login = failed_login or farewell is not None
 
 
 class Stopping(Exception):
@@ -117,6 +119,8 @@ class _Server:
     """The part of ``RegroupServer`` a connection uses (for the type checker)."""
 
     max_frame_bytes: int
+    #: ``connection.failed.authentication.delay.ms``.
+    failed_authentication_delay_ms: int
     stats: dict[str, int]
     bad_input_log: RateLimitedLog
     #: Fault injection and the control channel; ``None`` on a server without them.
@@ -257,7 +261,7 @@ class ConnectionProtocol(asyncio.Protocol):
                 else:
                     served = faults.serve(self.state, body, server.serve_now)
             except CloseConnection as exc:
-                if exc.farewell:
+                if exc.failed_login:
                     self._farewell(transport, exc.farewell)
                     return
                 self._bad_input()
@@ -273,14 +277,26 @@ class ConnectionProtocol(asyncio.Protocol):
                 self._inflight = asyncio.get_running_loop().create_task(self._finish(served))
         self._flow_control(transport)
 
-    def _farewell(self, transport: asyncio.Transport, farewell: bytes) -> None:
-        """Answer, stop serving, close after ``FAILED_AUTHENTICATION_DELAY_S``: closing at
-        once over unread client bytes would reset the connection and lose the answer."""
-        transport.write(farewell)
+    def _farewell(self, transport: asyncio.Transport, farewell: bytes | None) -> None:
+        """A failed login: stop serving at once, and answer (if there is an answer) only
+        after ``connection.failed.authentication.delay.ms``, as Kafka's ``Selector`` holds
+        the failure response and the close of such a connection
+        (``maybeDelayCloseOnAuthenticationFailure``)."""
         transport.pause_reading()
         self._buffer.clear()
         self._closed = True
-        asyncio.get_running_loop().call_later(FAILED_AUTHENTICATION_DELAY_S, transport.close)
+        delay = self._server.failed_authentication_delay_ms / 1000
+        asyncio.get_running_loop().call_later(delay, self._say_farewell, transport, farewell)
+
+    @staticmethod
+    def _say_farewell(transport: asyncio.Transport, farewell: bytes | None) -> None:
+        """Write the answer, then close after ``FAREWELL_LINGER_S``: closing at once over
+        unread client bytes would reset the connection and lose the answer."""
+        if transport.is_closing():
+            return
+        if farewell:
+            transport.write(farewell)
+        asyncio.get_running_loop().call_later(FAREWELL_LINGER_S, transport.close)
 
     def _flow_control(self, transport: asyncio.Transport) -> None:
         waiting = self._inflight is not None or self._write_paused

@@ -11,7 +11,12 @@
   whatever the request's ``max_bytes`` (KIP-74: the first batch of the first
   partition with data is returned even when larger);
 - ``offsets.retention.check.interval.ms`` (600000): how often expired offsets
-  and empty groups are removed (``offsets.retention.minutes``).
+  and empty groups are removed (``offsets.retention.minutes``);
+- ``connection.failed.authentication.delay.ms`` (100, may be 0): a failed SASL
+  login is answered, and its connection closed, only after this delay (Kafka's
+  ``SocketServerConfigs.FAILED_AUTHENTICATION_DELAY_MS_CONFIG``; its ``Selector``
+  holds the failure response and the close that long), which slows a client
+  trying names or passwords.
 
 Running out of file descriptors (``EMFILE``/``ENFILE`` while accepting) is one
 rate-limited line naming the limit (``regroup.server.acceptor``, Rule 3), not a
@@ -27,6 +32,8 @@ from dataclasses import dataclass
 __all__ = ["ServerLimits"]
 
 INT32_MAX = 2_147_483_647
+#: The limits Kafka allows to be 0 (``atLeast(0)`` in its config definition).
+_MAY_BE_ZERO = frozenset({"connection_failed_authentication_delay_ms"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,11 +46,13 @@ class ServerLimits:
     message_max_bytes: int = 1_048_588
     fetch_max_bytes: int = 57_671_680
     offsets_retention_check_interval_ms: int = 600_000
+    connection_failed_authentication_delay_ms: int = 100
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
-            if getattr(self, f.name) < 1:
-                raise ValueError(f"{f.name.replace('_', '.')} must be at least 1")
+            least = 0 if f.name in _MAY_BE_ZERO else 1
+            if getattr(self, f.name) < least:
+                raise ValueError(f"{f.name.replace('_', '.')} must be at least {least}")
 
     @classmethod
     def kafka_names(cls) -> dict[str, str]:

@@ -24,12 +24,25 @@ record, not every group of the data directory.
 Rule 5: a store that cannot be read stops the start with one ``StoreError``
 line (a corrupt file, or another SQLite database), never a traceback and never
 an empty start over it (the server's check of a missing store is in ``app``).
+Rule 6: an ``append`` that cannot be written (a full disk: SQLite's
+``SQLITE_FULL``, an ``OSError``) changes nothing in the file (its transaction
+is rolled back) and raises ``StoreWriteError``; the server answers the requests
+of that step NOT_COORDINATOR and rebuilds their groups from what ``load`` still
+returns (``coordinator.guard``, rule 5), and goes on serving.
+
+Rule 7: a row's key is the record key's JSON text when it is at most
+``MAX_KEY_TEXT`` (255) characters, else ``sha256:`` and the hex SHA-256 of
+that text. The record itself (with its key) is kept whole in the row, so a
+1 MiB group id costs its size once per row, not three times (the key column,
+its index and the record); a store written before is converted once at open
+(``PRAGMA user_version`` 1).
 
 ``MemoryStore`` has the same interface and keeps nothing (no ``--data-dir``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import sqlite3
@@ -47,6 +60,7 @@ __all__ = [
     "ReplaySummary",
     "SqliteRecordStore",
     "StoreError",
+    "StoreWriteError",
     "replay",
 ]
 
@@ -60,10 +74,16 @@ CREATE TABLE IF NOT EXISTS records (
 );
 CREATE INDEX IF NOT EXISTS records_by_seq ON records (seq);
 """
+#: ``PRAGMA user_version`` of a store whose long row keys are digests (rule 7).
+_SCHEMA_VERSION = 1
 
 
 class StoreError(Exception):
     """The durable store cannot be used (rule 5); the message is one line for the operator."""
+
+
+class StoreWriteError(Exception):
+    """An ``append`` that could not be written; the store is as before it (rule 6)."""
 
 
 #: What an unreadable store's message tells the operator to do.
@@ -81,12 +101,42 @@ class RecordStore(Protocol):
 
     def load(self) -> list[CoordinatorRecord]: ...
 
+    def load_groups(self, records: Iterable[CoordinatorRecord]) -> list[CoordinatorRecord]: ...
+
     def close(self) -> None: ...
 
 
+#: Row keys up to this many characters are the record key's JSON text (rule 7).
+MAX_KEY_TEXT = 255
+
+
 def _key_text(data: dict[str, Any]) -> str:
-    """The row key of a record, from its ``to_dict`` form."""
-    return json.dumps([data["type"], data["key"]], separators=(",", ":"), sort_keys=True)
+    """The row key of a record, from its ``to_dict`` form (rule 7)."""
+    text = json.dumps([data["type"], data["key"]], separators=(",", ":"), sort_keys=True)
+    if len(text) <= MAX_KEY_TEXT:
+        return text
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _long_keys_to_digests(db: sqlite3.Connection) -> None:
+    """Rule 7 for a store written before it: long row keys become digests, once."""
+    if db.execute("PRAGMA user_version").fetchone()[0] >= _SCHEMA_VERSION:
+        return
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        rows = db.execute(
+            "SELECT rowid, record_key FROM records WHERE length(record_key) > ?",
+            (MAX_KEY_TEXT,),
+        ).fetchall()
+        for rowid, text in rows:
+            digest = "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+            db.execute("UPDATE records SET record_key = ? WHERE rowid = ?", (digest, rowid))
+        db.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
 
 
 class SqliteRecordStore:
@@ -100,6 +150,7 @@ class SqliteRecordStore:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
             self._db.executescript(_SCHEMA)
+            _long_keys_to_digests(self._db)
             row = self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM records").fetchone()
         except sqlite3.DatabaseError as exc:
             self._db.close()
@@ -116,6 +167,13 @@ class SqliteRecordStore:
         batch = list(records)
         if not batch:
             return
+        try:
+            self._write(batch)
+        except (sqlite3.DatabaseError, OSError) as exc:
+            raise StoreWriteError(f"cannot write {self.path.name}: {exc}") from exc
+
+    def _write(self, batch: list[CoordinatorRecord]) -> None:
+        """One transaction for ``batch``: all of it committed, or none of it (rule 6)."""
         cursor = self._db.cursor()
         cursor.execute("BEGIN IMMEDIATE")
         try:
@@ -132,7 +190,9 @@ class SqliteRecordStore:
                     )
             cursor.execute("COMMIT")
         except BaseException:
-            cursor.execute("ROLLBACK")
+            # SQLite may have rolled back already (SQLITE_FULL does): roll back only if not.
+            if self._db.in_transaction:
+                cursor.execute("ROLLBACK")
             raise
 
     def load(self) -> list[CoordinatorRecord]:
@@ -143,6 +203,9 @@ class SqliteRecordStore:
             ).fetchall()
         except sqlite3.DatabaseError as exc:  # a page damaged past the header (rule 5)
             raise self._unreadable(exc) from None
+        return self._decode(rows)
+
+    def _decode(self, rows: list[tuple[str, str]]) -> list[CoordinatorRecord]:
         records: list[CoordinatorRecord] = []
         for key, text in rows:
             try:
@@ -153,6 +216,26 @@ class SqliteRecordStore:
                     "skipped a stored coordinator record %s: does not decode: %s", key, exc
                 )
         return records
+
+    def load_groups(self, records: Iterable[CoordinatorRecord]) -> list[CoordinatorRecord]:
+        """The stored records of the groups ``records`` name, in replay order (rule 6: what
+        a write that failed leaves of them). SQLite reads the group of each row's record
+        (JSON1), so only their rows are decoded."""
+        groups = sorted({_group_of(record) for record in records})
+        if not groups or len(groups) > 500:
+            wanted = set(groups)
+            return [r for r in self.load() if _group_of(r) in wanted]
+        marks = ",".join("?" * len(groups))
+        query = (
+            "SELECT record_key, record FROM records WHERE CASE WHEN json_valid(record) THEN "
+            "coalesce(json_extract(record, '$.key.group'), json_extract(record, '$.key.group_id'))"
+            f" END IN ({marks}) ORDER BY seq"
+        )
+        try:
+            rows = self._db.execute(query, groups).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise self._unreadable(exc) from None
+        return self._decode(rows)
 
     def count(self) -> int:
         return int(self._db.execute("SELECT COUNT(*) FROM records").fetchone()[0])
@@ -170,6 +253,9 @@ class MemoryStore:
         return None
 
     def load(self) -> list[CoordinatorRecord]:
+        return []
+
+    def load_groups(self, records: Iterable[CoordinatorRecord]) -> list[CoordinatorRecord]:
         return []
 
     def close(self) -> None:

@@ -17,8 +17,13 @@ itself is never kept. ``ScramServer`` runs one exchange as Kafka's
 Failures raise ``SaslError`` (the client gets Kafka's generic "invalid
 credentials" text) or ``SaslAuthenticationError`` (the client gets the
 message, as Kafka does for an authorization id that differs from the user).
-Rule: an unknown user fails at step 1, a wrong password at step 2, both with
-the same text, so the answer does not tell them apart.
+Rule: an unknown user fails at step 1 (the client gets no server-first
+message), a wrong password at step 2 (after the salt and iteration count came
+back). The failure text is the same, but the step tells them apart, so a client
+can learn which user names exist: Kafka's ``ScramSaslServer`` does the same
+(it throws at the client-first message when the user has no credential). What
+slows a client that tries names or passwords is the delay of every failed
+login (``connection.failed.authentication.delay.ms``, ``connection``).
 """
 
 from __future__ import annotations

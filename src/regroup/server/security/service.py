@@ -171,7 +171,7 @@ class Security:
         if authenticator.raw_tokens:
             step = authenticator.on_raw_token(body)
             if step.close:
-                raise CloseConnection(None)
+                raise CloseConnection(None, failed_login=True)
             self._authenticated(session)
             return codec.frame(step.response)
         try:
