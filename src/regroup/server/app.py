@@ -143,7 +143,8 @@ _NO_REPLY: Any = object()
 #: The first four bytes (api key, version) of the heartbeats with a hot path.
 _CONSUMER_HEARTBEATS = frozenset({b"\x00\x44\x00\x00", b"\x00\x44\x00\x01"})
 _CLASSIC_HEARTBEATS = frozenset(struct.pack(">hh", 12, v) for v in range(5))
-_OFFSET_FETCH = struct.pack(">h", large_requests.OFFSET_FETCH_KEY)
+#: The api key bytes of the requests ``large_requests`` serves in slices when large.
+_SLICED = frozenset(struct.pack(">h", key) for key in large_requests.SLICED)
 
 
 #: The layout of ``--data-dir``: the coordinator's records, and the partition logs.
@@ -491,8 +492,8 @@ class RegroupServer:
             if same is not None and same[0] == prefix and same[1] == body[8:]:
                 cid = int.from_bytes(body[4:8], "big", signed=True)
                 return self._classic_heartbeat(conn, prefix[3], cid, same[2])
-        if len(body) > large_requests.LARGE_FRAME_BYTES and prefix[:2] == _OFFSET_FETCH:
-            return self._large_offset_fetch(conn, body)
+        if len(body) > large_requests.LARGE_FRAME_BYTES and prefix[:2] in _SLICED:
+            return self._large_request(conn, body)
         try:
             req = codec.decode_request(body)
         except UnsupportedApiError as exc:
@@ -662,10 +663,12 @@ class RegroupServer:
             return self._group_response_later(encode, req, requests, responses)
         return encode(req.api_version, requests, responses)
 
-    async def _large_offset_fetch(self, conn: ConnectionState, body: bytes) -> bytes | None:
-        """``large_requests``: decode and encode in a worker thread, answer in pieces."""
+    async def _large_request(self, conn: ConnectionState, body: bytes) -> bytes | None:
+        """``large_requests``: decode and encode in a worker thread, answer in slices."""
         loop = asyncio.get_running_loop()
-        decode, encode = GROUP_APIS[large_requests.OFFSET_FETCH_KEY]
+        api_key = int.from_bytes(body[:2], "big", signed=True)
+        sliced = large_requests.SLICED[api_key]
+        decode, encode = GROUP_APIS[api_key]
 
         def decoded() -> tuple[DecodedRequest, list[Any]]:
             req = codec.decode_request(body)
@@ -680,18 +683,17 @@ class RegroupServer:
         answered: list[list[Any]] = []
         for request in requests:
             pieces: list[Any] = []
-            for piece in large_requests.split_offset_fetch(
-                request, large_requests.CHUNK_PARTITIONS
-            ):
+            for piece in sliced.split(request, sliced.size):
                 answers = self._authorized_coordinate(conn, req, [piece])
-                if isinstance(answers, Coroutine):  # an OffsetFetch is never parked
+                if isinstance(answers, Coroutine):  # these requests are never parked
                     answers = await answers
                 pieces.append(answers[0])
+                self.stats["slices"] = self.stats.get("slices", 0) + 1
                 await asyncio.sleep(0)
             answered.append(pieces)
 
         def encoded() -> bytes | None:
-            responses = [large_requests.merge_offset_fetch(pieces) for pieces in answered]
+            responses = [sliced.merge(pieces) for pieces in answered]
             return self._encode(req, encode(req.api_version, requests, responses))
 
         return await loop.run_in_executor(None, encoded)
@@ -815,8 +817,9 @@ class RegroupServer:
         if log is None:
             raise KeyError(f"no partition {topic}-{partition}")
         before = log.next_offset
-        base = log.append(encode_batch(values, self.now_ms()))
-        self._appended([(topic, partition, log.next_offset - before, log.next_offset)])
+        batch = encode_batch(values, self.now_ms())
+        base = log.append(batch)
+        self._appended([(topic, partition, log.next_offset - before, log.next_offset, len(batch))])
         return base
 
     def _produce(self, req: DecodedRequest) -> Any:
@@ -839,7 +842,8 @@ class RegroupServer:
         self._appended(appended)
         return response
 
-    def _appended(self, appended: list[tuple[str, int, int, int]]) -> None:
+    def _appended(self, appended: list[tuple[str, int, int, int, int]]) -> None:
+        """Publish what was appended; complete the parked Fetches it satisfies."""
         if appended:
             now = self.now_ms()
             self.events.publish(
@@ -850,11 +854,13 @@ class RegroupServer:
                     count=count,
                     end_offset=end,
                 )
-                for topic, partition, count, end in appended
+                for topic, partition, count, end, _ in appended
             )
-            self._fetch_waiters.wake((topic, partition) for topic, partition, _, _ in appended)
+            for topic, partition, _, _, size in appended:
+                self._fetch_waiters.appended((topic, partition), size)
 
     async def _fetch(self, req: DecodedRequest) -> Any:
+        """Fetch, parked until ``min_bytes`` or ``max_wait`` (``fetch_waiters``)."""
         assert self._loop is not None
         plan = self.cluster.fetch_plan(req)
         deadline = self._loop.time() + plan.max_wait_ms / 1000.0
@@ -863,7 +869,7 @@ class RegroupServer:
             remaining = deadline - self._loop.time()
             if size >= plan.min_bytes or remaining <= 0 or self._stopping:
                 return response
-            await self._fetch_waiters.wait(plan.partitions, remaining)
+            await self._fetch_waiters.wait(plan.partitions, plan.min_bytes - size, remaining)
 
     # -- the test harness's hooks (``regroup.server.control``) ----------------------------
 
