@@ -383,3 +383,116 @@ def test_another_client_is_answered_while_a_large_describe_groups_is_served() ->
             assert any(still_serving)  # A's DescribeGroups is not answered yet
             response = big.decode(15, 5, cid, big.read_frame())
         assert [g.group_id for g in response.groups] == names
+
+
+# -- a heartbeat subscribing to thousands of topics is answered off the loop -------------
+
+
+def _big_heartbeat(topics: int, group: str = "wide") -> dict[str, Any]:
+    return {
+        "group_id": group,
+        "member_id": "",
+        "member_epoch": 0,
+        "instance_id": None,
+        "rack_id": None,
+        "rebalance_timeout": 30_000,
+        "subscribed_topic_names": [f"topic-{i}" for i in range(topics)],
+        "server_assignor": None,
+        "topic_partitions": [],
+    }
+
+
+def _create_topics(count: int) -> dict[str, Any]:
+    """One CreateTopics v7 of ``count`` one-partition topics (one metadata update)."""
+    return {
+        "topics": [
+            {
+                "name": f"topic-{i}",
+                "num_partitions": 1,
+                "replication_factor": 1,
+                "assignments": [],
+                "configs": [],
+            }
+            for i in range(count)
+        ],
+        "timeout": 30_000,
+        "validate_only": False,
+    }
+
+
+def test_a_large_heartbeat_is_answered_off_the_loop_and_group_requests_wait_for_it() -> None:
+    """While the coordinator answers a heartbeat subscribing to 3,000 topics in a worker
+    thread, an ApiVersions is answered at once and a DescribeGroups of its group waits
+    for it, then sees the member it added."""
+
+    async def run() -> None:
+        server = _server()
+        await server.start()
+        try:
+            await _serve(server, _body(19, 7, _create_topics(3_000)))
+            body = _body(68, 0, _big_heartbeat(3_000))
+            assert len(body) > large_requests.LARGE_FRAME_BYTES
+            heartbeat = server.serve_now(ConnectionState(1, "t"), body)
+            assert isinstance(heartbeat, Coroutine)  # not answered inside the callback
+            big = asyncio.ensure_future(heartbeat)
+            await asyncio.sleep(0)
+            assert server.stats.get("offloaded", 0) == 0  # the worker thread is at it
+            versions = server.serve_now(
+                ConnectionState(2, "t"),
+                _body(18, 3, {"client_software_name": "t", "client_software_version": "1"}),
+            )
+            assert isinstance(versions, bytes)  # the data plane is served meanwhile
+            describe = server.serve_now(
+                ConnectionState(3, "t"),
+                _body(69, 0, {"group_ids": ["wide"], "include_authorized_operations": False}),
+            )
+            assert isinstance(describe, Coroutine)  # a group request waits for the gate
+            waiting = asyncio.ensure_future(describe)
+            for _ in range(3):
+                await asyncio.sleep(0)
+            assert not big.done() and not waiting.done()
+            frame, described = await asyncio.gather(big, waiting)
+            assert server.stats["offloaded"] == 1
+        finally:
+            await server.stop()
+        assert isinstance(frame, bytes) and isinstance(described, bytes)
+        response = _decode(68, 0, frame)
+        assert response.error_code.value == 0
+        assigned = sum(len(t.partitions) for t in response.assignment.topic_partitions)
+        assert assigned == 3_000
+        # The DescribeGroups was served after the heartbeat: it sees the member it added.
+        (group,) = _decode(69, 0, described).groups
+        assert [m.member_id for m in group.members] == [response.member_id]
+
+    asyncio.run(run())
+
+
+def test_another_client_is_answered_while_a_large_heartbeat_is_served() -> None:
+    """Over sockets: client B's ApiVersions is answered while client A's heartbeat
+    subscribing to 3,000 topics is still being answered."""
+    with BackgroundServer(ServerOptions(port=0, seed=1)) as background:
+        server = background.server
+        assert server is not None
+
+        with WireClient("127.0.0.1", background.port) as admin:
+            admin.request(19, 7, _create_topics(3_000))
+        with (
+            WireClient("127.0.0.1", background.port) as big,
+            WireClient("127.0.0.1", background.port) as small,
+        ):
+            cid, frame = big.encode(68, 0, _big_heartbeat(3_000))
+            big.send_raw(frame)
+            for _ in range(10_000):
+                if background.call(lambda: server.stats["requests"]) >= 1:
+                    break
+            versions = small.request(
+                18, 3, {"client_software_name": "t", "client_software_version": "1"}
+            )
+            assert versions.error_code.value == 0
+            still_serving = background.call(
+                lambda: [p.inflight is not None for p in server.connections]
+            )
+            assert any(still_serving)  # A's heartbeat is not answered yet
+            response = big.decode(68, 0, cid, big.read_frame())
+        assert response.error_code.value == 0
+        assert sum(len(t.partitions) for t in response.assignment.topic_partitions) == 3_000

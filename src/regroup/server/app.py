@@ -110,6 +110,8 @@ __all__ = ["RegroupServer", "ServerOptions", "check_data_dir"]
 logger = logging.getLogger("regroup.server")
 
 _PRIVATE_KEYS = (PREPARE_ASSIGNMENT_KEY, INSTALL_ASSIGNMENT_KEY)
+METADATA_KEY = 3
+CREATE_TOPICS_KEY = 19
 _SASL_KEYS = (SASL_HANDSHAKE_KEY, SASL_AUTHENTICATE_KEY)
 
 
@@ -143,6 +145,11 @@ _NO_REPLY: Any = object()
 #: The first four bytes (api key, version) of the heartbeats with a hot path.
 _CONSUMER_HEARTBEATS = frozenset({b"\x00\x44\x00\x00", b"\x00\x44\x00\x01"})
 _CLASSIC_HEARTBEATS = frozenset(struct.pack(">hh", 12, v) for v in range(5))
+#: The api key bytes of the requests that reach the coordinator (Metadata and CreateTopics
+#: may create topics, which updates its metadata): they wait while it works off the loop.
+_GATED = frozenset(
+    struct.pack(">h", key) for key in (*GROUP_APIS, *_PRIVATE_KEYS, METADATA_KEY, CREATE_TOPICS_KEY)
+)
 #: The api key bytes of the requests ``large_requests`` serves in slices when large.
 _SLICED = frozenset(struct.pack(">h", key) for key in large_requests.SLICED)
 
@@ -227,6 +234,9 @@ class RegroupServer:
         self._timer: asyncio.TimerHandle | None = None
         self._armed: int | None = None
         self._fetch_waiters = FetchWaiters()
+        #: Set while the coordinator answers a large heartbeat in a worker thread
+        #: (``_large_heartbeat``); done when it is back: the coordinator gate.
+        self._coordinator_busy: asyncio.Future[None] | None = None
         #: One per listening socket (``regroup.server.acceptor``), sharing ``_slots``.
         self._acceptors: list[Acceptor] = []
         self._slots = ConnectionSlots(options.limits.max_connections)
@@ -357,6 +367,11 @@ class RegroupServer:
 
     def _expire_offsets(self) -> None:
         """Every ``offsets.retention.check.interval.ms`` (Kafka ``cleanupGroupMetadata``)."""
+        if self._coordinator_busy is not None:  # the coordinator is in a worker thread
+            self._coordinator_busy.add_done_callback(
+                lambda _: self._when_back(self._expire_offsets)
+            )
+            return
         self._apply(self.coordinator.expire_offsets(self.now_ms()))
         self._arm_offset_expiry()
 
@@ -382,6 +397,8 @@ class RegroupServer:
         inflight = [p.inflight for p in self._connections if p.inflight is not None]
         if inflight:
             await asyncio.wait(inflight, timeout=5)
+        if self._coordinator_busy is not None:  # the store stays open until it is back
+            await asyncio.wait({self._coordinator_busy})
         for protocol in list(self._connections):
             protocol.close()
         for task in inflight:
@@ -451,6 +468,9 @@ class RegroupServer:
     def _on_timer(self) -> None:
         self._timer = None
         self._armed = None
+        if self._coordinator_busy is not None:  # the coordinator is in a worker thread
+            self._coordinator_busy.add_done_callback(lambda _: self._when_back(self._on_timer))
+            return
         try:
             self._apply(self.coordinator.on_timer(self.now_ms()))
         except Exception:
@@ -458,6 +478,11 @@ class RegroupServer:
             self._rearm()
 
     def _topics_changed(self) -> None:
+        if self._coordinator_busy is not None:  # the coordinator is in a worker thread
+            self._coordinator_busy.add_done_callback(
+                lambda _: self._when_back(self._topics_changed)
+            )
+            return
         self._apply(self.coordinator.update_metadata(self.log.metadata_image(), self.now_ms()))
 
     # -- connections (``regroup.server.connection`` frames and orders them) ------------
@@ -485,6 +510,8 @@ class RegroupServer:
             assert self.security is not None
             return self.security.serve_unauthenticated(session, body, self.cluster.api_versions)
         prefix = body[:4]  # api key and version
+        if self._coordinator_busy is not None and prefix[:2] in _GATED:
+            return self._after_coordinator(conn, body)
         if prefix in _CONSUMER_HEARTBEATS:
             return self._consumer_heartbeat(conn, body)
         if prefix in _CLASSIC_HEARTBEATS:
@@ -593,10 +620,59 @@ class RegroupServer:
             if denied is not None:
                 return heartbeat_codec.encode_response(cid, denied, hb.regroup_client)
         token = (conn.conn_id, cid, 0)
+        if len(body) > large_requests.LARGE_FRAME_BYTES:
+            return self._large_heartbeat(conn, token, cid, hb)
         response = self._apply(self.coordinator.handle(token, hb.request, self.now_ms()), token)
         if response is _NO_REPLY:
             return self._consumer_heartbeat_later(conn, token, cid, hb.regroup_client)
         return heartbeat_codec.encode_response(cid, response, hb.regroup_client)
+
+    async def _large_heartbeat(
+        self, conn: ConnectionState, token: Hashable, cid: int, hb: RegroupHeartbeat
+    ) -> bytes:
+        """``large_requests`` rule 4: the coordinator answers in a worker thread, gated.
+
+        The operation runs in a task of its own, so a client that hangs up
+        mid-way neither cancels it nor opens the gate early.
+        """
+        assert self._loop is not None
+        loop = self._loop
+        gate = self._coordinator_busy = loop.create_future()
+        now = self.now_ms()
+
+        async def operate() -> Any:
+            try:
+                result = await loop.run_in_executor(
+                    None, self.coordinator.handle, token, hb.request, now
+                )
+                self.stats["offloaded"] = self.stats.get("offloaded", 0) + 1
+                # On the loop again: records, events and others' replies before the gate opens.
+                answer = self._apply(result, token)
+                if answer is _NO_REPLY:
+                    return self._park(conn, [(0, token)], [_NO_REPLY])
+                return answer
+            finally:
+                self._coordinator_busy = None
+                gate.set_result(None)
+
+        response = await asyncio.shield(loop.create_task(operate()))
+        if isinstance(response, Coroutine):
+            (response,) = await response
+        return heartbeat_codec.encode_response(cid, response, hb.regroup_client)
+
+    def _when_back(self, later: Callable[[], None]) -> None:
+        """Run what waited for the coordinator's gate, unless the server is stopping."""
+        if not self._stopping:
+            later()
+
+    async def _after_coordinator(self, conn: ConnectionState, body: bytes) -> bytes | None:
+        """Serve ``body`` once the coordinator is back on the loop (the gate is open)."""
+        while self._coordinator_busy is not None:
+            await asyncio.wait({self._coordinator_busy})  # never cancels the gate itself
+        served = self.serve_now(conn, body)
+        if isinstance(served, Coroutine):
+            return await served
+        return served
 
     async def _consumer_heartbeat_later(
         self, conn: ConnectionState, token: Hashable, cid: int, regroup_client: bool

@@ -22,6 +22,21 @@ A worker thread still holds the GIL while it runs Python, but the interpreter
 hands the GIL to the loop every few milliseconds, so other connections keep
 being served. An OffsetFetch of every partition of a group (no topics named)
 is answered in one slice.
+
+4. A ConsumerGroupHeartbeat frame above ``LARGE_FRAME_BYTES`` (a subscription
+   of about 1,000 topics or more: its target assignment can take seconds)
+   cannot be cut: one heartbeat is one coordinator operation. The coordinator
+   answers it in a worker thread instead, behind a gate
+   (``RegroupServer._large_heartbeat``): while the gate is shut, every request
+   that reaches the coordinator (the group APIs, and Metadata and CreateTopics,
+   which may create topics) waits for it in the order it came, and so do the
+   coordinator's timers, offset expiry and metadata updates; the data plane
+   (Produce, Fetch, ListOffsets, FindCoordinator, ApiVersions ...) is served
+   meanwhile. The operation's records are written and its replies sent on the
+   loop, before the gate opens. Kafka 4.0 computes a target assignment inside
+   the heartbeat on a coordinator thread, beside the network threads that keep
+   serving; 4.3 moves the assignor itself off that thread (KIP-1263,
+   ``group.consumer.assignor.offload.enable``).
 """
 
 from __future__ import annotations
