@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import struct
+import threading
 import uuid
 from collections.abc import Coroutine
 from typing import Any
@@ -496,3 +497,46 @@ def test_another_client_is_answered_while_a_large_heartbeat_is_served() -> None:
             response = big.decode(68, 0, cid, big.read_frame())
         assert response.error_code.value == 0
         assert sum(len(t.partitions) for t in response.assignment.topic_partitions) == 3_000
+
+
+def test_no_slice_of_a_large_request_reaches_the_coordinator_while_it_is_off_the_loop() -> None:
+    """A DescribeGroups served in slices and a large heartbeat at the same time: the
+    coordinator is never called on the loop while the worker thread has it."""
+    names = [f"group-{i}" for i in range(20_000)]
+
+    async def run() -> None:
+        server = _server()
+        await server.start()
+        loop_thread = threading.current_thread()
+        overlaps: list[str] = []
+        calls = 0
+        real_handle = server.coordinator.handle
+
+        def handle(token: Any, request: Any, now_ms: int) -> Any:
+            nonlocal calls
+            calls += 1
+            if threading.current_thread() is loop_thread and server._coordinator_busy is not None:
+                overlaps.append(type(request).__name__)
+            return real_handle(token, request, now_ms)
+
+        server.coordinator.handle = handle  # type: ignore[method-assign]
+        try:
+            await _serve(server, _body(19, 7, _create_topics(3_000)))
+            describe = server.serve_now(
+                ConnectionState(1, "t"), _body(15, 5, _describe_groups(names))
+            )
+            assert isinstance(describe, Coroutine)
+            sliced = asyncio.ensure_future(describe)
+            while calls == 0:  # the first slice is answered
+                await asyncio.sleep(0.001)
+            heartbeat = server.serve_now(
+                ConnectionState(2, "t"), _body(68, 0, _big_heartbeat(3_000))
+            )
+            assert isinstance(heartbeat, Coroutine)
+            await asyncio.gather(sliced, heartbeat)
+        finally:
+            await server.stop()
+        assert overlaps == []
+        assert server.stats["offloaded"] == 1
+
+    asyncio.run(run())

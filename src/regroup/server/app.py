@@ -665,10 +665,14 @@ class RegroupServer:
         if not self._stopping:
             later()
 
-    async def _after_coordinator(self, conn: ConnectionState, body: bytes) -> bytes | None:
-        """Serve ``body`` once the coordinator is back on the loop (the gate is open)."""
+    async def _coordinator_back(self) -> None:
+        """Until the coordinator is back on the loop (the gate is open)."""
         while self._coordinator_busy is not None:
             await asyncio.wait({self._coordinator_busy})  # never cancels the gate itself
+
+    async def _after_coordinator(self, conn: ConnectionState, body: bytes) -> bytes | None:
+        """Serve ``body`` once the coordinator is back on the loop."""
+        await self._coordinator_back()
         served = self.serve_now(conn, body)
         if isinstance(served, Coroutine):
             return await served
@@ -760,6 +764,7 @@ class RegroupServer:
         for request in requests:
             pieces: list[Any] = []
             for piece in sliced.split(request, sliced.size):
+                await self._coordinator_back()  # a large heartbeat may hold it meanwhile
                 answers = self._authorized_coordinate(conn, req, [piece])
                 if isinstance(answers, Coroutine):  # these requests are never parked
                     answers = await answers
