@@ -63,6 +63,7 @@ from regroup.coordinator.service import GroupCoordinator
 from regroup.events import RecordsProduced
 from regroup.model.errors import ErrorCode
 from regroup.model.requests.classic import HeartbeatRequest, HeartbeatResponse
+from regroup.model.requests.consumer import ConsumerGroupHeartbeatRequest
 from regroup.model.topic_partition import TopicPartition
 from regroup.server import codec, heartbeat_codec, large_requests, offset_topics
 from regroup.server.acceptor import Acceptor, ConnectionSlots, bind_listening_sockets
@@ -112,6 +113,8 @@ __all__ = ["RegroupServer", "ServerOptions", "check_data_dir"]
 logger = logging.getLogger("regroup.server")
 
 _PRIVATE_KEYS = (PREPARE_ASSIGNMENT_KEY, INSTALL_ASSIGNMENT_KEY)
+METADATA_KEY = 3
+CREATE_TOPICS_KEY = 19
 _SASL_KEYS = (SASL_HANDSHAKE_KEY, SASL_AUTHENTICATE_KEY)
 
 
@@ -145,7 +148,13 @@ _NO_REPLY: Any = object()
 #: The first four bytes (api key, version) of the heartbeats with a hot path.
 _CONSUMER_HEARTBEATS = frozenset({b"\x00\x44\x00\x00", b"\x00\x44\x00\x01"})
 _CLASSIC_HEARTBEATS = frozenset(struct.pack(">hh", 12, v) for v in range(5))
-_OFFSET_FETCH = struct.pack(">h", large_requests.OFFSET_FETCH_KEY)
+#: The api key bytes of the requests that reach the coordinator (Metadata and CreateTopics
+#: may create topics, which updates its metadata): they wait while it works off the loop.
+_GATED = frozenset(
+    struct.pack(">h", key) for key in (*GROUP_APIS, *_PRIVATE_KEYS, METADATA_KEY, CREATE_TOPICS_KEY)
+)
+#: The api key bytes of the requests ``large_requests`` serves in slices when large.
+_SLICED = frozenset(struct.pack(">h", key) for key in large_requests.SLICED)
 
 
 #: The layout of ``--data-dir``: the coordinator's records, and the partition logs.
@@ -244,6 +253,9 @@ class RegroupServer:
         self._timer: asyncio.TimerHandle | None = None
         self._armed: int | None = None
         self._fetch_waiters = FetchWaiters()
+        #: Set while the coordinator answers a large heartbeat in a worker thread
+        #: (``_large_heartbeat``); done when it is back: the coordinator gate.
+        self._coordinator_busy: asyncio.Future[None] | None = None
         #: One per listening socket (``regroup.server.acceptor``), sharing ``_slots``.
         self._acceptors: list[Acceptor] = []
         self._slots = ConnectionSlots(options.limits.max_connections)
@@ -378,6 +390,11 @@ class RegroupServer:
 
     def _expire_offsets(self) -> None:
         """Every ``offsets.retention.check.interval.ms`` (Kafka ``cleanupGroupMetadata``)."""
+        if self._coordinator_busy is not None:  # the coordinator is in a worker thread
+            self._coordinator_busy.add_done_callback(
+                lambda _: self._when_back(self._expire_offsets)
+            )
+            return
         self._apply(self.coordinator.expire_offsets(self.now_ms()))
         self._arm_offset_expiry()
 
@@ -403,6 +420,8 @@ class RegroupServer:
         inflight = [p.inflight for p in self._connections if p.inflight is not None]
         if inflight:
             await asyncio.wait(inflight, timeout=5)
+        if self._coordinator_busy is not None:  # the store stays open until it is back
+            await asyncio.wait({self._coordinator_busy})
         for protocol in list(self._connections):
             protocol.close()
         for task in inflight:
@@ -505,6 +524,9 @@ class RegroupServer:
     def _on_timer(self) -> None:
         self._timer = None
         self._armed = None
+        if self._coordinator_busy is not None:  # the coordinator is in a worker thread
+            self._coordinator_busy.add_done_callback(lambda _: self._when_back(self._on_timer))
+            return
         try:
             self._apply(self.coordinator.on_timer(self.now_ms()))
         except Exception:
@@ -512,6 +534,11 @@ class RegroupServer:
             self._rearm()
 
     def _topics_changed(self) -> None:
+        if self._coordinator_busy is not None:  # the coordinator is in a worker thread
+            self._coordinator_busy.add_done_callback(
+                lambda _: self._when_back(self._topics_changed)
+            )
+            return
         self._apply(self.coordinator.update_metadata(self.log.metadata_image(), self.now_ms()))
 
     # -- connections (``regroup.server.connection`` frames and orders them) ------------
@@ -539,6 +566,8 @@ class RegroupServer:
             assert self.security is not None
             return self.security.serve_unauthenticated(session, body, self.cluster.api_versions)
         prefix = body[:4]  # api key and version
+        if self._coordinator_busy is not None and prefix[:2] in _GATED:
+            return self._after_coordinator(conn, body)
         if prefix in _CONSUMER_HEARTBEATS:
             return self._consumer_heartbeat(conn, body)
         if prefix in _CLASSIC_HEARTBEATS:
@@ -546,8 +575,8 @@ class RegroupServer:
             if same is not None and same[0] == prefix and same[1] == body[8:]:
                 cid = int.from_bytes(body[4:8], "big", signed=True)
                 return self._classic_heartbeat(conn, prefix[3], cid, same[2])
-        if len(body) > large_requests.LARGE_FRAME_BYTES and prefix[:2] == _OFFSET_FETCH:
-            return self._large_offset_fetch(conn, body)
+        if len(body) > large_requests.LARGE_FRAME_BYTES and prefix[:2] in _SLICED:
+            return self._large_request(conn, body)
         try:
             req = codec.decode_request(body)
         except UnsupportedApiError as exc:
@@ -650,10 +679,68 @@ class RegroupServer:
             if self.security.authorizer is not None and conn.session is not None:
                 request = self.security.with_context(conn.session, request)
         token = (conn.conn_id, cid, 0)
+        if len(body) > large_requests.LARGE_FRAME_BYTES:
+            return self._large_heartbeat(conn, token, cid, hb, request)
         response = self._apply(self.coordinator.handle(token, request, self.now_ms()), token)
         if response is _NO_REPLY:
             return self._consumer_heartbeat_later(conn, token, cid, hb.regroup_client)
         return heartbeat_codec.encode_response(cid, response, hb.regroup_client)
+
+    async def _large_heartbeat(
+        self,
+        conn: ConnectionState,
+        token: Hashable,
+        cid: int,
+        hb: RegroupHeartbeat,
+        request: ConsumerGroupHeartbeatRequest,
+    ) -> bytes:
+        """``large_requests`` rule 4: the coordinator answers in a worker thread, gated.
+
+        The operation runs in a task of its own, so a client that hangs up
+        mid-way neither cancels it nor opens the gate early.
+        """
+        assert self._loop is not None
+        loop = self._loop
+        gate = self._coordinator_busy = loop.create_future()
+        now = self.now_ms()
+
+        async def operate() -> Any:
+            try:
+                result = await loop.run_in_executor(
+                    None, self.coordinator.handle, token, request, now
+                )
+                self.stats["offloaded"] = self.stats.get("offloaded", 0) + 1
+                # On the loop again: records, events and others' replies before the gate opens.
+                answer = self._apply(result, token)
+                if answer is _NO_REPLY:
+                    return self._park(conn, [(0, token)], [_NO_REPLY])
+                return answer
+            finally:
+                self._coordinator_busy = None
+                gate.set_result(None)
+
+        response = await asyncio.shield(loop.create_task(operate()))
+        if isinstance(response, Coroutine):
+            (response,) = await response
+        return heartbeat_codec.encode_response(cid, response, hb.regroup_client)
+
+    def _when_back(self, later: Callable[[], None]) -> None:
+        """Run what waited for the coordinator's gate, unless the server is stopping."""
+        if not self._stopping:
+            later()
+
+    async def _coordinator_back(self) -> None:
+        """Until the coordinator is back on the loop (the gate is open)."""
+        while self._coordinator_busy is not None:
+            await asyncio.wait({self._coordinator_busy})  # never cancels the gate itself
+
+    async def _after_coordinator(self, conn: ConnectionState, body: bytes) -> bytes | None:
+        """Serve ``body`` once the coordinator is back on the loop."""
+        await self._coordinator_back()
+        served = self.serve_now(conn, body)
+        if isinstance(served, Coroutine):
+            return await served
+        return served
 
     async def _consumer_heartbeat_later(
         self, conn: ConnectionState, token: Hashable, cid: int, regroup_client: bool
@@ -720,10 +807,12 @@ class RegroupServer:
             return self._group_response_later(encode, req, requests, responses)
         return encode(req.api_version, requests, responses)
 
-    async def _large_offset_fetch(self, conn: ConnectionState, body: bytes) -> bytes | None:
-        """``large_requests``: decode and encode in a worker thread, answer in pieces."""
+    async def _large_request(self, conn: ConnectionState, body: bytes) -> bytes | None:
+        """``large_requests``: decode and encode in a worker thread, answer in slices."""
         loop = asyncio.get_running_loop()
-        decode, encode = GROUP_APIS[large_requests.OFFSET_FETCH_KEY]
+        api_key = int.from_bytes(body[:2], "big", signed=True)
+        sliced = large_requests.SLICED[api_key]
+        decode, encode = GROUP_APIS[api_key]
 
         def decoded() -> tuple[DecodedRequest, list[Any]]:
             req = codec.decode_request(body)
@@ -738,18 +827,18 @@ class RegroupServer:
         answered: list[list[Any]] = []
         for request in requests:
             pieces: list[Any] = []
-            for piece in large_requests.split_offset_fetch(
-                request, large_requests.CHUNK_PARTITIONS
-            ):
+            for piece in sliced.split(request, sliced.size):
+                await self._coordinator_back()  # a large heartbeat may hold it meanwhile
                 answers = self._authorized_coordinate(conn, req, [piece])
-                if isinstance(answers, Coroutine):  # an OffsetFetch is never parked
+                if isinstance(answers, Coroutine):  # these requests are never parked
                     answers = await answers
                 pieces.append(answers[0])
+                self.stats["slices"] = self.stats.get("slices", 0) + 1
                 await asyncio.sleep(0)
             answered.append(pieces)
 
         def encoded() -> bytes | None:
-            responses = [large_requests.merge_offset_fetch(pieces) for pieces in answered]
+            responses = [sliced.merge(pieces) for pieces in answered]
             return self._encode(req, encode(req.api_version, requests, responses))
 
         return await loop.run_in_executor(None, encoded)
@@ -873,8 +962,9 @@ class RegroupServer:
         if log is None:
             raise KeyError(f"no partition {topic}-{partition}")
         before = log.next_offset
-        base = log.append(encode_batch(values, self.now_ms()))
-        self._appended([(topic, partition, log.next_offset - before, log.next_offset)])
+        batch = encode_batch(values, self.now_ms())
+        base = log.append(batch)
+        self._appended([(topic, partition, log.next_offset - before, log.next_offset, len(batch))])
         return base
 
     def _produce(self, req: DecodedRequest) -> Any:
@@ -897,7 +987,8 @@ class RegroupServer:
         self._appended(appended)
         return response
 
-    def _appended(self, appended: list[tuple[str, int, int, int]]) -> None:
+    def _appended(self, appended: list[tuple[str, int, int, int, int]]) -> None:
+        """Publish what was appended; complete the parked Fetches it satisfies."""
         if appended:
             now = self.now_ms()
             self.events.publish(
@@ -908,11 +999,13 @@ class RegroupServer:
                     count=count,
                     end_offset=end,
                 )
-                for topic, partition, count, end in appended
+                for topic, partition, count, end, _ in appended
             )
-            self._fetch_waiters.wake((topic, partition) for topic, partition, _, _ in appended)
+            for topic, partition, _, _, size in appended:
+                self._fetch_waiters.appended((topic, partition), size)
 
     async def _fetch(self, req: DecodedRequest) -> Any:
+        """Fetch, parked until ``min_bytes`` or ``max_wait`` (``fetch_waiters``)."""
         assert self._loop is not None
         plan = self.cluster.fetch_plan(req)
         deadline = self._loop.time() + plan.max_wait_ms / 1000.0
@@ -921,7 +1014,7 @@ class RegroupServer:
             remaining = deadline - self._loop.time()
             if size >= plan.min_bytes or remaining <= 0 or self._stopping:
                 return response
-            await self._fetch_waiters.wait(plan.partitions, remaining)
+            await self._fetch_waiters.wait(plan.partitions, plan.min_bytes - size, remaining)
 
     # -- the test harness's hooks (``regroup.server.control``) ----------------------------
 

@@ -14,7 +14,8 @@ UNKNOWN_TOPIC_ID, an unknown name UNKNOWN_TOPIC_OR_PARTITION.
 Rule 3: Produce with ``acks=0`` gets no response at all (Kafka sends none).
 Rule 4: Fetch never returns null records (``b""``: kafka-python fails on
 null), no fetch sessions (``session_id`` 0, KIP-227 "sessionless"), and an
-offset outside ``[log start, high watermark]`` is OFFSET_OUT_OF_RANGE.
+offset outside ``[log start, high watermark]`` is OFFSET_OUT_OF_RANGE. A
+partition listed more than once is read and answered once (``unique_partitions``).
 Rule 5: ListOffsets: -2 earliest, -1 latest, -3 the max timestamp (KIP-734),
 otherwise the first batch at or after the timestamp (batch grain).
 Rule 6: Produce records that must be decompressed to be checked are checked in a
@@ -27,7 +28,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from regroup.model.errors import ErrorCode, KafkaProtocolError
@@ -121,8 +122,39 @@ class FetchPlan:
 
     max_wait_ms: int
     min_bytes: int
-    #: The (topic name, partition) pairs the Fetch reads: what to wait for.
-    partitions: frozenset[tuple[str, int]] = frozenset()
+    #: The (topic name, partition) pairs the Fetch reads, each with its
+    #: ``partition_max_bytes``: what to wait for, and the most each may count
+    #: towards ``min_bytes`` (Kafka's ``DelayedFetch.tryComplete``).
+    partitions: Mapping[tuple[str, int], int] = field(default_factory=dict)
+
+
+def unique_partitions(topics: Sequence[Any], by_id: bool) -> list[tuple[Any, list[Any]]]:
+    """A Fetch's topics with each partition once: (request topic, its partitions).
+
+    Kafka 4.x reads the request into one ``LinkedHashMap`` keyed by topic and
+    partition (``FetchRequest.fetchData``; ``KafkaApis.handleFetchRequest``
+    serves that map through a ``SessionlessFetchContext`` or ``FullFetchContext``,
+    ``FetchSession.scala``): a partition listed again keeps the place of its
+    first listing and takes the fetch offset and limits of its last one, and it
+    is read and answered once. ``FetchResponse.toMessage`` then puts consecutive
+    partitions of one topic under one topic entry. Topics are keyed by name
+    before v13 and by id from v13.
+    """
+    latest: dict[tuple[Any, int], tuple[Any, Any]] = {}
+    for topic in topics:
+        key = topic.topic_id if by_id else topic.topic
+        for partition in topic.partitions:
+            # A dict keeps the first insertion's place and the last value: LinkedHashMap.put.
+            latest[(key, partition.partition)] = (topic, partition)
+    grouped: list[tuple[Any, list[Any]]] = []
+    last_key: Any = None
+    for (key, _), (topic, partition) in latest.items():
+        if grouped and key == last_key:
+            grouped[-1][1].append(partition)
+        else:
+            grouped.append((topic, [partition]))
+            last_key = key
+    return grouped
 
 
 class Cluster:
@@ -387,14 +419,15 @@ class Cluster:
 
     def produce(
         self, req: DecodedRequest, checked: Mapping[tuple[str, int], Checked] | None = None
-    ) -> tuple[Any | None, list[tuple[str, int, int, int]]]:
-        """The response (``None`` for acks=0, rule 3) and (topic, partition, count, end).
+    ) -> tuple[Any | None, list[tuple[str, int, int, int, int]]]:
+        """The response (``None`` for acks=0, rule 3) and, per partition appended to,
+        (topic, partition, record count, end offset, bytes appended).
 
         ``checked``: ``check_produce``'s results for the request's partitions, when it ran
         in a worker thread; otherwise each partition's records are checked here.
         """
         body, version = req.body, req.api_version
-        appended: list[tuple[str, int, int, int]] = []
+        appended: list[tuple[str, int, int, int, int]] = []
         topics = []
         for topic_data in body.topic_data:
             partitions = []
@@ -416,8 +449,9 @@ class Cluster:
                             raise ready
                         base = partition.append(records, checked=ready)
                         count = partition.next_offset - before
+                        size = sum(len(batch.data) for batch in ready)
                         appended.append(
-                            (topic_data.name, pdata.index, count, partition.next_offset)
+                            (topic_data.name, pdata.index, count, partition.next_offset, size)
                         )
                     except KafkaProtocolError as exc:
                         code, message = exc.code, exc.message
@@ -479,16 +513,18 @@ class Cluster:
 
     def fetch_plan(self, req: DecodedRequest) -> FetchPlan:
         body = req.body
-        wanted: set[tuple[str, int]] = set()
-        for topic in body.topics:
+        by_id = req.api_version >= 13
+        wanted: dict[tuple[str, int], int] = {}
+        for topic, partitions in unique_partitions(body.topics, by_id):
             found = (
                 self.log.topic_by_id(to_uuid(topic.topic_id))
-                if req.api_version >= 13
+                if by_id
                 else self.log.topic(topic.topic)
             )
             if found is not None:
-                wanted.update((found.name, p.partition) for p in topic.partitions)
-        return FetchPlan(max(0, ms(body.max_wait)), max(0, body.min_bytes), frozenset(wanted))
+                for p in partitions:
+                    wanted[(found.name, p.partition)] = max(0, p.partition_max_bytes)
+        return FetchPlan(max(0, ms(body.max_wait)), max(0, body.min_bytes), wanted)
 
     def fetch(self, req: DecodedRequest) -> tuple[Any, int]:
         """The response and the number of record bytes in it (rule 4)."""
@@ -499,7 +535,7 @@ class Cluster:
         budget = max(0, min(body.max_bytes, self.fetch_max_bytes))
         total = 0
         responses = []
-        for topic in body.topics:
+        for topic, topic_partitions in unique_partitions(body.topics, by_id):
             if by_id:
                 topic_id = to_uuid(topic.topic_id)
                 found = self.log.topic_by_id(topic_id)
@@ -508,7 +544,7 @@ class Cluster:
                 found = self.log.topic(topic.topic)
                 missing = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             partitions = []
-            for p in topic.partitions:
+            for p in topic_partitions:
                 code, records, hwm, start = ErrorCode.NONE, b"", -1, -1
                 log = None
                 if found is not None and 0 <= p.partition < len(found.partitions):
