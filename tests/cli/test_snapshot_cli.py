@@ -437,3 +437,100 @@ def test_a_group_with_no_members_or_no_topics_has_no_scenario() -> None:
     empty = dataclasses.replace(_made(_view([_member(0, False, [])]), [1]), partitions={})
     with pytest.raises(SnapshotError, match="no topic to simulate"):
         snapshot_scenario(empty)
+
+
+# -- SASL and ACLs through --command-config -----------------------------------------------------
+
+PASSWORDS = {"alice": "alice-secret", "mallory": "mallory-secret"}
+
+
+@pytest.fixture
+def secured(tmp_path: Path) -> Iterator[BackgroundServer]:
+    """A SASL_PLAINTEXT server with an authorizer: alice may read group ``shop`` and topic
+    ``orders``; mallory only the topic. ``shop`` has one KIP-848 member (alice's)."""
+    from regroup.server.client import WireClient
+    from regroup.server.security.client_login import login
+    from regroup.server.security.config import SecurityConfig
+
+    users = tmp_path / "users.txt"
+    users.write_text("".join(f"{u} SCRAM-SHA-256 password={p}\n" for u, p in PASSWORDS.items()))
+    acls = tmp_path / "acls.txt"
+    acls.write_text(
+        "ALLOW User:alice READ GROUP LITERAL shop\n"
+        "ALLOW User:alice READ TOPIC LITERAL orders\n"
+        "ALLOW User:mallory READ TOPIC LITERAL orders\n"
+    )
+    security = SecurityConfig.from_properties(
+        {
+            "listeners": "SASL_PLAINTEXT://127.0.0.1:0",
+            "regroup.sasl.credentials.file": str(users),
+            "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+            "regroup.acls.file": str(acls),
+        }
+    )
+    options = ServerOptions(host="127.0.0.1", port=0, config=FAST, security=security)
+    with BackgroundServer(options) as server:
+        assert server.server is not None
+        server.call(server.server.create_topic, TOPIC, 2)
+        with WireClient("127.0.0.1", server.port) as client:
+            login(client, "SCRAM-SHA-256", "alice", PASSWORDS["alice"])
+            beat = client.request(
+                68,
+                1,
+                {
+                    "group_id": "shop",
+                    "member_id": "AAAAAAAAAAAAAAAAAAAAAA",
+                    "member_epoch": 0,
+                    "rebalance_timeout": 30_000,
+                    "subscribed_topic_names": (TOPIC,),
+                    "server_assignor": "uniform",
+                    "topic_partitions": (),
+                },
+            )
+            assert beat.error_code.value == 0
+        yield server
+
+
+def _as(tmp_path: Path, user: str, password: str) -> str:
+    config = tmp_path / f"{user}.properties"
+    config.write_text(
+        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-256\n"
+        "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required "
+        f'username="{user}" password="{password}";\n'
+    )
+    return str(config)
+
+
+def _secured_snapshot(server: BackgroundServer, config: str, out: Path) -> int:
+    return main(
+        [
+            *("snapshot", "--bootstrap-server", f"127.0.0.1:{server.port}", "--group", "shop"),
+            *("--command-config", config, "--sample-seconds", "0.2", "--timeout", "3"),
+            *("--out", str(out)),
+        ]
+    )
+
+
+def test_sasl_and_acls_by_kafkas_names(
+    secured: BackgroundServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "shop.toml"
+    assert _secured_snapshot(secured, _as(tmp_path, "alice", PASSWORDS["alice"]), out) == 0
+    scenario = load_scenario(str(out))
+    assert (scenario.members, scenario.protocol, dict(scenario.topics)) == (
+        1,
+        "consumer",
+        {TOPIC: 2},
+    )
+    capsys.readouterr()
+    mallory = _as(tmp_path, "mallory", PASSWORDS["mallory"])
+    assert _secured_snapshot(secured, mallory, tmp_path / "m.toml") == 2
+    assert capsys.readouterr().err == (
+        "regroup snapshot: error: GroupAuthorizationException: "
+        "Not authorized to access group: shop\n"
+    )
+    wrong = _as(tmp_path, "alice", "not-her-password")
+    assert _secured_snapshot(secured, wrong, tmp_path / "w.toml") == 2
+    err = capsys.readouterr().err
+    assert err.startswith("regroup snapshot: error: SaslAuthenticationException: ")
+    assert err.count("\n") == 1

@@ -66,7 +66,7 @@ _STATES = {
 }
 
 #: librdkafka error names that mean the cluster could not be reached.
-_UNREACHABLE = {"_TRANSPORT", "_ALL_BROKERS_DOWN", "_TIMED_OUT", "_RESOLVE", "_SSL"}
+_UNREACHABLE = {"_TRANSPORT", "_ALL_BROKERS_DOWN", "_TIMED_OUT", "_RESOLVE"}
 
 
 def librdkafka_config(
@@ -136,6 +136,8 @@ class _Calls:
             return SnapshotError(f"TopicAuthorizationException: {err.str()} ({what})")
         if name in ("_AUTHENTICATION", "SASL_AUTHENTICATION_FAILED"):
             return SnapshotError(f"SaslAuthenticationException: {err.str()}")
+        if name == "_SSL":
+            return SnapshotError(f"SslAuthenticationException: {err.str()}")
         return SnapshotError(f"{what}: {name}: {err.str()}")
 
 
@@ -273,11 +275,20 @@ def gather(
     import confluent_kafka
     from confluent_kafka.admin import AdminClient
 
-    admin = AdminClient(librdkafka_config(bootstrap, security or {}, timeout))
+    # librdkafka reports a failed SASL login as an error event, and the request that
+    # needed the connection only as a transport failure: keep the events to tell them apart.
+    events: list[Any] = []
+    config = librdkafka_config(bootstrap, security or {}, timeout)
+    config["error_cb"] = events.append
+    admin = AdminClient(config)
     calls = _Calls(admin, bootstrap, group_id, timeout)
     try:
         metadata = admin.list_topics(timeout=timeout)
     except Exception as exc:
+        admin.poll(0)  # serve the error events
+        refused = [e for e in events if e.name() in ("_AUTHENTICATION", "_SSL")]
+        if refused:
+            raise calls.error("Metadata", type(exc)(refused[0])) from None
         raise calls.error("Metadata", exc) from None
     listed = _listed_type(calls)
     group = _describe(calls)

@@ -214,10 +214,14 @@ def snapshot_scenario(
         *(f"observed: {note}" for note in group.notes),
         f"observed: [group] members = {len(group.members)}",
         *_member_lines(snapshot),
-        f"observed: [group] protocol = {group.protocol!r} ({_protocol_reason(group.type)})",
+        _protocol_line(group.type, group.assignor, group.protocol),
         f"observed: [group] static = {str(static).lower()} ({static_line})",
-        f"not written: [group] assignor = {group.assignor!r}: compare runs each protocol with "
-        "its own default assignor; add it under [group] for simulate",
+        (
+            f"not written: [group] assignor = {group.assignor!r}: compare runs each protocol "
+            "with its own default assignor; add it under [group] for simulate"
+            if group.assignor
+            else "not written: [group] assignor: the broker did not report it"
+        ),
         *(
             f"observed: [topics] {topic} = {count} (Metadata)"
             for topic, count in sorted(snapshot.partitions.items())
@@ -237,10 +241,18 @@ def snapshot_scenario(
     return scenario, header
 
 
-def _protocol_reason(kind: str) -> str:
+def _protocol_line(kind: str, assignor: str, protocol: str) -> str:
     if kind == "consumer":
-        return "a KIP-848 consumer group"
-    return "a classic group: cooperative on cooperative-sticky, else eager"
+        return f"observed: [group] protocol = {protocol!r} (a KIP-848 consumer group)"
+    if not assignor:
+        return (
+            f"assumed: [group] protocol = {protocol!r} (a classic group whose assignor the "
+            "broker did not report: eager, as on Kafka's default range)"
+        )
+    return (
+        f"observed: [group] protocol = {protocol!r} (a classic group on {assignor}: "
+        "cooperative on cooperative-sticky, else eager)"
+    )
 
 
 def _configs(configs: Mapping[str, Any]) -> str:
