@@ -276,6 +276,43 @@ def test_an_unknown_group_is_kafkas_error_and_exit_2(
     assert not (tmp_path / "x.toml").exists()
 
 
+def test_an_empty_group_is_kafkas_message_and_exit_2(
+    live: BackgroundServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A group with committed offsets and no member (an admin's commit, generation -1)."""
+    from regroup.server.client import WireClient
+
+    with WireClient("127.0.0.1", live.port) as client:
+        committed = client.request(
+            8,
+            8,
+            {
+                "group_id": "idle",
+                "generation_id_or_member_epoch": -1,
+                "member_id": "",
+                "group_instance_id": None,
+                "topics": [
+                    {
+                        "name": TOPIC,
+                        "partitions": [
+                            {
+                                "partition_index": 0,
+                                "committed_offset": 1,
+                                "committed_leader_epoch": -1,
+                                "committed_metadata": "",
+                            }
+                        ],
+                    }
+                ],
+            },
+        )
+        assert committed.topics[0].partitions[0].error_code.value == 0
+    assert _snapshot(live, "idle", tmp_path / "idle.toml") == 2
+    assert capsys.readouterr().err == (
+        "regroup snapshot: error: Consumer group 'idle' has no active members.\n"
+    )
+
+
 def _closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

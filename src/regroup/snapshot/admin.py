@@ -296,6 +296,9 @@ def gather(
         raise _not_found(group_id)
     if listed == "classic" and group.type != "classic":
         group = _classic_again(group, describe_classic)
+    if not group.members:
+        # Kafka's message for an empty group (ConsumerGroupCommand); nothing to sample.
+        raise SnapshotError(f"Consumer group '{group_id}' has no active members.")
     committed = _committed(calls)
     topics = group.topics() or sorted({t for t, _ in committed})
     partitions: dict[str, int] = {}
