@@ -233,6 +233,15 @@ def test_a_snapshot_holds_the_groups_members_partitions_and_rate(
         assert any(f"client {group}-{n}," in line for line in header)
     if static:
         assert sum("instance shop-instance-" in line for line in header) == 2
+    # The epochs librdkafka does not surface, read on the coordinator by regroup's wire
+    # client: KIP-848's from ConsumerGroupDescribe. (A classic member's generation is the
+    # one its Subscription reported when it last joined: -1, unknown, for a member that
+    # joined the first generation and never rejoined, as here.)
+    assert not any("epochs unknown" in line for line in header), header
+    members = [line for line in header if f", client {group}-" in line]
+    if kind == "consumer":
+        assert any(line.startswith("# observed: group epoch ") for line in header)
+        assert all(re.search(r", epoch [1-9][0-9]*$", line) for line in members), members
     per_partition = re.search(r"# {3}per partition: (.*)", text)
     assert per_partition is not None
     rates = [float(x.split()[1]) for x in per_partition.group(1).split(", ")]
@@ -421,6 +430,18 @@ def test_mostly_static_groups_are_written_static_and_the_header_says_so() -> Non
     scenario, header = snapshot_scenario(_made(group, [1, 1]))
     assert scenario.static is True
     assert any("2 of 3 members have a group.instance.id: written static" in h for h in header)
+
+
+def test_epochs_and_generations_are_in_the_member_lines() -> None:
+    member = dataclasses.replace(_member(0, False, [0]), epoch=7)
+    _, classic = snapshot_scenario(_made(_view([member]), [1]))
+    assert any(line.endswith("owns t-0, generation 7") for line in classic)
+    consumer = dataclasses.replace(
+        _view([member], kind="consumer", assignor="uniform"), group_epoch=9, assignment_epoch=8
+    )
+    _, header = snapshot_scenario(_made(consumer, [1]))
+    assert any(line.endswith("owns t-0, epoch 7") for line in header)
+    assert header[4].startswith("observed: group epoch 9, target assignment epoch 8 ")
 
 
 def test_broker_and_group_configs_the_broker_tells_are_written_as_observed() -> None:

@@ -25,10 +25,12 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from regroup.cli.errors import UsageError
+from regroup.model.wire import WireFormatError
 
 if TYPE_CHECKING:  # the admin client loads only when the command runs
     from regroup.server.security.client_login import ClientSecurity
@@ -133,19 +135,23 @@ def _librdkafka_security(security: ClientSecurity) -> dict[str, str]:
     return props
 
 
-def _describe_classic(
+def _wire_describe(
     group_id: str, security: ClientSecurity, timeout: float
-) -> Any:  # Callable[[str, int], GroupView]
-    """DescribeGroups v5 on the coordinator, through regroup's wire client (the fallback
-    of ``regroup.snapshot.admin`` for a broker that answers ConsumerGroupDescribe for a
-    classic group)."""
+) -> Callable[[str, str, int], GroupView]:
+    """The group described on its coordinator through regroup's wire client, as
+    ``regroup groups describe`` does it: DescribeGroups v5 for a classic group (each
+    member's generation from its Subscription), ConsumerGroupDescribe v1 for a consumer
+    group (the epochs). ``regroup.snapshot.admin`` uses it for what librdkafka does not
+    surface, and as the fallback for a broker that answers ConsumerGroupDescribe for a
+    classic group."""
 
-    def describe(host: str, port: int) -> GroupView:
-        from regroup.cli.groups import _describe_classic as describe_groups
+    def describe(kind: str, host: str, port: int) -> GroupView:
+        from regroup.cli.groups import _describe_classic, _describe_consumer
         from regroup.server.client import WireClient, WireClientError
         from regroup.server.security.client_login import LoginError, login
         from regroup.snapshot.model import GroupView, MemberView, SnapshotError
 
+        request = "ConsumerGroupDescribe" if kind == "consumer" else "DescribeGroups"
         try:
             with WireClient(
                 host, port, timeout=timeout, ssl_context=security.ssl_context()
@@ -153,18 +159,23 @@ def _describe_classic(
                 if security.sasl:
                     assert security.username is not None and security.password is not None
                     login(client, security.mechanism, security.username, security.password)
-                group = describe_groups(client, group_id)
-        except (LoginError, WireClientError, OSError) as exc:
-            raise SnapshotError(f"DescribeGroups on {host}:{port}: {exc}") from None
+                if kind == "consumer":
+                    group = _describe_consumer(client, group_id)
+                else:
+                    group = _describe_classic(client, group_id)
+        except (LoginError, WireClientError, WireFormatError, OSError, ValueError) as exc:
+            raise SnapshotError(f"{request} on {host}:{port}: {exc}") from None
+        if group["error_code"]:
+            raise SnapshotError(f"{request} on {host}:{port}: error {group['error_code']}")
         notes = []
         if any(not m["client_id"] and not m["partitions"] for m in group["members"]):
             notes.append(
-                "DescribeGroups gave members without client id, host or assignment; "
+                f"{request} gave members without client id, host or assignment; "
                 "the topics come from the committed offsets"
             )
         return GroupView(
             group_id=group_id,
-            type="classic",
+            type=kind,
             state=group["state"],
             assignor=group["assignor"] or "",
             members=tuple(
@@ -174,12 +185,20 @@ def _describe_classic(
                     client_id=m["client_id"] or "",
                     host=m["client_host"] or "",
                     assignment=tuple((t, p) for t, p in m["partitions"]),
+                    target_assignment=(
+                        tuple((t, p) for t, p in m["target_partitions"])
+                        if kind == "consumer"
+                        else None
+                    ),
+                    epoch=m["member_epoch"] if kind == "consumer" else m["generation"],
                 )
                 for m in group["members"]
             ),
             coordinator=f"{host}:{port}",
-            described_by="DescribeGroups",
+            described_by=request,
             notes=tuple(notes),
+            group_epoch=group.get("group_epoch"),
+            assignment_epoch=group.get("assignment_epoch"),
         )
 
     return describe
@@ -233,7 +252,7 @@ def run(args: argparse.Namespace) -> int:
             security=_librdkafka_security(security),
             timeout=args.timeout,
             sample_seconds=args.sample_seconds,
-            describe_classic=_describe_classic(args.group, security, args.timeout),
+            wire_describe=_wire_describe(args.group, security, args.timeout),
             progress=_Progress(f"the partitions of group '{args.group}'"),
         )
         scenario, header = snapshot_scenario(snapshot, args.what_if)

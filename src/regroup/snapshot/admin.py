@@ -9,9 +9,11 @@ kafka-python 3.0's ``KafkaAdminClient`` has no ConsumerGroupDescribe (it sends
 DescribeGroups only, which describes no KIP-848 member) and aiokafka has no KIP-848 at
 all. librdkafka also takes Kafka's client configs by their names, so the SASL and TLS
 properties of ``--command-config`` pass through unchanged. What it leaves out: the
-epochs (librdkafka 2.16 does not surface ConsumerGroupDescribe's group, assignment and
-member epochs) and the classic members' session and rebalance timeouts (DescribeGroups
-carries neither).
+epochs: librdkafka 2.16 does not surface ConsumerGroupDescribe's group, assignment and
+member epochs, nor the generation a classic member reports in its Subscription. Those
+are read by a second describe on the coordinator through regroup's own wire client
+(``wire_describe``), best effort: when it fails the snapshot says the epochs are
+unknown. Neither describe carries the classic members' session and rebalance timeouts.
 
 The calls, each bounded by ``timeout`` seconds (a future that does not complete in
 time is an unreachable cluster, never a hang): Metadata (``list_topics``), ListGroups
@@ -39,6 +41,7 @@ import concurrent.futures
 import datetime
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any, TypeVar
 
 from regroup.snapshot.model import (
@@ -262,14 +265,15 @@ def gather(
     security: Mapping[str, str] | None = None,
     timeout: float = 5.0,
     sample_seconds: float = 10.0,
-    describe_classic: Callable[[str, int], GroupView] | None = None,
+    wire_describe: Callable[[str, str, int], GroupView] | None = None,
     progress: Callable[[float, float], None] | None = None,
     sleep: Callable[[float], None] = time.sleep,
 ) -> Snapshot:
     """A snapshot of ``group_id``; ``SnapshotError`` when it cannot be taken.
 
-    ``describe_classic(host, port)`` describes the group with DescribeGroups on its
-    coordinator (see the module docstring); ``progress(waited, total)`` is called about
+    ``wire_describe(type, host, port)`` describes the group again on its coordinator,
+    with DescribeGroups (``classic``) or ConsumerGroupDescribe (``consumer``), for the
+    epochs and the fallback of the module docstring; ``progress(waited, total)`` is called about
     every half second while the second sample waits.
     """
     import confluent_kafka
@@ -295,7 +299,9 @@ def gather(
     if group.state == "Dead" or (listed is None and not group.members):
         raise _not_found(group_id)
     if listed == "classic" and group.type != "classic":
-        group = _classic_again(group, describe_classic)
+        group = _classic_again(group, wire_describe)
+    elif wire_describe is not None:
+        group = _with_epochs(group, wire_describe)
     if not group.members:
         # Kafka's message for an empty group (ConsumerGroupCommand); nothing to sample.
         raise SnapshotError(f"Consumer group '{group_id}' has no active members.")
@@ -341,8 +347,33 @@ def _first(version: Any) -> str:
     return str(version[0] if isinstance(version, tuple) else version)
 
 
+def _address(group: GroupView) -> tuple[str, int] | None:
+    host, _, port = group.coordinator.split(" ")[0].rpartition(":")
+    return (host, int(port)) if host and port.isdigit() else None
+
+
+def _with_epochs(
+    group: GroupView, wire_describe: Callable[[str, str, int], GroupView]
+) -> GroupView:
+    """``group`` with the epochs of a second describe on its coordinator (best effort)."""
+    address = _address(group)
+    if address is None:
+        return replace(group, notes=(*group.notes, "epochs unknown: no coordinator address"))
+    try:
+        wired = wire_describe(group.type, *address)
+    except SnapshotError as error:
+        return replace(group, notes=(*group.notes, f"epochs unknown: {error}"))
+    epochs = {m.member_id: m.epoch for m in wired.members}
+    return replace(
+        group,
+        members=tuple(replace(m, epoch=epochs.get(m.member_id)) for m in group.members),
+        group_epoch=wired.group_epoch,
+        assignment_epoch=wired.assignment_epoch,
+    )
+
+
 def _classic_again(
-    group: GroupView, describe_classic: Callable[[str, int], GroupView] | None
+    group: GroupView, wire_describe: Callable[[str, str, int], GroupView] | None
 ) -> GroupView:
     """The group described again with DescribeGroups on its coordinator."""
     quirk = (
@@ -350,17 +381,12 @@ def _classic_again(
         f"({len(group.members)} members, assignor {group.assignor!r}) where Kafka answers "
         "GROUP_ID_NOT_FOUND"
     )
-    address = group.coordinator.split(" ")[0]
-    host, _, port = address.rpartition(":")
-    if describe_classic is None or not port.isdigit():
+    address = _address(group)
+    if wire_describe is None or address is None:
         raise SnapshotError(f"{quirk}; no DescribeGroups to fall back on")
-    again = describe_classic(host, int(port))
-    return GroupView(
-        group_id=again.group_id,
-        type="classic",
-        state=again.state,
-        assignor=again.assignor,
-        members=again.members,
+    again = wire_describe("classic", *address)
+    return replace(
+        again,
         coordinator=group.coordinator,
         described_by="DescribeGroups (regroup's wire client)",
         notes=(*again.notes, f"{quirk}: described again with DescribeGroups v5"),

@@ -30,6 +30,9 @@ class MemberView:
     assignment: tuple[TopicPartition, ...]
     #: KIP-848 only: the partitions the coordinator's target gives the member.
     target_assignment: tuple[TopicPartition, ...] | None = None
+    #: The member epoch (KIP-848), or the generation a classic member reported in its
+    #: Subscription (v2+); ``None`` when not known.
+    epoch: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +52,9 @@ class GroupView:
     described_by: str
     #: What the describe left out or got around (a broker's quirk), one line each.
     notes: tuple[str, ...] = ()
+    #: KIP-848 only: the group epoch and the target assignment epoch.
+    group_epoch: int | None = None
+    assignment_epoch: int | None = None
 
     @property
     def protocol(self) -> str:

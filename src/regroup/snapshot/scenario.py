@@ -144,6 +144,9 @@ def _member_lines(snapshot: Snapshot) -> list[str]:
             f"host {member.host or '-'}",
             f"owns {owned}",
         ]
+        if member.epoch is not None:
+            kind = "epoch" if snapshot.group.type == "consumer" else "generation"
+            parts.append(f"{kind} {member.epoch}")
         if member.target_assignment is not None and member.target_assignment != member.assignment:
             target = ",".join(f"{t}-{p}" for t, p in member.target_assignment) or "none"
             parts.append(f"target {target}")
@@ -236,8 +239,14 @@ def snapshot_scenario(
         + (f"; from '{what_if}': {_configs(base.consumer)}" if base.consumer else ""),
         f"assumed: [[actions]] and timing from the built-in scenario '{what_if}': "
         f"{base.description}",
-        "epochs: not reported (librdkafka's describe does not surface them)",
     ]
+    if group.group_epoch is not None:
+        header.insert(
+            4,
+            f"observed: group epoch {group.group_epoch}, target assignment epoch "
+            f"{group.assignment_epoch} (ConsumerGroupDescribe through regroup's wire client: "
+            "librdkafka does not surface the epochs)",
+        )
     return scenario, header
 
 
