@@ -15,7 +15,9 @@ import contextlib
 import dataclasses
 import json
 import re
+import shutil
 import socket
+import subprocess
 import threading
 import time
 import tomllib
@@ -497,19 +499,42 @@ def test_a_group_with_no_members_or_no_topics_has_no_scenario() -> None:
         snapshot_scenario(empty)
 
 
-# -- SASL and ACLs through --command-config -----------------------------------------------------
+# -- TLS, SASL and ACLs through --command-config -----------------------------------------------
 
 PASSWORDS = {"alice": "alice-secret", "mallory": "mallory-secret"}
 
 
+def _self_signed(directory: Path) -> tuple[Path, Path]:
+    """(key+certificate PEM, certificate PEM) for 127.0.0.1, by the openssl command line."""
+    if shutil.which("openssl") is None:
+        pytest.skip("the openssl command line is not installed")
+    key, cert = directory / "broker.key", directory / "broker.crt"
+    subprocess.run(
+        [
+            "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+            "-subj", "/O=regroup/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1",
+            "-keyout", str(key), "-out", str(cert),
+        ],
+        check=True,
+        capture_output=True,
+    )  # fmt: skip
+    both = directory / "broker.pem"
+    both.write_text(key.read_text() + cert.read_text())
+    return both, cert
+
+
 @pytest.fixture
-def secured(tmp_path: Path) -> Iterator[BackgroundServer]:
-    """A SASL_PLAINTEXT server with an authorizer: alice may read group ``shop`` and topic
-    ``orders``; mallory only the topic. ``shop`` has one KIP-848 member (alice's)."""
+def secured(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """A SASL_SSL listener (self-signed certificate) with an authorizer: alice may read
+    group ``shop`` and topic ``orders``; mallory only the topic. ``shop`` has one KIP-848
+    member (alice's). Yields the bootstrap and the CA certificate."""
+    import ssl
+
     from regroup.server.client import WireClient
     from regroup.server.security.client_login import login
     from regroup.server.security.config import SecurityConfig
 
+    keystore, cert = _self_signed(tmp_path)
     users = tmp_path / "users.txt"
     users.write_text("".join(f"{u} SCRAM-SHA-256 password={p}\n" for u, p in PASSWORDS.items()))
     acls = tmp_path / "acls.txt"
@@ -520,7 +545,8 @@ def secured(tmp_path: Path) -> Iterator[BackgroundServer]:
     )
     security = SecurityConfig.from_properties(
         {
-            "listeners": "SASL_PLAINTEXT://127.0.0.1:0",
+            "listeners": "SASL_SSL://127.0.0.1:0",
+            "ssl.keystore.location": str(keystore),
             "regroup.sasl.credentials.file": str(users),
             "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
             "regroup.acls.file": str(acls),
@@ -528,9 +554,11 @@ def secured(tmp_path: Path) -> Iterator[BackgroundServer]:
     )
     options = ServerOptions(host="127.0.0.1", port=0, config=FAST, security=security)
     with BackgroundServer(options) as server:
-        assert server.server is not None
+        assert server.server is not None and server.server.security is not None
         server.call(server.server.create_topic, TOPIC, 2)
-        with WireClient("127.0.0.1", server.port) as client:
+        ((_, port),) = server.server.security.bound.values()
+        context = ssl.create_default_context(cafile=str(cert))
+        with WireClient("127.0.0.1", port, ssl_context=context) as client:
             login(client, "SCRAM-SHA-256", "alice", PASSWORDS["alice"])
             beat = client.request(
                 68,
@@ -546,49 +574,54 @@ def secured(tmp_path: Path) -> Iterator[BackgroundServer]:
                 },
             )
             assert beat.error_code.value == 0
-        yield server
+        yield f"127.0.0.1:{port}", cert
 
 
-def _as(tmp_path: Path, user: str, password: str) -> str:
-    config = tmp_path / f"{user}.properties"
+def _as(tmp_path: Path, cert: Path, user: str, password: str) -> str:
+    """A command config by Kafka's names: the Java client's sasl.jaas.config and a PEM
+    truststore."""
+    config = tmp_path / f"{user}-{password}.properties"
     config.write_text(
-        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-256\n"
+        "security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-256\n"
         "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required "
         f'username="{user}" password="{password}";\n'
+        f"ssl.truststore.location={cert}\n"
     )
     return str(config)
 
 
-def _secured_snapshot(server: BackgroundServer, config: str, out: Path) -> int:
+def _secured_snapshot(bootstrap: str, config: str, out: Path) -> int:
     return main(
         [
-            *("snapshot", "--bootstrap-server", f"127.0.0.1:{server.port}", "--group", "shop"),
+            *("snapshot", "--bootstrap-server", bootstrap, "--group", "shop"),
             *("--command-config", config, "--sample-seconds", "0.2", "--timeout", "3"),
             *("--out", str(out)),
         ]
     )
 
 
-def test_sasl_and_acls_by_kafkas_names(
-    secured: BackgroundServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+def test_tls_sasl_and_acls_by_kafkas_names(
+    secured: tuple[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    bootstrap, cert = secured
     out = tmp_path / "shop.toml"
-    assert _secured_snapshot(secured, _as(tmp_path, "alice", PASSWORDS["alice"]), out) == 0
+    assert _secured_snapshot(bootstrap, _as(tmp_path, cert, "alice", PASSWORDS["alice"]), out) == 0
     scenario = load_scenario(str(out))
     assert (scenario.members, scenario.protocol, dict(scenario.topics)) == (
         1,
         "consumer",
         {TOPIC: 2},
     )
+    assert "# observed: group epoch 1," in out.read_text()  # the wire client over TLS too
     capsys.readouterr()
-    mallory = _as(tmp_path, "mallory", PASSWORDS["mallory"])
-    assert _secured_snapshot(secured, mallory, tmp_path / "m.toml") == 2
+    mallory = _as(tmp_path, cert, "mallory", PASSWORDS["mallory"])
+    assert _secured_snapshot(bootstrap, mallory, tmp_path / "m.toml") == 2
     assert capsys.readouterr().err == (
         "regroup snapshot: error: GroupAuthorizationException: "
         "Not authorized to access group: shop\n"
     )
-    wrong = _as(tmp_path, "alice", "not-her-password")
-    assert _secured_snapshot(secured, wrong, tmp_path / "w.toml") == 2
+    wrong = _as(tmp_path, cert, "alice", "not-her-password")
+    assert _secured_snapshot(bootstrap, wrong, tmp_path / "w.toml") == 2
     err = capsys.readouterr().err
     assert err.startswith("regroup snapshot: error: SaslAuthenticationException: ")
     assert err.count("\n") == 1
