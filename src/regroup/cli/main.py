@@ -28,6 +28,7 @@ _SUBCOMMANDS = (
     "replay",
     "serve",
     "groups",
+    "snapshot",
     "ctl",
     "simulate",
     "compare",

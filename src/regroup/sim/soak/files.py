@@ -1,19 +1,25 @@
-"""A scenario written back as a scenario file (the JSON form of docs/formats/scenarios.md).
+"""A scenario written back as a scenario file (docs/formats/scenarios.md), JSON or TOML.
 
 ``scenario_to_data(s)`` is the inverse of ``parse_scenario``: parsing what it
 returns gives ``s`` again (a test checks it), so a minimised soak failure is an
 ordinary scenario file that ``regroup simulate --scenario`` runs.
+``scenario_to_toml(s, header)`` is the same table in TOML, after ``header`` as
+comment lines (``regroup snapshot`` says there where each value came from);
+``tomllib`` reads it back to the same table. ``write_scenario`` picks the
+syntax from the path's suffix.
 """
 
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from regroup.sim.scenario import Action, Scenario
 
-__all__ = ["scenario_to_data", "write_scenario"]
+__all__ = ["scenario_to_data", "scenario_to_toml", "write_scenario"]
 
 _ACTION_DEFAULTS = Action("start")
 
@@ -77,8 +83,72 @@ def scenario_to_data(scenario: Scenario) -> dict[str, Any]:
     return out
 
 
-def write_scenario(scenario: Scenario, path: Path) -> Path:
-    """Write ``scenario`` as a ``.json`` scenario file at ``path``; return the path."""
+# -- TOML ---------------------------------------------------------------------------------
+
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def _string(text: str) -> str:
+    """A TOML basic string. JSON's escapes (``\\"``, ``\\\\``, ``\\n``, ``\\u001f`` ...) are
+    TOML's too; other characters stay as they are (a TOML file is UTF-8: JSON's surrogate
+    pairs for characters beyond U+FFFF would not parse), but for DEL, which TOML escapes
+    and JSON does not."""
+    return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
+
+
+def _key(name: str) -> str:
+    """A TOML key: bare when it can be, else a basic string (``"session.timeout.ms"``)."""
+    return name if _BARE_KEY.fullmatch(name) else _string(name)
+
+
+def _value(value: Any) -> str:
+    """A TOML value: strings as ``_string``, integers and finite floats as JSON has them."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return _string(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ValueError(f"a scenario holds no {value} (TOML would, JSON would not)")
+        return repr(value)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_key(k)} = {_value(v)}" for k, v in value.items()) + "}"
+    raise TypeError(f"no TOML form for {type(value).__name__}")
+
+
+def scenario_to_toml(scenario: Scenario, header: Sequence[str] = ()) -> str:
+    """The scenario as a TOML document: ``header`` as ``#`` comment lines, the top-level
+    keys, then one table per section and one ``[[actions]]`` table per action."""
+    data = scenario_to_data(scenario)
+    lines = [f"# {line}".rstrip() for text in header for line in text.splitlines() or [""]]
+    if lines:
+        lines.append("")
+    tables = {k: v for k, v in data.items() if isinstance(v, dict)}
+    actions = data.pop("actions")
+    for key, value in data.items():
+        if key not in tables:
+            lines.append(f"{_key(key)} = {_value(value)}")
+    for name, table in tables.items():
+        lines += ["", f"[{name}]"]
+        lines += [f"{_key(k)} = {_value(v)}" for k, v in table.items()]
+    for action in actions:
+        lines += ["", "[[actions]]"]
+        lines += [f"{_key(k)} = {_value(v)}" for k, v in action.items()]
+    return "\n".join(lines) + "\n"
+
+
+def write_scenario(scenario: Scenario, path: Path, header: Sequence[str] = ()) -> Path:
+    """Write ``scenario`` at ``path``: TOML (with ``header`` as comments) when the path
+    ends in ``.toml``, else JSON (which has no comments: ``header`` is not written);
+    return the path."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(scenario_to_data(scenario), indent=2) + "\n", encoding="utf-8")
+    if path.suffix == ".toml":
+        text = scenario_to_toml(scenario, header)
+    else:
+        text = json.dumps(scenario_to_data(scenario), indent=2) + "\n"
+    path.write_text(text, encoding="utf-8")
     return path
