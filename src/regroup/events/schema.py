@@ -9,7 +9,9 @@ first, then the kind's fields; partitions are written ``"topic-3"``.
 
 Versioning: ``SCHEMA_VERSION`` is bumped when a field changes meaning or is
 removed. New kinds and new optional fields are added without a bump, and
-readers ignore kinds they do not know.
+readers ignore kinds they do not know. An optional field a kind lists in
+``omit_unset`` is left out of its JSON line while it is ``None``, so adding
+one leaves every line that does not set it byte for byte as it was.
 
 Vocabulary: ``generation`` is a classic group's generation id; ``epoch`` is a
 KIP-848 epoch (member epoch for member events, group epoch for group events).
@@ -89,12 +91,17 @@ class Event:
 
     #: The name of the kind, as its JSON lines carry it; each event class sets its own.
     kind: ClassVar[str] = ""
+    #: Optional fields (default ``None``) left out of the JSON while ``None``.
+    omit_unset: ClassVar[tuple[str, ...]] = ()
 
     ts_ms: int
     group_id: str
 
     def to_dict(self) -> dict[str, Any]:
         body = to_jsonable(self)
+        for name in self.omit_unset:
+            if body.get(name) is None:
+                body.pop(name, None)
         return {"schema": SCHEMA_VERSION, "kind": self.kind, **body}
 
     def to_json_line(self) -> str:
@@ -123,14 +130,28 @@ class MemberLeft(Event):
     ``reason``: ``leave`` (LeaveGroup / epoch -1), ``session_timeout``,
     ``rebalance_timeout``, ``join_timeout``, ``sync_timeout``,
     ``replaced`` (static member replaced by a new instance), ``fenced``.
+
+    ``client_reason``: the reason a LeaveGroup request gave for the member (KIP-800;
+    Kafka logs "not provided" without one). ``member_epoch`` and
+    ``rebalance_timeout_ms``: when its rebalance timeout removed a KIP-848 member, the
+    epoch it failed to leave and that timeout (Kafka's log line names both). Each is
+    written only when set.
     """
 
     kind: ClassVar[str] = "member_left"
+    omit_unset: ClassVar[tuple[str, ...]] = (
+        "client_reason",
+        "member_epoch",
+        "rebalance_timeout_ms",
+    )
 
     member_id: str
     group_protocol: str
     reason: str
     instance_id: str | None = None
+    client_reason: str | None = None
+    member_epoch: int | None = None
+    rebalance_timeout_ms: int | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
