@@ -28,6 +28,7 @@ from regroup.sim.soak.schedule import (
     FAULT_WINDOW_MS,
     FIRST_FAULT_MS,
     SETTLE_MS,
+    ZERO_TIMEOUT_CONFIG,
     Limits,
     draw_scenario,
 )
@@ -419,3 +420,43 @@ def test_a_seed_past_its_step_budget_stops_and_is_reported() -> None:
     assert cut.invariants == ["step_budget"]
     assert cut.steps == 100 and cut.virtual_ms < whole.virtual_ms
     assert "more than 100 steps" in cut.violations[0].detail
+
+
+# -- the zero-timeouts knob (Rule 4 of the schedule) ---------------------------------------
+
+
+@pytest.mark.parametrize("protocol", ["eager", "cooperative"])
+def test_the_zero_timeouts_knob_adds_bad_restarts_and_their_roll_back_and_nothing_else(
+    protocol: str,
+) -> None:
+    knob = Limits(max_members=6, max_partitions=16, max_actions=6, zero_timeouts=True)
+    plain = Limits(max_members=6, max_partitions=16, max_actions=6)
+    for seed in range(20):
+        with_knob, without = (
+            draw_scenario(protocol, seed, knob),
+            draw_scenario(protocol, seed, plain),
+        )
+        added = [a for a in with_knob.actions if ZERO_TIMEOUT_CONFIG in a.config]
+        assert [a for a in with_knob.actions if a not in added] == list(without.actions)
+        bad = [a for a in added if a.config[ZERO_TIMEOUT_CONFIG] <= 0]
+        back = [a for a in added if a.config[ZERO_TIMEOUT_CONFIG] > 0]
+        assert bad and len(bad) == len(back)
+        for first, second in zip(bad, back, strict=True):  # every bad client is rolled back
+            assert second.members == first.members and (second.at_ms or 0) > (first.at_ms or 0)
+        assert with_knob.network.latency_ms >= 1
+        assert with_knob.members == without.members and with_knob.topics == without.topics
+
+
+def test_the_zero_timeouts_knob_draws_nothing_for_kip848() -> None:
+    knob = Limits(max_members=6, max_partitions=16, max_actions=6, zero_timeouts=True)
+    plain = Limits(max_members=6, max_partitions=16, max_actions=6)
+    for seed in range(10):
+        assert draw_scenario("consumer", seed, knob) == draw_scenario("consumer", seed, plain)
+
+
+@pytest.mark.parametrize("protocol", ["eager", "cooperative"])
+def test_a_sample_of_small_seeds_with_zero_timeouts_has_no_violation(protocol: str) -> None:
+    limits = Limits(max_members=6, max_partitions=16, max_actions=6, zero_timeouts=True)
+    for seed in range(40):
+        outcome = run_scenario(draw_scenario(protocol, seed, limits), protocol, seed)
+        assert outcome.violations == [], (protocol, seed, outcome.violations)

@@ -19,12 +19,19 @@ network's ``loss``, ``jitter`` and ``duplicate``. Faults start inside
 (``[network] until_ms``), then ``SETTLE_MS`` of calm lets the group settle.
 
 Rule 4: with ``Limits.zero_timeouts`` (``regroup soak --zero-timeouts``) a
-classic schedule also restarts one to three members, at once, as clients that
-send a JoinGroup rebalance timeout of 0 or -1 (``regroup.join.rebalance.timeout.ms``,
-a value Kafka's broker takes from the wire): with static membership that is a
-replacement in Stable whose group then waits on members with no rebalance
-timeout, the class of schedule in which a join timer once re-armed itself at
-one instant forever. These actions are drawn from a stream of their own
+classic schedule also restarts one to three members as clients that send a
+JoinGroup rebalance timeout of 0 or -1 (``regroup.join.rebalance.timeout.ms``, a
+value Kafka's broker takes from the wire; only the session timeout is checked),
+and restarts them again with Kafka's value 5 to 20 s later: a bad client
+deployed, then rolled back. While such members are in the group its rebalance
+timeout (the largest of its members') may be 0 or less: with static members it
+is a replacement in Stable whose join phase then waits on members that never
+rejoin, the schedule in which a join timer once re-armed itself at one instant
+forever; when every member sends it, each SyncGroup comes after its deadline
+and the group churns, in Kafka as here, until the roll-back. The network then
+takes at least 1 ms each way: at 0 ms a churning member and the coordinator
+would answer each other at one virtual instant forever, a loop no real network
+has. These actions are drawn from a stream of their own
 (``soak/{protocol}/{seed}/zero-timeouts``), so the knob leaves the rest of a
 seed's scenario as it was.
 
@@ -48,6 +55,7 @@ __all__ = [
     "FAULT_KINDS",
     "FAULT_WINDOW_MS",
     "SETTLE_MS",
+    "ZERO_TIMEOUT_CONFIG",
     "Limits",
     "draw_scenario",
     "fault_counts",
@@ -61,6 +69,10 @@ SETTLE_MS = 90000
 #: The kinds of fault a schedule may hold (actions, then network features).
 FAULT_KINDS = (*ACTIONS, "loss", "jitter", "duplicate")
 _SLOW_MS = (1000, 5000, 20000, 40000)
+#: Rule 5's ``max.poll.interval.ms``: the rebalance timeout a Kafka client sends.
+_MAX_POLL_INTERVAL_MS = 30000
+#: The member config that plays a client sending another rebalance timeout (Rule 4).
+ZERO_TIMEOUT_CONFIG = "regroup.join.rebalance.timeout.ms"
 _CUT_MS = (1000, 5000, 15000, 30000)
 _ACTION_WEIGHTS = {
     "crash": 3,
@@ -101,19 +113,19 @@ def _members(rng: random.Random, slots: int) -> tuple[int, ...]:
     return tuple(sorted(rng.sample(range(slots), count)))
 
 
-def _zero_timeout_restarts(protocol: str, seed: int, slots: int) -> list[Action]:
-    """Rule 4: restarts as clients sending a JoinGroup rebalance timeout of 0 or -1."""
+def _zero_timeout_restarts(protocol: str, seed: int, members: int) -> list[Action]:
+    """Rule 4: restarts as clients sending a rebalance timeout of 0 or -1, then back."""
     rng = random.Random(f"soak/{protocol}/{seed}/zero-timeouts")
-    return [
-        Action(
-            "restart",
-            at_ms=rng.randrange(FIRST_FAULT_MS, FAULT_WINDOW_MS),
-            members=_members(rng, slots),
-            downtime_ms=0,
-            config={"regroup.join.rebalance.timeout.ms": rng.choice((0, -1))},
-        )
-        for _ in range(rng.randint(1, 2))
-    ]
+    actions: list[Action] = []
+    for _ in range(rng.randint(1, 2)):
+        at = rng.randrange(FIRST_FAULT_MS, FAULT_WINDOW_MS)
+        chosen = _members(rng, members)  # of the first members: they exist from the start
+        bad = {ZERO_TIMEOUT_CONFIG: rng.choice((0, -1))}
+        actions.append(Action("restart", at_ms=at, members=chosen, config=bad))
+        back = {ZERO_TIMEOUT_CONFIG: _MAX_POLL_INTERVAL_MS}
+        at_back = at + rng.choice((5000, 10000, 20000))
+        actions.append(Action("restart", at_ms=at_back, members=chosen, config=back))
+    return actions
 
 
 def draw_scenario(protocol: str, seed: int, limits: Limits = Limits()) -> Scenario:
@@ -187,11 +199,14 @@ def draw_scenario(protocol: str, seed: int, limits: Limits = Limits()) -> Scenar
                 )
             )
     if limits.zero_timeouts and protocol != "consumer":
-        actions.extend(_zero_timeout_restarts(protocol, seed, slots))
+        actions.extend(_zero_timeout_restarts(protocol, seed, members))
     actions.sort(key=lambda a: a.at_ms or 0)
     faults_end = max([FIRST_FAULT_MS] + [(a.at_ms or 0) + a.span_ms(slots) for a in actions])
+    latency_ms = rng.randint(0, 5)
+    if limits.zero_timeouts and protocol != "consumer":
+        latency_ms = max(latency_ms, 1)  # Rule 4
     network = NetworkConfig(
-        latency_ms=rng.randint(0, 5),
+        latency_ms=latency_ms,
         jitter_ms=rng.choice((0, 0, 5, 20)),
         loss=rng.choice((0.0, 0.0, 0.0, 0.01, 0.03)),
         duplicate=rng.choice((0.0, 0.0, 0.0, 0.01, 0.05)),
@@ -205,7 +220,7 @@ def draw_scenario(protocol: str, seed: int, limits: Limits = Limits()) -> Scenar
         restore_ms=rng.choice((0, 0, 0, 2000)),
     )
     consumer: dict[str, Any] = {
-        "max.poll.interval.ms": 30000,
+        "max.poll.interval.ms": _MAX_POLL_INTERVAL_MS,
         "enable.auto.commit": rng.random() < 0.5,
     }
     broker: dict[str, Any] = {"group.initial.rebalance.delay.ms": rng.choice((0, 3000))}
