@@ -79,6 +79,7 @@ from regroup.server.connection import (
     Stopping,
 )
 from regroup.server.control import Control
+from regroup.server.coordinator_log import CoordinatorLogSink
 from regroup.server.events import EventSink
 from regroup.server.fetch_waiters import FetchWaiters
 from regroup.server.heartbeat_codec import HeartbeatDecodeError, RegroupHeartbeat
@@ -202,6 +203,8 @@ class RegroupServer:
         if events_path is None and data_dir is not None:
             events_path = data_dir / "events.jsonl"
         self.events = EventSink(events_path)
+        #: The coordinator's events as Kafka's broker log (logger ``regroup.kafka``).
+        self.broker_log = CoordinatorLogSink(broker_id=options.node_id)
         seed = options.seed if options.seed is not None else random.SystemRandom().getrandbits(64)
         self.coordinator = GroupCoordinator(
             options.config, metadata=self.log.metadata_image(), rng=random.Random(seed)
@@ -408,6 +411,7 @@ class RegroupServer:
             self.store.append(result.records)
         if result.events:
             self.events.publish(result.events)
+            self.broker_log.publish(result.events)
         for failure in result.failures:
             self.stats["handler_failures"] = self.stats.get("handler_failures", 0) + 1
             logger.error(
