@@ -11,6 +11,16 @@ Versioning: ``SCHEMA_VERSION`` is bumped when a field changes meaning or is
 removed. New kinds and new optional fields are added without a bump, and
 readers ignore kinds they do not know.
 
+Observed fields: events read back from Kafka's own logs (``regroup history``) carry what
+real logs say and a simulation does not: ``broker_id`` (the coordinator's broker) and
+``coordinator_partition`` (its ``__consumer_offsets`` partition) on every kind,
+``reason_class`` on ``rebalance_started``, ``reason_text`` (Kafka's words, e.g. the client's
+KIP-800 reason) on ``member_left``, ``member_count`` on ``generation_bumped`` and
+``rebalance_completed``. They are optional, default to ``None`` and are left out of the JSON
+form when ``None`` (``OBSERVED_FIELDS``), so the simulator's and the server's logs are
+unchanged byte for byte. From a log, ``generation_bumped.leader_id`` is ``""`` and
+``member_ids`` empty: Kafka's ``Stabilized`` line names neither.
+
 Vocabulary: ``generation`` is a classic group's generation id; ``epoch`` is a
 KIP-848 epoch (member epoch for member events, group epoch for group events).
 ``group_protocol`` is ``"classic"`` or ``"consumer"`` (the values of the
@@ -44,6 +54,7 @@ from regroup.model.codec import CodecError, from_jsonable, to_jsonable
 
 __all__ = [
     "EVENT_KINDS",
+    "OBSERVED_FIELDS",
     "SCHEMA_VERSION",
     "ConsumerStarted",
     "ConsumerStopped",
@@ -82,6 +93,11 @@ SCHEMA_VERSION = 1
 
 Partitions = tuple[TopicPartition, ...]
 
+#: Optional fields of events read from real logs, left out of the JSON form when ``None``.
+OBSERVED_FIELDS = frozenset(
+    {"broker_id", "coordinator_partition", "reason_class", "reason_text", "member_count"}
+)
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Event:
@@ -92,9 +108,16 @@ class Event:
 
     ts_ms: int
     group_id: str
+    #: Observed (``OBSERVED_FIELDS``): the coordinator's broker and ``__consumer_offsets``
+    #: partition, as a Kafka log names them.
+    broker_id: int | None = None
+    coordinator_partition: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         body = to_jsonable(self)
+        for name in OBSERVED_FIELDS:
+            if body.get(name, 0) is None:
+                del body[name]
         return {"schema": SCHEMA_VERSION, "kind": self.kind, **body}
 
     def to_json_line(self) -> str:
@@ -131,6 +154,8 @@ class MemberLeft(Event):
     group_protocol: str
     reason: str
     instance_id: str | None = None
+    #: Observed: the reason in Kafka's words (a KIP-800 client reason, a fencing reason).
+    reason_text: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -152,6 +177,8 @@ class RebalanceStarted(Event):
 
     generation: int
     reason: str
+    #: Observed: ``reason`` sorted into a class (``regroup.history.reasons``).
+    reason_class: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -162,6 +189,8 @@ class RebalanceCompleted(Event):
 
     generation: int
     assignment: Mapping[str, Partitions] = field(default_factory=dict)
+    #: Observed: the group's size as the log gives it.
+    member_count: int | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -174,6 +203,8 @@ class GenerationBumped(Event):
     protocol_name: str | None
     leader_id: str
     member_ids: tuple[str, ...]
+    #: Observed: the member count of Kafka's ``Stabilized`` line.
+    member_count: int | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
