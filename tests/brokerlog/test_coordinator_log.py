@@ -95,7 +95,7 @@ def test_a_classic_group_from_first_join_to_empty() -> None:
             "classic",
             "leave",
             instance_id="i2",
-            client_reason="the consumer is being closed",
+            reason_text="the consumer is being closed",
         ),
         joined(8, "m4", "classic"),
         left(9, "m4", "classic", "leave"),
@@ -163,7 +163,7 @@ def test_a_consumer_group_joins_bumps_leaves_and_fences() -> None:
         left(8, "c5", "consumer", "rebalance_timeout", member_epoch=7, rebalance_timeout_ms=300000),
         # A classic member inside a consumer group (online migration).
         joined(9, "k1", "classic"),
-        left(10, "k1", "classic", "leave", client_reason="bye"),
+        left(10, "k1", "classic", "leave", reason_text="bye"),
         left(11, "k2", "consumer", "join_timeout"),
         left(12, "k3", "consumer", "sync_timeout"),
     ]
@@ -205,7 +205,7 @@ def test_lines_keep_the_events_time_and_the_other_kinds_write_nothing() -> None:
 
 def test_new_member_left_fields_are_left_out_of_the_json_until_set() -> None:
     plain = left(1, "m", "classic", "leave")
-    assert "client_reason" not in plain.to_json_line()
+    assert "reason_text" not in plain.to_json_line()
     assert "rebalance_timeout_ms" not in plain.to_json_line()
     assert plain.to_json_line() == (
         '{"schema":1,"kind":"member_left","ts_ms":1,"group_id":"orders","member_id":"m",'

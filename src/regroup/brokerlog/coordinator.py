@@ -273,7 +273,7 @@ def _member_left(log: CoordinatorLog, group: _Group, event: Event, out: list[Log
         return
     if reason == "leave" and event.group_protocol == "classic":
         # A classic member's LeaveGroup, in a classic or a consumer group: one wording.
-        client_reason = event.client_reason or "not provided"
+        client_reason = event.reason_text or "not provided"
         if instance is None:
             log._emit(out, event, Kind.MEMBER_LEFT, member_id=member, reason=client_reason)
         else:

@@ -9,9 +9,21 @@ first, then the kind's fields; partitions are written ``"topic-3"``.
 
 Versioning: ``SCHEMA_VERSION`` is bumped when a field changes meaning or is
 removed. New kinds and new optional fields are added without a bump, and
-readers ignore kinds they do not know. An optional field a kind lists in
-``omit_unset`` is left out of its JSON line while it is ``None``, so adding
-one leaves every line that does not set it byte for byte as it was.
+readers ignore kinds they do not know.
+
+Observed fields: events read back from Kafka's own logs (``regroup history``) carry what
+real logs say and a simulation does not: ``broker_id`` (the coordinator's broker) and
+``coordinator_partition`` (its ``__consumer_offsets`` partition) on every kind,
+``reason_class`` on ``rebalance_started``, ``reason_text`` (Kafka's words, e.g. the client's
+KIP-800 reason) on ``member_left``, ``member_count`` on ``generation_bumped`` and
+``rebalance_completed``. They are optional, default to ``None`` and are left out of the JSON
+form when ``None`` (``OBSERVED_FIELDS``), so the simulator's and the server's logs are
+unchanged byte for byte. From a log, ``generation_bumped.leader_id`` is ``""`` and
+``member_ids`` empty: Kafka's ``Stabilized`` line names neither. The coordinator sets
+some of them too, where Kafka's own log line names the value: ``reason_text`` (a
+LeaveGroup's client reason), and on ``member_left`` by a KIP-848 rebalance timeout
+``member_epoch`` and ``rebalance_timeout_ms``; a line that does not set one keeps its
+bytes.
 
 Vocabulary: ``generation`` is a classic group's generation id; ``epoch`` is a
 KIP-848 epoch (member epoch for member events, group epoch for group events).
@@ -46,6 +58,7 @@ from regroup.model.codec import CodecError, from_jsonable, to_jsonable
 
 __all__ = [
     "EVENT_KINDS",
+    "OBSERVED_FIELDS",
     "SCHEMA_VERSION",
     "ConsumerStarted",
     "ConsumerStopped",
@@ -84,6 +97,20 @@ SCHEMA_VERSION = 1
 
 Partitions = tuple[TopicPartition, ...]
 
+#: Optional fields of events read from real logs (and the few the coordinator sets where
+#: Kafka's log names the value), left out of the JSON form when ``None``.
+OBSERVED_FIELDS = frozenset(
+    {
+        "broker_id",
+        "coordinator_partition",
+        "reason_class",
+        "reason_text",
+        "member_count",
+        "member_epoch",
+        "rebalance_timeout_ms",
+    }
+)
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Event:
@@ -91,17 +118,19 @@ class Event:
 
     #: The name of the kind, as its JSON lines carry it; each event class sets its own.
     kind: ClassVar[str] = ""
-    #: Optional fields (default ``None``) left out of the JSON while ``None``.
-    omit_unset: ClassVar[tuple[str, ...]] = ()
 
     ts_ms: int
     group_id: str
+    #: Observed (``OBSERVED_FIELDS``): the coordinator's broker and ``__consumer_offsets``
+    #: partition, as a Kafka log names them.
+    broker_id: int | None = None
+    coordinator_partition: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         body = to_jsonable(self)
-        for name in self.omit_unset:
-            if body.get(name) is None:
-                body.pop(name, None)
+        for name in OBSERVED_FIELDS:
+            if body.get(name, 0) is None:
+                del body[name]
         return {"schema": SCHEMA_VERSION, "kind": self.kind, **body}
 
     def to_json_line(self) -> str:
@@ -131,25 +160,21 @@ class MemberLeft(Event):
     ``rebalance_timeout``, ``join_timeout``, ``sync_timeout``,
     ``replaced`` (static member replaced by a new instance), ``fenced``.
 
-    ``client_reason``: the reason a LeaveGroup request gave for the member (KIP-800;
-    Kafka logs "not provided" without one). ``member_epoch`` and
+    ``reason_text``: the reason in Kafka's words; the coordinator sets a LeaveGroup's
+    client reason (KIP-800; Kafka logs "not provided" without one). ``member_epoch`` and
     ``rebalance_timeout_ms``: when its rebalance timeout removed a KIP-848 member, the
     epoch it failed to leave and that timeout (Kafka's log line names both). Each is
-    written only when set.
+    written only when set (``OBSERVED_FIELDS``).
     """
 
     kind: ClassVar[str] = "member_left"
-    omit_unset: ClassVar[tuple[str, ...]] = (
-        "client_reason",
-        "member_epoch",
-        "rebalance_timeout_ms",
-    )
 
     member_id: str
     group_protocol: str
     reason: str
     instance_id: str | None = None
-    client_reason: str | None = None
+    #: Observed: the reason in Kafka's words (a KIP-800 client reason, a fencing reason).
+    reason_text: str | None = None
     member_epoch: int | None = None
     rebalance_timeout_ms: int | None = None
 
@@ -173,6 +198,8 @@ class RebalanceStarted(Event):
 
     generation: int
     reason: str
+    #: Observed: ``reason`` sorted into a class (``regroup.history.reasons``).
+    reason_class: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -183,6 +210,8 @@ class RebalanceCompleted(Event):
 
     generation: int
     assignment: Mapping[str, Partitions] = field(default_factory=dict)
+    #: Observed: the group's size as the log gives it.
+    member_count: int | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -195,6 +224,8 @@ class GenerationBumped(Event):
     protocol_name: str | None
     leader_id: str
     member_ids: tuple[str, ...]
+    #: Observed: the member count of Kafka's ``Stabilized`` line.
+    member_count: int | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -215,7 +215,7 @@ def member_left(
             group_protocol=GROUP_PROTOCOL,
             reason=reason,
             instance_id=member.group_instance_id,
-            client_reason=client_reason,
+            reason_text=client_reason,
         )
     )
 

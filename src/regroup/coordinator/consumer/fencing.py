@@ -87,7 +87,7 @@ def remove_member(
             group_protocol=group_protocol,
             reason=reason,
             instance_id=member.instance_id,
-            client_reason=client_reason,
+            reason_text=client_reason,
             member_epoch=member_epoch,
             rebalance_timeout_ms=rebalance_timeout_ms,
         )
