@@ -122,9 +122,13 @@ def log_to_stream(stream: TextIO | None = None, level: int = logging.INFO) -> lo
 
 
 def detach(handler: logging.Handler) -> None:
-    """Stop sending the broker log to ``handler`` and close it."""
-    logging.getLogger(KAFKA_LOGGER).removeHandler(handler)
+    """Stop sending the broker log to ``handler`` and close it; with no handler left, the
+    lines go up to the root logger again."""
+    root = logging.getLogger(KAFKA_LOGGER)
+    root.removeHandler(handler)
     handler.close()
+    if not root.handlers:
+        root.propagate = True
 
 
 def _attach(
