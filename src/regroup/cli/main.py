@@ -34,6 +34,7 @@ _SUBCOMMANDS = (
     "soak",
     "sweep",
     "analyze",
+    "history",
     "demo",
 )
 
