@@ -11,6 +11,7 @@ from regroup.events import (
     MemberAssignmentChanged,
     MemberJoined,
     MemberLeft,
+    MemberPending,
     RebalanceCompleted,
     RebalanceStarted,
     TargetAssignmentComputed,
@@ -104,6 +105,10 @@ def test_a_classic_group_from_first_join_to_empty() -> None:
         GenerationBumped(
             ts_ms=10, group_id=G, generation=2, protocol_name=None, leader_id="", member_ids=()
         ),
+        # KIP-394: the id handed out, then the member joining with it.
+        state(11, "PreparingRebalance", "Empty"),
+        MemberPending(ts_ms=11, group_id=G, member_id="m7", client_id="app"),
+        joined(12, "m7", "classic"),
     ]
     assert messages(events) == [
         "Dynamic member with unknown member id joins group orders in state Empty. Created a "
@@ -127,6 +132,10 @@ def test_a_classic_group_from_first_join_to_empty() -> None:
         "request; client reason: not provided",
         "Group orders removed dynamic members who haven't joined: [m5, m6]",
         "Group orders with generation 2 is now empty.",
+        "Dynamic member with unknown member id joins group orders in Empty state. Created a "
+        "new member id m7 and requesting the member to rejoin with this id.",
+        "Pending dynamic member with id m7 joins group orders in Empty state. Adding to the "
+        "group now.",
     ]
 
 

@@ -202,6 +202,11 @@ SAMPLES: dict[tuple[str, ...], str] = {
         "unknown member id joins group g in state Empty. Created a new member id "
         "consumer-g-1-aa and added the member to the group."
     ),
+    ("java-group-coordinator", "pending_member_joined", "3.7"): (
+        "[GroupCoordinator id=1 topic=__consumer_offsets partition=12] Pending dynamic member "
+        "with id consumer-g-1-aa joins group g in PreparingRebalance state. Adding to the "
+        "group now."
+    ),
     ("java-group-coordinator", "rebalance_stalled", "3.7"): (
         "[GroupCoordinator id=1 topic=__consumer_offsets partition=12] Group g could not "
         "complete rebalance because no members rejoined."

@@ -28,6 +28,7 @@ from regroup.events import (
     GroupEpochBumped,
     MemberJoined,
     MemberLeft,
+    MemberPending,
     RebalanceStarted,
 )
 from regroup.history.formats import parse
@@ -113,7 +114,10 @@ def test_a_real_groups_rebalances_are_in_the_broker_log(
         assert max(n for _, n in stabilized) == 2
         preparing = [s for s in said if s.startswith(f"Preparing to rebalance group {group} ")]
         assert len(preparing) == sum(isinstance(e, RebalanceStarted) for e in events)
-        assert sum("joins group" in s for s in said) == joins
+        pending = sum(isinstance(e, MemberPending) for e in events)
+        assert pending == joins  # every client here joins with JoinGroup v4+ (KIP-394)
+        assert sum(s.startswith("Dynamic member with unknown member id") for s in said) == pending
+        assert sum(s.startswith("Pending dynamic member with id") for s in said) == joins
         left = [s for s in said if "has left group through explicit `LeaveGroup` request" in s]
         assert len(left) == 2
     else:

@@ -15,12 +15,17 @@ the events before, per group. Sans-IO: the drivers (``regroup.server``,
 When Kafka logs what (the statements of ``GroupMetadataManager``):
 
 classic groups
-  * ``member_joined``: a dynamic member "Dynamic member with unknown member id joins
-    group G in state S. Created a new member id M and added the member to the
-    group."; a static one "Static member with groupInstanceId=I and unknown member
-    id joins group G in S state. Created a new member id M ...", or, after the
-    ``member_left`` (``replaced``) of the same instance id, "... Replacing previously
-    mapped member O with this groupInstanceId.";
+  * ``member_pending`` (KIP-394, JoinGroup v4+): "Dynamic member with unknown member id
+    joins group G in S state. Created a new member id M and requesting the member to
+    rejoin with this id.";
+  * ``member_joined``: a dynamic member that was pending "Pending dynamic member with
+    id M joins group G in S state. Adding to the group now.", one that was not
+    (JoinGroup v0-v3) "Dynamic member with unknown member id joins group G in state
+    S. Created a new member id M and added the member to the group."; a static one
+    "Static member with groupInstanceId=I and unknown member id joins group G in S
+    state. Created a new member id M ...", or, after the ``member_left``
+    (``replaced``) of the same instance id, "... Replacing previously mapped member O
+    with this groupInstanceId.";
   * ``rebalance_started``: "Preparing to rebalance group G in state
     PreparingRebalance with old generation N (reason: R)." (logged after the
     transition, so the state is always PreparingRebalance; R is Kafka's text, which
@@ -54,10 +59,8 @@ consumer groups (KIP-848)
     ("the member session expired." for a session timeout, "it failed to transition
     from epoch E within Tms" for a rebalance timeout ...).
 
-Not written, for want of an event: the KIP-394 step that hands a new dynamic
-classic member its id, pending members leaving or expiring, groups loaded and
-unloaded. A dynamic classic member is admitted with the line of the JoinGroup
-path without that step (the one ``regroup.history.formats`` holds).
+Not written, for want of an event: pending members leaving or expiring, groups
+loaded and unloaded.
 """
 
 from __future__ import annotations
@@ -74,6 +77,7 @@ from regroup.events import (
     MemberAssignmentChanged,
     MemberJoined,
     MemberLeft,
+    MemberPending,
     RebalanceCompleted,
     RebalanceStarted,
     TargetAssignmentComputed,
@@ -87,6 +91,10 @@ KAFKA_VERSION = "4.0"
 
 _FAMILY = Family.JAVA
 _LOGGER = FAMILY_LOGGERS[_FAMILY]
+
+#: Pending member ids kept per group before the oldest are forgotten (a client that never
+#: rejoins leaves its id behind; Kafka expires it after a session timeout).
+_PENDING_KEPT = 10_000
 
 #: KIP-848's member epoch of a static member that left for now.
 _STATIC_LEAVE_EPOCH = -2
@@ -132,6 +140,8 @@ class _Group:
     replaced: dict[str, str] = field(default_factory=dict)
     #: Dynamic members removed by the end of the join phase, for its one line.
     unjoined: list[str] = field(default_factory=list)
+    #: Member ids handed out to new dynamic members that have not joined with them yet.
+    pending: dict[str, None] = field(default_factory=dict)
 
 
 class CoordinatorLog:
@@ -216,7 +226,10 @@ def _member_joined(log: CoordinatorLog, group: _Group, event: Event, out: list[L
     if instance is not None:
         group.instance_ids[member] = instance
     if group.group_type == "classic":
-        if instance is None:
+        if instance is None and member in group.pending:
+            del group.pending[member]
+            log._emit(out, event, Kind.PENDING_MEMBER_JOINED, member_id=member, state=group.state)
+        elif instance is None:
             log._emit(out, event, Kind.DYNAMIC_MEMBER_JOINED, member_id=member, state=group.state)
         elif old is not None:
             log._emit(
@@ -259,6 +272,16 @@ def _member_joined(log: CoordinatorLog, group: _Group, event: Event, out: list[L
             instance_id=instance,
             protocol=protocol,
         )
+
+
+def _member_pending(log: CoordinatorLog, group: _Group, event: Event, out: list[LogLine]) -> None:
+    assert isinstance(event, MemberPending)
+    group.group_type = group.group_type or "classic"
+    # A pending id whose client never came back is never seen again: forget the oldest.
+    if len(group.pending) >= _PENDING_KEPT:
+        del group.pending[next(iter(group.pending))]
+    group.pending[event.member_id] = None
+    log._emit(out, event, Kind.DYNAMIC_MEMBER_PENDING, member_id=event.member_id, state=group.state)
 
 
 def _member_left(log: CoordinatorLog, group: _Group, event: Event, out: list[LogLine]) -> None:
@@ -408,6 +431,7 @@ _Handler = Callable[[CoordinatorLog, _Group, Event, list[LogLine]], None]
 
 _HANDLERS: dict[type, _Handler] = {
     GroupStateChanged: _state_changed,
+    MemberPending: _member_pending,
     MemberJoined: _member_joined,
     MemberLeft: _member_left,
     RebalanceStarted: _rebalance_started,

@@ -32,7 +32,7 @@ client config ``group.protocol``).
 
 Kinds, by who emits them:
 
-coordinator: member_joined, member_left, group_state_changed,
+coordinator: member_pending, member_joined, member_left, group_state_changed,
   rebalance_started, rebalance_completed, generation_bumped,
   group_epoch_bumped, target_assignment_computed, member_assignment_changed,
   offsets_committed, offset_commit_rejected
@@ -71,6 +71,7 @@ __all__ = [
     "MemberAssignmentChanged",
     "MemberJoined",
     "MemberLeft",
+    "MemberPending",
     "MemberStateChanged",
     "OffsetCommitRejected",
     "OffsetsCommitted",
@@ -138,6 +139,22 @@ class Event:
 
 
 # -- coordinator ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MemberPending(Event):
+    """Classic (KIP-394): a new dynamic member got its member id and must join again with it.
+
+    The JoinGroup (v4+) without a member id is answered MEMBER_ID_REQUIRED with a new
+    id; the member is *pending* (not in the group) until it joins with that id
+    (``member_joined``) or its session timeout passes (Kafka
+    ``classicGroupJoinNewDynamicMember``).
+    """
+
+    kind: ClassVar[str] = "member_pending"
+
+    member_id: str
+    client_id: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -499,6 +516,7 @@ class GroupStabilized(Event):
 EVENT_KINDS: dict[str, type[Event]] = {
     cls.kind: cls
     for cls in (
+        MemberPending,
         MemberJoined,
         MemberLeft,
         GroupStateChanged,

@@ -93,6 +93,7 @@ class Kind(StrEnum):
     STATIC_MEMBER_JOINED = "static_member_joined"
     DYNAMIC_MEMBER_PENDING = "dynamic_member_pending"  # new id handed out, member must rejoin
     DYNAMIC_MEMBER_JOINED = "dynamic_member_joined"
+    PENDING_MEMBER_JOINED = "pending_member_joined"  # a KIP-394 pending member rejoined
     REBALANCE_STALLED = "rebalance_stalled"  # could not complete: no member rejoined
     UNJOINED_MEMBERS_REMOVED = "unjoined_members_removed"
     GROUP_LOADED = "group_loaded"
@@ -693,6 +694,15 @@ FORMATS: tuple[LogFormat, ...] = (
         "Dynamic member with unknown member id joins group {group_id} in state {state}. "
         "Created a new member id {member_id} and added the member to the group.",
         f"{_GMM_JAVA}.classicGroupJoinNewDynamicMember",
+    ),
+    LogFormat(
+        _J,
+        Kind.PENDING_MEMBER_JOINED,
+        "3.7",
+        None,
+        "Pending dynamic member with id {member_id} joins group {group_id} in {state} state. "
+        "Adding to the group now.",
+        f"{_GMM_JAVA}.classicGroupJoinExistingMember",
     ),
     LogFormat(
         _J,

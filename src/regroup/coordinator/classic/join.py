@@ -52,6 +52,7 @@ from regroup.coordinator.classic.records import group_metadata_record, new_group
 from regroup.coordinator.config import GroupCoordinatorConfig
 from regroup.coordinator.result import CoordinatorResult
 from regroup.coordinator.state import GroupCoordinatorState
+from regroup.events.schema import MemberPending
 from regroup.model.errors import ErrorCode, KafkaProtocolError
 from regroup.model.member import new_classic_member_id
 from regroup.model.requests.classic import JoinGroupRequest, JoinGroupResponse, SyncGroupResponse
@@ -166,6 +167,14 @@ def _join_new_member(
         group.pending_members.add(new_member_id)
         schedule_pending_member_heartbeat(
             state, group, new_member_id, request.session_timeout_ms, now_ms
+        )
+        out.events.append(
+            MemberPending(
+                ts_ms=now_ms,
+                group_id=group.group_id,
+                member_id=new_member_id,
+                client_id=request.client_id,
+            )
         )
         out.reply(token, JoinGroupResponse(ErrorCode.MEMBER_ID_REQUIRED, member_id=new_member_id))
     else:
