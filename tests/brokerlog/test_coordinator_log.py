@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from regroup.brokerlog import KAFKA_VERSION, CoordinatorLog, coordinator_partition
+from regroup.brokerlog import KAFKA_VERSION, CoordinatorLog, LoadedGroup, coordinator_partition
 from regroup.events import (
     Event,
     GenerationBumped,
@@ -224,3 +224,36 @@ def test_new_member_left_fields_are_left_out_of_the_json_until_set() -> None:
     assert '"member_epoch":3,"rebalance_timeout_ms":10' in told.to_json_line()
     for event in (plain, told):
         assert event_from_json_line(event.to_json_line()) == event
+
+
+def test_a_loaded_group_is_logged_and_what_follows_starts_from_it() -> None:
+    log = CoordinatorLog(broker_id=3)
+    (classic,) = log.loaded(
+        50,
+        LoadedGroup(
+            group_id=G,
+            group_type="classic",
+            state="Stable",
+            members={"m1": None, "m2": "i2"},
+            leader_id="m1",
+        ),
+    )
+    assert classic.ts_ms == 50
+    assert classic.message == PREFIX + "Loaded classic group orders with 2 members."
+    assert str(parse(classic.message, Family.JAVA).format.kind) == "group_loaded"  # type: ignore[union-attr]
+    (received,) = log.lines(
+        RebalanceCompleted(ts_ms=60, group_id=G, generation=4, assignment={"m1": (), "m2": ()})
+    )
+    assert received.message.endswith(
+        "Assignment received from leader m1 for group orders for generation 4. The group has "
+        "2 members, 1 of which are static."
+    )
+    (consumer,) = log.loaded(70, LoadedGroup("other", "consumer", "Stable", {"c1": None}))
+    assert consumer.message.endswith("Loaded consumer group other with 1 members.")
+    # A classic member joining the loaded consumer group: the consumer group's wording.
+    (joined_line,) = log.lines(
+        MemberJoined(ts_ms=80, group_id="other", member_id="k1", group_protocol="classic")
+    )
+    assert joined_line.message.endswith(
+        "[GroupId other] Member k1 joins the consumer group using the classic protocol."
+    )

@@ -8,7 +8,7 @@ out as Kafka's ``server.log`` is (``layout``). Sans-IO: the drivers write them
 (``regroup serve --log-file``, ``regroup simulate --broker-log``).
 """
 
-from regroup.brokerlog.coordinator import KAFKA_VERSION, CoordinatorLog, LogLine
+from regroup.brokerlog.coordinator import KAFKA_VERSION, CoordinatorLog, LoadedGroup, LogLine
 from regroup.brokerlog.layout import PATTERN, format_line, timestamp
 from regroup.brokerlog.partition import (
     DEFAULT_OFFSETS_PARTITIONS,
@@ -23,6 +23,7 @@ __all__ = [
     "OFFSETS_TOPIC",
     "PATTERN",
     "CoordinatorLog",
+    "LoadedGroup",
     "LogLine",
     "coordinator_partition",
     "format_line",

@@ -59,13 +59,19 @@ consumer groups (KIP-848)
     ("the member session expired." for a session timeout, "it failed to transition
     from epoch E within Tms" for a rebalance timeout ...).
 
+groups loaded (``CoordinatorLog.loaded``: a driver that rebuilt its coordinator from
+its records, as a broker loads a ``__consumer_offsets`` partition): "Loaded classic
+group G with K members." / "Loaded consumer group G with K members." (Kafka
+``GroupMetadataManager.onLoaded``), which also tells the lines that follow what the
+group was.
+
 Not written, for want of an event: pending members leaving or expiring, groups
-loaded and unloaded.
+unloaded.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from regroup.brokerlog.partition import DEFAULT_OFFSETS_PARTITIONS, coordinator_partition
@@ -84,7 +90,7 @@ from regroup.events import (
 )
 from regroup.history.formats import FAMILY_LOGGERS, FORMATS, Family, Kind, render
 
-__all__ = ["KAFKA_VERSION", "CoordinatorLog", "LogLine"]
+__all__ = ["KAFKA_VERSION", "CoordinatorLog", "LoadedGroup", "LogLine"]
 
 #: The Kafka release whose wording the lines take (``regroup.history.formats`` rows).
 KAFKA_VERSION = "4.0"
@@ -124,6 +130,21 @@ class LogLine:
     logger: str
     kind: str
     message: str
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedGroup:
+    """A group as a driver's coordinator holds it after loading its records."""
+
+    group_id: str
+    #: ``classic`` or ``consumer``.
+    group_type: str
+    #: Kafka's name of its state (``Stable``, ``Empty`` ...).
+    state: str
+    #: member id -> its ``group.instance.id`` (``None``: a dynamic member).
+    members: Mapping[str, str | None]
+    #: A classic group's leader (``""``: none).
+    leader_id: str = ""
 
 
 @dataclass(slots=True)
@@ -173,6 +194,21 @@ class CoordinatorLog:
             self._partitions[group_id] = found
         return found
 
+    def loaded(self, ts_ms: int, group: LoadedGroup) -> list[LogLine]:
+        """The line of a group loaded from records (Kafka ``onLoaded``); what follows
+        about the group starts from what was loaded."""
+        tracked = self._groups[group.group_id] = _Group(
+            group_type=group.group_type,
+            state=group.state,
+            leader_id=group.leader_id,
+            members=tuple(group.members),
+            instance_ids={m: i for m, i in group.members.items() if i is not None},
+        )
+        kind = Kind.GROUP_LOADED if tracked.group_type == "classic" else Kind.CONSUMER_GROUP_LOADED
+        out: list[LogLine] = []
+        self._emit_at(out, ts_ms, group.group_id, kind, members=len(group.members))
+        return out
+
     def lines_of(self, events: Iterable[Event]) -> Iterator[LogLine]:
         for event in events:
             yield from self.lines(event)
@@ -190,19 +226,24 @@ class CoordinatorLog:
         return out
 
     def _emit(self, out: list[LogLine], event: Event, kind: Kind, **fields: object) -> None:
+        self._emit_at(out, event.ts_ms, event.group_id, kind, **fields)
+
+    def _emit_at(
+        self, out: list[LogLine], ts_ms: int, group_id: str, kind: Kind, **fields: object
+    ) -> None:
         message = render(
             kind,
             _FAMILY,
             version=KAFKA_VERSION,
             broker_id=self.broker_id,
-            offsets_partition=self.partition(event.group_id),
-            group_id=event.group_id,
+            offsets_partition=self.partition(group_id),
+            group_id=group_id,
             **fields,
         )
         level = self._levels.get(kind)
         if level is None:
             level = self._levels[kind] = _level(kind)
-        out.append(LogLine(event.ts_ms, level, _LOGGER, str(kind), message))
+        out.append(LogLine(ts_ms, level, _LOGGER, str(kind), message))
 
 
 # -- the events ----------------------------------------------------------------------------

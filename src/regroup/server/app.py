@@ -204,7 +204,7 @@ class RegroupServer:
             events_path = data_dir / "events.jsonl"
         self.events = EventSink(events_path)
         #: The coordinator's events as Kafka's broker log (logger ``regroup.kafka``).
-        self.broker_log = CoordinatorLogSink(broker_id=options.node_id)
+        self.broker_log = CoordinatorLogSink(broker_id=options.node_id, owner=options)
         seed = options.seed if options.seed is not None else random.SystemRandom().getrandbits(64)
         self.coordinator = GroupCoordinator(
             options.config, metadata=self.log.metadata_image(), rng=random.Random(seed)
@@ -274,7 +274,9 @@ class RegroupServer:
         self._arm_offset_expiry()
         # Timers are not records: arm those of the groups rebuilt from the store
         # (session timeouts of replayed members, Kafka's onLoaded), then re-arm.
-        self._apply(self.coordinator.on_loaded(self.now_ms()))
+        now = self.now_ms()
+        self.broker_log.loaded(now, self.coordinator.groups.values())
+        self._apply(self.coordinator.on_loaded(now))
 
     def _listen(self, security: Security) -> None:
         """Sockets per listener; the first listener's address is the cluster's default."""

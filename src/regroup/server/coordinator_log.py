@@ -19,7 +19,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TextIO
 
-from regroup.brokerlog import CoordinatorLog, format_line
+from regroup.brokerlog import CoordinatorLog, LoadedGroup, LogLine, format_line
+from regroup.classic.group import ClassicGroup
+from regroup.consumer.group import ConsumerGroup
+from regroup.coordinator.group import Group
 from regroup.events import Event
 
 __all__ = [
@@ -27,6 +30,7 @@ __all__ = [
     "CoordinatorLogSink",
     "KafkaLayout",
     "detach",
+    "loaded_group",
     "log_to_file",
     "log_to_stream",
 ]
@@ -36,7 +40,7 @@ KAFKA_LOGGER = "regroup.kafka"
 
 _TS_ATTRIBUTE = "kafka_ts_ms"
 _LOGGER_ATTRIBUTE = "kafka_logger"
-_SINK_ATTRIBUTE = "kafka_sink"
+_OWNER_ATTRIBUTE = "kafka_owner"
 
 
 class KafkaLayout(logging.Formatter):
@@ -74,41 +78,68 @@ def _local_zone(ts_ms: int) -> datetime.tzinfo:
 class CoordinatorLogSink:
     """Logs each event's broker-log lines under ``regroup.kafka.<Kafka logger>``."""
 
-    def __init__(self, *, broker_id: int = 0) -> None:
+    def __init__(self, *, broker_id: int = 0, owner: object = None) -> None:
         self._log = CoordinatorLog(broker_id=broker_id)
+        #: Whose lines these are (the server's options): ``log_to_file(only=owner)``.
+        self.owner = owner
         self._root = logging.getLogger(KAFKA_LOGGER)
         self._loggers: dict[str, logging.Logger] = {}
 
     def publish(self, events: Iterable[Event]) -> None:
         for event in events:
             for line in self._log.lines(event):
-                logger = self._loggers.get(line.logger)
-                if logger is None:
-                    logger = self._loggers[line.logger] = logging.getLogger(
-                        f"{KAFKA_LOGGER}.{line.logger}"
-                    )
-                level = logging.getLevelName(line.level)
-                if isinstance(level, int) and logger.isEnabledFor(level):
-                    logger.log(
-                        level,
-                        "%s",
-                        line.message,
-                        extra={
-                            _TS_ATTRIBUTE: line.ts_ms,
-                            _LOGGER_ATTRIBUTE: line.logger,
-                            _SINK_ATTRIBUTE: self,
-                        },
-                    )
+                self._write(line)
+
+    def loaded(self, ts_ms: int, groups: Iterable[Group]) -> None:
+        """The groups a restart rebuilt from the store, as Kafka logs a loaded partition's."""
+        for group in groups:
+            for line in self._log.loaded(ts_ms, loaded_group(group)):
+                self._write(line)
+
+    def _write(self, line: LogLine) -> None:
+        logger = self._loggers.get(line.logger)
+        if logger is None:
+            logger = self._loggers[line.logger] = logging.getLogger(f"{KAFKA_LOGGER}.{line.logger}")
+        level = logging.getLevelName(line.level)
+        if isinstance(level, int) and logger.isEnabledFor(level):
+            logger.log(
+                level,
+                "%s",
+                line.message,
+                extra={
+                    _TS_ATTRIBUTE: line.ts_ms,
+                    _LOGGER_ATTRIBUTE: line.logger,
+                    _OWNER_ATTRIBUTE: self.owner,
+                },
+            )
 
 
-def log_to_file(
-    path: Path, level: int = logging.INFO, *, only: CoordinatorLogSink | None = None
-) -> logging.Handler:
+def loaded_group(group: Group) -> LoadedGroup:
+    """What the broker log needs of a group the coordinator rebuilt from its records."""
+    if isinstance(group, ClassicGroup):
+        return LoadedGroup(
+            group_id=group.group_id,
+            group_type="classic",
+            state=group.state_name(),
+            members={m: member.group_instance_id for m, member in group.members.items()},
+            leader_id=group.leader_id or "",
+        )
+    if isinstance(group, ConsumerGroup):
+        return LoadedGroup(
+            group_id=group.group_id,
+            group_type="consumer",
+            state=group.state_name(),
+            members={m: member.instance_id for m, member in group.members.items()},
+        )
+    return LoadedGroup(group.group_id, group.group_type, group.state_name(), {})
+
+
+def log_to_file(path: Path, level: int = logging.INFO, *, only: object = None) -> logging.Handler:
     """Send the broker log to ``path`` (appended; Kafka's layout) and nowhere else.
 
-    ``only``: just the lines of that server's sink (several servers in one process,
-    as tests run them). Returns the handler; ``detach`` undoes it. ``OSError`` if
-    the file cannot be opened.
+    ``only``: just the lines of the sinks of that owner (a server's ``ServerOptions``:
+    several servers in one process, as tests run them). Returns the handler;
+    ``detach`` undoes it. ``OSError`` if the file cannot be opened.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     handler = logging.FileHandler(path, encoding="utf-8")
@@ -131,13 +162,11 @@ def detach(handler: logging.Handler) -> None:
         root.propagate = True
 
 
-def _attach(
-    handler: logging.Handler, level: int, only: CoordinatorLogSink | None
-) -> logging.Handler:
+def _attach(handler: logging.Handler, level: int, only: object) -> logging.Handler:
     handler.setFormatter(KafkaLayout())
     handler.setLevel(level)
     if only is not None:
-        handler.addFilter(lambda record: getattr(record, _SINK_ATTRIBUTE, None) is only)
+        handler.addFilter(lambda record: getattr(record, _OWNER_ATTRIBUTE, None) is only)
     root = logging.getLogger(KAFKA_LOGGER)
     root.addHandler(handler)
     root.propagate = False

@@ -116,18 +116,18 @@ class Broker:
         """Listen (a free port unless one was given) and create the initial topics."""
         if self._background is not None:
             raise RuntimeError("the broker is already running")
+        if self._log_file is not None:
+            # Before the start: a restart's "Loaded ... group" lines come during it.
+            self._log_handler = log_to_file(self._log_file, logging.INFO, only=self._options)
         background = BackgroundServer(self._options)
         try:
             background.start()
         except BaseException:
             background.stop()
+            self._detach_log()
             raise
         self._background = background
         try:
-            if self._log_file is not None:
-                self._log_handler = log_to_file(
-                    self._log_file, logging.INFO, only=self.server.broker_log
-                )
             for name, partitions in self._topics.items():
                 self.create_topic(name, partitions)
         except BaseException:
@@ -140,6 +140,9 @@ class Broker:
         background, self._background = self._background, None
         if background is not None:
             background.stop()
+        self._detach_log()
+
+    def _detach_log(self) -> None:
         handler, self._log_handler = self._log_handler, None
         if handler is not None:
             detach(handler)
