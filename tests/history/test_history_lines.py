@@ -70,7 +70,8 @@ def test_other_broker_lines_are_other_and_not_parsed() -> None:
         STABILIZED[:95] + STABILIZED,  # two writers interleaved
         "[2026-13-45 14:03:11,123] INFO [GroupCoordinator 2]: Stabilized group g generation 1 "
         "(__consumer_offsets-1) with 1 members (kafka.coordinator.group.GroupCoordinator)",
-        "[GroupCoordinator 2]: Stabilized group g generation 1 (__consumer_offsets-1) with 1 members",
+        "[GroupCoordinator 2]: Stabilized group g generation 1 (__consumer_offsets-1) with 1 "
+        "members",
     ],
 )
 def test_truncated_interleaved_or_timeless_coordinator_lines_are_unrecognised(damaged: str) -> None:

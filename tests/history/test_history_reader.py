@@ -11,8 +11,12 @@ from regroup.history.lines import Record
 from regroup.history.reader import InputError, Split, SplitStats, Window, expand, read_split
 from regroup.history.synth import write_cluster_logs
 
+EVERYTHING = Window()
 
-def _read(splits: list[Split], window: Window = Window()) -> tuple[list[Record], list[SplitStats]]:
+
+def _read(
+    splits: list[Split], window: Window = EVERYTHING
+) -> tuple[list[Record], list[SplitStats]]:
     records, stats = [], []
     for split in splits:
         for item in read_split(split, window):

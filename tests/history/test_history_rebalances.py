@@ -63,7 +63,8 @@ def test_a_classic_rebalance_is_keyed_by_the_generation_it_produced() -> None:
                 _prepare(
                     60_000,
                     5,
-                    "Adding new member m-9 with group instance id None; client reason: not provided",
+                    "Adding new member m-9 with group instance id None; "
+                    "client reason: not provided",
                 ),
                 _stable(63_000, 6, 4),
             ]
