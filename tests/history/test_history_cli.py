@@ -14,6 +14,8 @@ import pytest
 from regroup.cli.main import main
 from regroup.history.synth import TruthRebalance, write_cluster_logs
 
+pytestmark = pytest.mark.slow  # Spark: a JVM and four commands
+
 START = 1_795_000_000_000
 DOCS = Path(__file__).parents[2] / "docs" / "formats" / "history-json.md"
 
