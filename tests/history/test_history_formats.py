@@ -497,3 +497,12 @@ def test_render_then_parse_returns_the_fields_for_every_row(data: st.DataObject)
     assert found.format.kind == row.kind
     if found.format is row:
         assert found.fields == values
+
+
+def test_docs_list_every_row_with_its_versions() -> None:
+    from pathlib import Path
+
+    docs = (Path(__file__).parents[2] / "docs" / "history.md").read_text(encoding="utf-8")
+    for row in FORMATS:
+        template = row.template.replace("|", "\\|")
+        assert f"| {row.family} | {row.kind} | {row.versions} | `{template}` |" in docs, row

@@ -8,7 +8,8 @@ OUT/events`` takes it). Every event carries the observed ``broker_id`` and
 line (``formats.Kind``)               event
 ===================================  ==========================================================
 rebalance_preparing                   ``rebalance_started`` (the old generation, Kafka's reason
-                                      and its class)
+                                      and its class), after ``member_joined`` when the reason
+                                      is ``Adding new member M``
 group_stabilized                      ``generation_bumped`` (``member_count``; leader and member
                                       ids are not in the line: ``""`` and ``()``)
 assignment_received                   ``rebalance_completed`` (``member_count``)
@@ -52,7 +53,7 @@ from regroup.events import (
 )
 from regroup.history.formats import Kind
 from regroup.history.lines import Record, instance_id
-from regroup.history.reasons import classify_leave, classify_rebalance
+from regroup.history.reasons import ADDED_MEMBER, classify_leave, classify_rebalance
 from regroup.model import TopicPartition
 
 __all__ = ["record_events"]
@@ -83,14 +84,27 @@ def record_events(record: Record) -> list[Event]:
     generation = record.get_int("generation")
     if kind == Kind.REBALANCE_PREPARING:
         reason = record.get_str("reason") or ""
-        return [
+        started: list[Event] = []
+        added = ADDED_MEMBER.match(reason)
+        if added:
+            # The coordinator admitted a new member (its JoinGroup accepted) and rebalances.
+            started.append(
+                MemberJoined(
+                    **common,
+                    member_id=added.group(1),
+                    group_protocol="classic",
+                    instance_id=instance_id(added.group(2)),
+                )
+            )
+        started.append(
             RebalanceStarted(
                 **common,
                 generation=generation if generation is not None else -1,
                 reason=reason,
                 reason_class=classify_rebalance(reason or None),
             )
-        ]
+        )
+        return started
     if kind == Kind.GROUP_STABILIZED:
         return [
             GenerationBumped(

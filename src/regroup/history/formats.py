@@ -745,7 +745,7 @@ FORMATS: tuple[LogFormat, ...] = (
         None,
         "[GroupId {group_id}] Member {member_id} joins the consumer group using the "
         "{protocol} protocol.",
-        f"{_GMM_JAVA}.throwIfStaticMemberIsUnknown / consumerGroupHeartbeat",
+        f"{_GMM_JAVA}.consumerGroupHeartbeat",
     ),
     LogFormat(
         _J,

@@ -7,6 +7,8 @@ A line as operators have it carries up to three layers around Kafka's message:
    ``2026-12-02T14:03:11.123456789Z stdout F ``), a syslog header ...;
 2. Kafka's log4j layout ``[%d] %p %m (%c)`` (``config/log4j.properties`` up to 3.x,
    ``log4j2.yaml`` from 4.0): ``[2026-12-02 14:03:11,123] INFO ... (kafka.coordinator...)``;
+   also without the brackets and with the thread after the logger (``%d %p %m (%c) [%t]``,
+   as some distributions configure it);
 3. the family prefix and message, matched against ``regroup.history.formats``.
 
 Layer 1 is not parsed: the log4j envelope is *searched* for, so whatever precedes it is
@@ -42,10 +44,10 @@ UNRECOGNISED = "unrecognised"
 MARKERS = ("GroupCoordinator", "GroupMetadataManager", "[Consumer clientId=")
 
 _LOG4J = re.compile(
-    r"\[(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[,.]\d{1,9})?)\] "
+    r"\[?(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[,.]\d{1,9})?)\]? "
     r"(TRACE|DEBUG|INFO|WARN|ERROR|FATAL) "
 )
-_LOGGER_TAIL = re.compile(r" \(([\w.$]+)\)\s*$")
+_LOGGER_TAIL = re.compile(r" \(([\w.$]+)\)(?: \[[^\]]*\])?\s*$")
 _ISO = re.compile(r"(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d)(?:[,.](\d{1,9}))?")
 _LEVEL = re.compile(r"\b(TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL)\b")
 

@@ -45,6 +45,8 @@ __all__ = [
 SPLIT_BYTES = 64 * 1024 * 1024
 
 _MARKER = re.compile(rb"Group(?:Coordinator|MetadataManager)|\[Consumer clientId=")
+#: The same markers as literals: ``bytes.find`` over a block is far faster than a regex.
+_MARKER_BYTES = (b"GroupCoordinator", b"GroupMetadataManager", b"[Consumer clientId=")
 
 
 class InputError(ValueError):
@@ -159,9 +161,7 @@ def _split(file: Path, split_bytes: int) -> list[Split]:
 def _tally(
     stats: SplitStats, raw: bytes, source: str, number: int, window: Window
 ) -> Record | None:
-    stats.lines_read += 1
-    if _MARKER.search(raw) is None:
-        return None
+    """One line with a marker: parsed and counted (``lines_read`` is counted by the caller)."""
     outcome = parse_line(raw.decode("utf-8", "replace"), source, number)
     if outcome == OTHER:
         return None
@@ -173,6 +173,53 @@ def _tally(
     return outcome if window.keeps(outcome) else None
 
 
+def _scan_block(
+    body: bytes, offset: int, stats: SplitStats, source: str, window: Window
+) -> Iterator[Record]:
+    """The records of a block of whole lines starting at byte ``offset`` of the file.
+
+    Lines are not split one by one: each marker is searched in the whole block and only the
+    lines around its matches are cut out, so the bytes of other lines are only counted.
+    """
+    stats.lines_read += body.count(b"\n") + (0 if body.endswith(b"\n") else 1)
+    stats.bytes_read += len(body)
+    starts: set[int] = set()
+    for marker in _MARKER_BYTES:
+        at = body.find(marker)
+        while at >= 0:
+            begin = body.rfind(b"\n", 0, at) + 1
+            finish = body.find(b"\n", at)
+            if finish < 0:
+                finish = len(body)
+            starts.add(begin)
+            at = body.find(marker, finish)
+    for begin in sorted(starts):
+        finish = body.find(b"\n", begin)
+        if finish < 0:
+            finish = len(body)
+        record = _tally(stats, body[begin:finish], source, offset + begin, window)
+        if record is not None:
+            yield record
+
+
+def _scan(
+    chunks: Iterable[bytes], offset: int, stats: SplitStats, source: str, window: Window
+) -> Iterator[Record]:
+    """Records of a stream of chunks cut anywhere: each block handed on ends at a newline."""
+    pending = b""
+    for chunk in chunks:
+        data = pending + chunk if pending else chunk
+        cut = data.rfind(b"\n")
+        if cut < 0:
+            pending = data
+            continue
+        yield from _scan_block(data[: cut + 1], offset, stats, source, window)
+        offset += cut + 1
+        pending = data[cut + 1 :]
+    if pending:
+        yield from _scan_block(pending, offset, stats, source, window)
+
+
 def read_lines(
     lines: Iterable[bytes | str], source: str, window: Window
 ) -> Iterator[Record | SplitStats]:
@@ -180,7 +227,10 @@ def read_lines(
     stats = SplitStats(source)
     for number, line in enumerate(lines, 1):
         raw = line.encode("utf-8", "replace") if isinstance(line, str) else line
+        stats.lines_read += 1
         stats.bytes_read += len(raw) + 1
+        if _MARKER.search(raw) is None:
+            continue
         record = _tally(stats, raw, source, number, window)
         if record is not None:
             yield record
@@ -200,19 +250,21 @@ def read_split(split: Split, window: Window = Window()) -> Iterator[Record | Spl
     yield stats
 
 
+_CHUNK = 4 * 1024 * 1024
+
+
 def _read_gzip(split: Split, window: Window, stats: SplitStats) -> Iterator[Record]:
-    number = 0
+    def chunks(stream: gzip.GzipFile) -> Iterator[bytes]:
+        # read1: what one step decompresses, so a damaged tail loses only the last step
+        while block := stream.read1(_CHUNK):
+            yield block
+
     try:
         with gzip.open(split.path, "rb") as stream:
-            for raw in stream:
-                number += 1
-                stats.bytes_read += len(raw)
-                record = _tally(stats, raw, split.path, number, window)
-                if record is not None:
-                    yield record
+            yield from _scan(chunks(stream), 0, stats, split.path, window)
     except (EOFError, zlib.error, gzip.BadGzipFile) as error:
         stats.error = (
-            f"{split.path}: damaged gzip ({error}); read up to line {number}, "
+            f"{split.path}: damaged gzip ({error}); read up to line {stats.lines_read}, "
             "the rest of the file is lost"
         )
 
@@ -224,13 +276,22 @@ def _read_range(split: Split, window: Window, stats: SplitStats) -> Iterator[Rec
             stream.seek(position - 1)
             if stream.read(1) != b"\n":
                 position += len(stream.readline())
-        end = split.end
-        for raw in stream:
-            if end is not None and position >= end:
-                break
-            stats.bytes_read += len(raw)
-            # the byte offset orders a file's lines across its splits
-            record = _tally(stats, raw, split.path, position, window)
-            position += len(raw)
-            if record is not None:
-                yield record
+        if split.end is not None and position >= split.end:
+            return  # the range holds no line's start: its neighbours read them
+        stream.seek(position)
+
+        def chunks() -> Iterator[bytes]:
+            # Up to the newline that ends the line holding byte ``end - 1``: the last line
+            # that starts inside the range is this range's, whole.
+            read = position
+            end = split.end
+            while block := stream.read(_CHUNK):
+                if end is not None and read + len(block) >= end:
+                    stop = block.find(b"\n", max(0, end - 1 - read))
+                    if stop >= 0:
+                        yield block[: stop + 1]
+                        return
+                yield block
+                read += len(block)
+
+        yield from _scan(chunks(), position, stats, split.path, window)

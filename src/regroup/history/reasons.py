@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 
 __all__ = [
+    "ADDED_MEMBER",
     "LEAVE_CLASSES",
     "REASON_CLASSES",
     "classify_leave",
@@ -50,6 +51,9 @@ LEAVE_CLASSES = (
     "replaced",
     "unknown",
 )
+
+#: A reason that admits a new member: its id and (Kafka 2.2+) its instance id.
+ADDED_MEMBER = re.compile(r"Adding new member (\S+?)(?: with group instance ?id (\S+?))?(?:;|$)")
 
 # The client's reasons (KIP-800) that say the application or the client asked, checked first.
 _CLIENT_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (

@@ -38,7 +38,12 @@ from dataclasses import dataclass, field, replace
 
 from regroup.history.formats import Kind
 from regroup.history.lines import Record, instance_id
-from regroup.history.reasons import classify_leave, classify_rebalance, client_reason
+from regroup.history.reasons import (
+    ADDED_MEMBER,
+    classify_leave,
+    classify_rebalance,
+    client_reason,
+)
 
 __all__ = [
     "CAUSE_WINDOW_MS",
@@ -358,9 +363,7 @@ class _Builder:
                 self._close_pending(None, None, "unfinished")
             self.pending = _Pending(record, generation)
             reason = record.get_str("reason") or ""
-            added = re.match(
-                r"Adding new member (\S+)(?: with group instance ?id (\S+?))?(?:;|$)", reason
-            )
+            added = ADDED_MEMBER.match(reason)
             if added:
                 self._join(record, added.group(1), instance_id(added.group(2)))
         elif kind == Kind.GROUP_STABILIZED:

@@ -12,12 +12,12 @@ How the log's events become actions (times relative to the first action, which i
 - a member that leaves cleanly (LeaveGroup: closed, unsubscribed) and a new member that
   joins within ``RESTART_PAIR_MS`` after it are one process restarted: ``restart`` at the
   leave with ``downtime_ms`` up to the join (a static member is paired by its
-  ``group.instance.id``; a dynamic one with the next unpaired join, first come first
-  paired);
+  ``group.instance.id``; a dynamic one with the next unpaired join, leaves in time order);
 - a session timeout (classic ``has failed``, KIP-848 fenced on session expiry) is a crash
   ``session.timeout.ms`` before the coordinator noticed (``ASSUMED_SESSION_TIMEOUT_MS``
   unless ``session_timeout_ms`` is given): ``restart`` with ``crash = true`` when a new
-  member joins after it, else ``crash``;
+  member joins within ``RESTART_PAIR_MS`` of the crash (a restarted process often joins
+  before the coordinator notices the old one's timeout), else ``crash``;
 - a leave because ``max.poll.interval.ms`` expired is a member stalled
   ``max.poll.interval.ms`` before it (``ASSUMED_MAX_POLL_INTERVAL_MS``): ``slow`` until it
   rejoined (or for the interval and a second);
@@ -145,11 +145,13 @@ def incident_scenario(
         slot_of[leave.member_id] = len(initial) - 1
         return len(initial) - 1
 
-    def pair(leave: MemberLeave, limit: int) -> tuple[int, MemberJoin] | None:
+    def pair(leave: MemberLeave, earliest: int) -> tuple[int, MemberJoin] | None:
+        """The first unpaired join in ``[earliest, earliest + RESTART_PAIR_MS]`` (a static
+        member: of its own instance id)."""
         for position, (ts, join) in enumerate(joins):
-            if position in used_joins or ts < leave.ts_ms:
+            if position in used_joins or ts < earliest:
                 continue
-            if ts - leave.ts_ms > limit:
+            if ts - earliest > RESTART_PAIR_MS:
                 return None
             if leave.instance_id and join.instance_id and join.instance_id != leave.instance_id:
                 continue
@@ -162,7 +164,7 @@ def incident_scenario(
             slot = index_of_leaver(item)
             if item.reason == "replaced":
                 # A static member back under its instance id: the replacement join pairs.
-                found = pair(item, 0)
+                found = pair(item, ts)
                 if found is not None:
                     slot_of[found[1].member_id] = slot
                 steps.append(
@@ -177,7 +179,7 @@ def incident_scenario(
                 continue
             if item.reason in {"session_timeout", "rebalance_timeout", "fenced"}:
                 crash_at = ts - session
-                found = pair(item, RESTART_PAIR_MS + session)
+                found = pair(item, crash_at)
                 if found is not None:
                     slot_of[found[1].member_id] = slot
                     steps.append(
@@ -188,14 +190,14 @@ def incident_scenario(
                 continue
             if item.reason == "poll_timeout":
                 stall_at = ts - poll
-                found = pair(item, RESTART_PAIR_MS)
+                found = pair(item, ts)
                 if found is not None:
                     slot_of[found[1].member_id] = slot
                     steps.append(_Step(stall_at, "slow", slot, duration=found[0] - stall_at))
                 else:
                     steps.append(_Step(stall_at, "slow", slot, duration=poll + 1000))
                 continue
-            found = pair(item, RESTART_PAIR_MS)
+            found = pair(item, ts)
             if found is not None:
                 slot_of[found[1].member_id] = slot
                 steps.append(_Step(ts, "restart", slot, downtime=found[0] - ts))

@@ -20,6 +20,7 @@ import random
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 from regroup.history.formats import Family, Kind, format_timestamp, render_line
@@ -201,7 +202,12 @@ def _noise_line(cluster: _Cluster, broker: int, at: int) -> str:
         n=rnd.randrange(10**9),
         d=rnd.randrange(1, 900),
     )
-    return f"[{format_timestamp(at)}] INFO {message}"
+    return f"[{_second(at // 1000)},{at % 1000:03d}] INFO {message}"
+
+
+@lru_cache(maxsize=65536)
+def _second(second: int) -> str:
+    return format_timestamp(second * 1000)[:-4]
 
 
 def write_cluster_logs(
