@@ -405,3 +405,19 @@ def test_serve_cli_bad_acl_file_names_the_line(
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert f"{acls}:2: Could not parse principal" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--log-file", "/proc/regroup-nope/server.log"], "cannot write --log-file"),
+        (["--log-level", "LOUD"], "--log-level must be"),
+    ],
+)
+def test_serve_cli_bad_log_options_are_one_line_exit_2(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["serve", "--port", "0", *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert len(err.strip().splitlines()) == 1

@@ -35,6 +35,7 @@ _SUBCOMMANDS = (
     "soak",
     "sweep",
     "analyze",
+    "history",
     "demo",
 )
 

@@ -13,6 +13,10 @@ on the command line or in a properties file (``--config-file``, Kafka's
 ``sasl.enabled.mechanisms``, ``ssl.keystore.location``, ``authorizer.class.name``,
 ``super.users``, ...; ``regroup.server.security.config``) go the same way: SASL
 PLAIN/SCRAM and TLS listeners, and Kafka's ACL authorizer (docs/security.md).
+
+The group coordinator logs what Kafka 4.x's logs, in its words and its
+``server.log`` layout (``regroup.server.coordinator_log``: the Python logger
+``regroup.kafka``): on stderr, or appended to ``--log-file``.
 """
 
 from __future__ import annotations
@@ -80,6 +84,14 @@ def add_parser(subparsers: Any) -> None:
         help="serve the test control channel (regroup ctl: fault injection); tests only",
     )
     parser.add_argument("--log-level", default="INFO", help="logging level (default INFO)")
+    parser.add_argument(
+        "--log-file",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="write the group coordinator's log (Kafka 4.x's server.log lines) here, "
+        "appended (default: stderr)",
+    )
     parser.set_defaults(run=run)
 
 
@@ -185,10 +197,21 @@ async def _serve(options: ServerOptions) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    logging.basicConfig(
-        level=getattr(logging, str(args.log_level).upper(), logging.INFO),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    level = getattr(logging, str(args.log_level).upper(), None)
+    if not isinstance(level, int):
+        raise UsageError(
+            f"--log-level must be DEBUG, INFO, WARNING or ERROR, got {args.log_level!r}"
+        )
     options = options_from_args(args)
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from regroup.server.coordinator_log import log_to_file, log_to_stream
+
+    if args.log_file is None:
+        log_to_stream(level=level)
+    else:
+        try:
+            log_to_file(args.log_file, level=level)
+        except OSError as exc:
+            raise UsageError(f"cannot write --log-file {args.log_file}: {exc.strerror}") from None
     asyncio.run(_serve(options))
     return 0

@@ -20,15 +20,20 @@ to the broker); ``--max-poll-interval-ms`` is a consumer config for both.
 Output: a summary table (rich) or, with ``--json``, the metrics as one JSON
 object (``regroup.sim.metrics`` defines every field). ``--events`` writes the
 event log (JSON lines), ``--timeline`` draws ownership over time (``.html`` or
-``.png``). A progress bar is drawn on stderr when it is a terminal.
+``.png``), ``--broker-log`` writes the group coordinator's lines as Kafka 4.x's
+``server.log`` has them, timed by the virtual clock from ``--broker-log-start``
+(``regroup.sim.broker_log``). A progress bar is drawn on stderr when it is a
+terminal.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import datetime
 import json
 import sys
-from typing import Any
+from typing import Any, TextIO
 
 from regroup.cli.errors import UsageError
 from regroup.cli.options import parse_configs, parse_data
@@ -145,6 +150,20 @@ def add_parser(subparsers: Any) -> None:
         metavar="PATH",
         help="draw partition ownership over time per member (.png or .html)",
     )
+    parser.add_argument(
+        "--broker-log",
+        default=None,
+        metavar="PATH",
+        help="write the group coordinator's log as Kafka 4.x's server.log lines, "
+        "timed by the virtual clock",
+    )
+    parser.add_argument(
+        "--broker-log-start",
+        default=None,
+        metavar="TIME",
+        help="the --broker-log time of virtual time 0, ISO-8601 (e.g. 2026-12-02T14:00:00; "
+        "UTC unless it names a zone); default 1970-01-01T00:00:00",
+    )
     parser.set_defaults(run=run)
 
 
@@ -177,9 +196,15 @@ def run(args: argparse.Namespace) -> int:
     for path, suffixes in ((args.timeline, (".png", ".html")),):
         if path is not None and not path.endswith(suffixes):
             raise UsageError(f"--timeline must end in .png or .html, got {path!r}")
-    for option, path in (("--events", args.events), ("--timeline", args.timeline)):
+    outputs = (
+        ("--events", args.events),
+        ("--timeline", args.timeline),
+        ("--broker-log", args.broker_log),
+    )
+    for option, path in outputs:
         if path is not None:
             check_writable(option, path)
+    start_ms = _start_ms(args.broker_log_start)
     try:
         scenario = with_data(load_scenario(args.scenario), parse_data(args.data))
         protocol = args.protocol or scenario.protocol
@@ -194,12 +219,22 @@ def run(args: argparse.Namespace) -> int:
             duration_ms=args.duration_ms,
             configs=_configs(args, protocol),
         )
-        simulation = Simulation(
-            settings, keep_events=args.events is not None or args.timeline is not None
-        )
     except (ScenarioError, ValueError) as error:
         raise UsageError(str(error)) from None
-    result = _run_with_progress(simulation)
+    with contextlib.ExitStack() as stack:
+        broker_log = None
+        if args.broker_log is not None:
+            broker_log = _open(args.broker_log, stack)
+        try:
+            simulation = _simulation(settings, args, broker_log, start_ms)
+        except (ScenarioError, ValueError) as error:
+            raise UsageError(str(error)) from None
+        try:
+            result = _run_with_progress(simulation)
+        except OSError as error:  # the broker log's disk filled up, say
+            if broker_log is None:
+                raise
+            raise UsageError(f"cannot write {args.broker_log}: {error.strerror}") from None
     if args.events is not None:
         try:
             with open(args.events, "w", encoding="utf-8") as out:
@@ -222,6 +257,41 @@ def run(args: argparse.Namespace) -> int:
     else:
         _print_summary(simulation, result)
     return 0
+
+
+def _start_ms(text: str | None) -> int:
+    """``--broker-log-start`` as ms since the epoch (0 without it)."""
+    if text is None:
+        return 0
+    try:
+        moment = datetime.datetime.fromisoformat(text)
+    except ValueError:
+        raise UsageError(
+            f"--broker-log-start must be an ISO-8601 time such as 2026-12-02T14:00:00, got {text!r}"
+        ) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=datetime.UTC)
+    return int(moment.timestamp() * 1000)
+
+
+def _open(path: str, stack: contextlib.ExitStack) -> TextIO:
+    try:
+        return stack.enter_context(open(path, "w", encoding="utf-8"))
+    except OSError as error:
+        raise UsageError(f"cannot write {path}: {error.strerror}") from None
+
+
+def _simulation(
+    settings: Settings, args: argparse.Namespace, broker_log: TextIO | None, start_ms: int
+) -> Simulation:
+    """The run; with ``--broker-log``, its journal streams Kafka's lines to ``broker_log``."""
+    keep_events = args.events is not None or args.timeline is not None
+    if broker_log is None:
+        return Simulation(settings, keep_events=keep_events)
+    from regroup.sim.broker_log import BrokerLogWriter
+
+    writer = BrokerLogWriter(broker_log, start_ms=start_ms)
+    return Simulation(settings, keep_events=keep_events, taps=[writer])
 
 
 def _run_with_progress(simulation: Simulation) -> RunResult:

@@ -11,6 +11,20 @@ Versioning: ``SCHEMA_VERSION`` is bumped when a field changes meaning or is
 removed. New kinds and new optional fields are added without a bump, and
 readers ignore kinds they do not know.
 
+Observed fields: events read back from Kafka's own logs (``regroup history``) carry what
+real logs say and a simulation does not: ``broker_id`` (the coordinator's broker) and
+``coordinator_partition`` (its ``__consumer_offsets`` partition) on every kind,
+``reason_class`` on ``rebalance_started``, ``reason_text`` (Kafka's words, e.g. the client's
+KIP-800 reason) on ``member_left``, ``member_count`` on ``generation_bumped`` and
+``rebalance_completed``. They are optional, default to ``None`` and are left out of the JSON
+form when ``None`` (``OBSERVED_FIELDS``), so the simulator's and the server's logs are
+unchanged byte for byte. From a log, ``generation_bumped.leader_id`` is ``""`` and
+``member_ids`` empty: Kafka's ``Stabilized`` line names neither. The coordinator sets
+some of them too, where Kafka's own log line names the value: ``reason_text`` (a
+LeaveGroup's client reason), and on ``member_left`` by a KIP-848 rebalance timeout
+``member_epoch`` and ``rebalance_timeout_ms``; a line that does not set one keeps its
+bytes.
+
 Vocabulary: ``generation`` is a classic group's generation id; ``epoch`` is a
 KIP-848 epoch (member epoch for member events, group epoch for group events).
 ``group_protocol`` is ``"classic"`` or ``"consumer"`` (the values of the
@@ -18,7 +32,7 @@ client config ``group.protocol``).
 
 Kinds, by who emits them:
 
-coordinator: member_joined, member_left, group_state_changed,
+coordinator: member_pending, member_joined, member_left, group_state_changed,
   rebalance_started, rebalance_completed, generation_bumped,
   group_epoch_bumped, target_assignment_computed, member_assignment_changed,
   offsets_committed, offset_commit_rejected
@@ -44,6 +58,7 @@ from regroup.model.codec import CodecError, from_jsonable, to_jsonable
 
 __all__ = [
     "EVENT_KINDS",
+    "OBSERVED_FIELDS",
     "SCHEMA_VERSION",
     "ConsumerStarted",
     "ConsumerStopped",
@@ -56,6 +71,7 @@ __all__ = [
     "MemberAssignmentChanged",
     "MemberJoined",
     "MemberLeft",
+    "MemberPending",
     "MemberStateChanged",
     "OffsetCommitRejected",
     "OffsetsCommitted",
@@ -82,6 +98,20 @@ SCHEMA_VERSION = 1
 
 Partitions = tuple[TopicPartition, ...]
 
+#: Optional fields of events read from real logs (and the few the coordinator sets where
+#: Kafka's log names the value), left out of the JSON form when ``None``.
+OBSERVED_FIELDS = frozenset(
+    {
+        "broker_id",
+        "coordinator_partition",
+        "reason_class",
+        "reason_text",
+        "member_count",
+        "member_epoch",
+        "rebalance_timeout_ms",
+    }
+)
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Event:
@@ -92,9 +122,16 @@ class Event:
 
     ts_ms: int
     group_id: str
+    #: Observed (``OBSERVED_FIELDS``): the coordinator's broker and ``__consumer_offsets``
+    #: partition, as a Kafka log names them.
+    broker_id: int | None = None
+    coordinator_partition: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         body = to_jsonable(self)
+        for name in OBSERVED_FIELDS:
+            if body.get(name, 0) is None:
+                del body[name]
         return {"schema": SCHEMA_VERSION, "kind": self.kind, **body}
 
     def to_json_line(self) -> str:
@@ -102,6 +139,22 @@ class Event:
 
 
 # -- coordinator ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MemberPending(Event):
+    """Classic (KIP-394): a new dynamic member got its member id and must join again with it.
+
+    The JoinGroup (v4+) without a member id is answered MEMBER_ID_REQUIRED with a new
+    id; the member is *pending* (not in the group) until it joins with that id
+    (``member_joined``) or its session timeout passes (Kafka
+    ``classicGroupJoinNewDynamicMember``).
+    """
+
+    kind: ClassVar[str] = "member_pending"
+
+    member_id: str
+    client_id: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -123,6 +176,12 @@ class MemberLeft(Event):
     ``reason``: ``leave`` (LeaveGroup / epoch -1), ``session_timeout``,
     ``rebalance_timeout``, ``join_timeout``, ``sync_timeout``,
     ``replaced`` (static member replaced by a new instance), ``fenced``.
+
+    ``reason_text``: the reason in Kafka's words; the coordinator sets a LeaveGroup's
+    client reason (KIP-800; Kafka logs "not provided" without one). ``member_epoch`` and
+    ``rebalance_timeout_ms``: when its rebalance timeout removed a KIP-848 member, the
+    epoch it failed to leave and that timeout (Kafka's log line names both). Each is
+    written only when set (``OBSERVED_FIELDS``).
     """
 
     kind: ClassVar[str] = "member_left"
@@ -131,6 +190,10 @@ class MemberLeft(Event):
     group_protocol: str
     reason: str
     instance_id: str | None = None
+    #: Observed: the reason in Kafka's words (a KIP-800 client reason, a fencing reason).
+    reason_text: str | None = None
+    member_epoch: int | None = None
+    rebalance_timeout_ms: int | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -152,6 +215,8 @@ class RebalanceStarted(Event):
 
     generation: int
     reason: str
+    #: Observed: ``reason`` sorted into a class (``regroup.history.reasons``).
+    reason_class: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -162,6 +227,8 @@ class RebalanceCompleted(Event):
 
     generation: int
     assignment: Mapping[str, Partitions] = field(default_factory=dict)
+    #: Observed: the group's size as the log gives it.
+    member_count: int | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -174,6 +241,8 @@ class GenerationBumped(Event):
     protocol_name: str | None
     leader_id: str
     member_ids: tuple[str, ...]
+    #: Observed: the member count of Kafka's ``Stabilized`` line.
+    member_count: int | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -447,6 +516,7 @@ class GroupStabilized(Event):
 EVENT_KINDS: dict[str, type[Event]] = {
     cls.kind: cls
     for cls in (
+        MemberPending,
         MemberJoined,
         MemberLeft,
         GroupStateChanged,

@@ -81,6 +81,7 @@ from regroup.server.connection import (
     Stopping,
 )
 from regroup.server.control import Control
+from regroup.server.coordinator_log import CoordinatorLogSink
 from regroup.server.events import EventSink
 from regroup.server.fetch_waiters import FetchWaiters
 from regroup.server.heartbeat_codec import HeartbeatDecodeError, RegroupHeartbeat
@@ -225,6 +226,8 @@ class RegroupServer:
                 f"cannot open {exc.filename or data_dir}: {exc.strerror or exc}: move it "
                 "aside, or pass another --data-dir (or --events PATH for the event log)"
             ) from None
+        #: The coordinator's events as Kafka's broker log (logger ``regroup.kafka``).
+        self.broker_log = CoordinatorLogSink(broker_id=options.node_id, owner=options)
         seed = options.seed if options.seed is not None else random.SystemRandom().getrandbits(64)
         self.coordinator = GroupCoordinator(
             options.config,
@@ -305,7 +308,9 @@ class RegroupServer:
         self._arm_offset_expiry()
         # Timers are not records: arm those of the groups rebuilt from the store
         # (session timeouts of replayed members, Kafka's onLoaded), then re-arm.
-        self._apply(self.coordinator.on_loaded(self.now_ms()))
+        now = self.now_ms()
+        self.broker_log.loaded(now, self.coordinator.groups.values())
+        self._apply(self.coordinator.on_loaded(now))
 
     def _listen(self, security: Security) -> None:
         """Sockets per listener; the first listener's address is the cluster's default."""
@@ -452,6 +457,7 @@ class RegroupServer:
                 result = self._unwritten(result, exc)
         if result.events:
             self.events.publish(result.events)
+            self.broker_log.publish(result.events)
         for failure in result.failures:
             self.stats["handler_failures"] = self.stats.get("handler_failures", 0) + 1
             logger.error(

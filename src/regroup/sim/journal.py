@@ -9,12 +9,15 @@ if any: that is how the stability watch learns that the group may have
 changed without anyone calling it (``StabilityWatch.event_hooks``).
 
 The order is part of the event-log contract: a violation follows its cause,
-and a hook runs once the event is recorded.
+and a hook runs once the event is recorded. ``taps`` (``Simulation(taps=...)``)
+see every event right after the log does, violations included: a writer that
+streams the run out as it goes (``broker_log``: Kafka's broker log) needs no
+kept log.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from regroup.events import Event
 from regroup.sim.invariants import InvariantChecker
@@ -26,7 +29,7 @@ __all__ = ["Journal"]
 class Journal:
     """The run's event sink (see the module docstring)."""
 
-    __slots__ = ("_hooks", "checker", "events", "keep_events", "metrics")
+    __slots__ = ("_hooks", "_taps", "checker", "events", "keep_events", "metrics")
 
     def __init__(
         self,
@@ -35,6 +38,7 @@ class Journal:
         *,
         keep_events: bool,
         hooks: Mapping[type, Callable[[], None]],
+        taps: Sequence[Callable[[Event], None]] = (),
     ) -> None:
         self.metrics = metrics
         self.checker = checker
@@ -43,12 +47,15 @@ class Journal:
         self.events: list[Event] = []
         #: Event class -> what to call after such an event (exact class, no subclasses).
         self._hooks: dict[type, Callable[[], None]] = dict(hooks)
+        self._taps = tuple(taps)
 
     def emit(self, event: Event) -> None:
         """Publish one event: metrics, log, invariant checks (and their violations), hook."""
         self.metrics.observe(event)
         if self.keep_events:
             self.events.append(event)
+        for tap in self._taps:
+            tap(event)
         violations = self.checker.observe(event)
         if violations:
             for violation in violations:
@@ -58,7 +65,9 @@ class Journal:
             hook()
 
     def record(self, event: Event) -> None:
-        """Metrics and log only: an invariant violation, which is not checked again."""
+        """Metrics, log and taps only: an invariant violation, which is not checked again."""
         self.metrics.observe(event)
         if self.keep_events:
             self.events.append(event)
+        for tap in self._taps:
+            tap(event)

@@ -14,8 +14,9 @@ parts, one module each:
 * ``context``: ``RunContext``, what the parts share (the clock, the group's
   names, the cluster's metadata, the data plane, ``emit``), built before
   them and handed to each;
-* ``journal``: where ``emit`` goes: the metrics, the log, the invariant
-  checker, and the stability watch's hooks;
+* ``journal``: where ``emit`` goes: the metrics, the log, the ``taps`` given
+  (``broker_log``, for one), the invariant checker, and the stability watch's
+  hooks;
 * ``consumer``: one consumer process slot each, its member and its poll loop;
 * ``transport``: every request a member sends travels the network to the real
   ``GroupCoordinator`` and its replies travel back; the coordinator's timers;
@@ -42,10 +43,11 @@ set is sorted; nothing reads a clock.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from regroup.coordinator.service import GroupCoordinator
 from regroup.events import (
+    Event,
     InvariantViolated,
     ScenarioStep,
     SimulationEnded,
@@ -73,7 +75,13 @@ __all__ = ["COORDINATOR", "RunResult", "Settings", "Simulation", "run_simulation
 class Simulation:
     """See the module docstring."""
 
-    def __init__(self, settings: Settings, *, keep_events: bool = True) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        keep_events: bool = True,
+        taps: Sequence[Callable[[Event], None]] = (),
+    ) -> None:
         plan = plan_run(settings)
         #: What the run was resolved to (``assumptions`` reads it).
         self.plan = plan
@@ -105,6 +113,7 @@ class Simulation:
             InvariantChecker(observed),
             keep_events=keep_events,
             hooks=self.watch.event_hooks(),
+            taps=taps,
         )
         emit = self.journal.emit
         self.plane = DataPlane(scenario.data.plane, self.group_id, emit)

@@ -28,10 +28,15 @@ Group configs are Kafka's broker configs by name. ``TEST_CONFIGS`` makes
 rebalances fast (no initial rebalance delay, sub-second heartbeats, a
 few-second session timeout); pass ``configs=`` to override any, and
 ``set_configs`` to change them while the broker runs.
+
+The broker's group coordinator logs as Kafka 4.x's does (the Python logger
+``regroup.kafka``, ``regroup.server.coordinator_log``); ``log_file=`` appends this
+broker's lines to a file in Kafka's ``server.log`` layout.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -40,6 +45,7 @@ from regroup.coordinator.config import GroupCoordinatorConfig, InvalidConfigErro
 from regroup.server.app import RegroupServer, ServerOptions
 from regroup.server.background import BackgroundServer
 from regroup.server.control import USER_ERRORS, Control, ControlError
+from regroup.server.coordinator_log import detach, log_to_file
 from regroup.server.faults import TrackedRequest
 
 __all__ = ["TEST_CONFIGS", "Broker", "ControlError"]
@@ -77,6 +83,7 @@ class Broker:
         default_partitions: int = 1,
         auto_create_topics: bool = True,
         data_dir: Path | None = None,
+        log_file: Path | None = None,
     ) -> None:
         try:
             config = GroupCoordinatorConfig.from_properties({**TEST_CONFIGS, **(configs or {})})
@@ -93,6 +100,8 @@ class Broker:
         )
         self._topics = dict(topics or {})
         self._background: BackgroundServer | None = None
+        self._log_file = log_file
+        self._log_handler: logging.Handler | None = None
 
     # -- life cycle ------------------------------------------------------------------------
 
@@ -107,11 +116,15 @@ class Broker:
         """Listen (a free port unless one was given) and create the initial topics."""
         if self._background is not None:
             raise RuntimeError("the broker is already running")
+        if self._log_file is not None:
+            # Before the start: a restart's "Loaded ... group" lines come during it.
+            self._log_handler = log_to_file(self._log_file, logging.INFO, only=self._options)
         background = BackgroundServer(self._options)
         try:
             background.start()
         except BaseException:
             background.stop()
+            self._detach_log()
             raise
         self._background = background
         try:
@@ -127,6 +140,12 @@ class Broker:
         background, self._background = self._background, None
         if background is not None:
             background.stop()
+        self._detach_log()
+
+    def _detach_log(self) -> None:
+        handler, self._log_handler = self._log_handler, None
+        if handler is not None:
+            detach(handler)
 
     @property
     def running(self) -> bool:

@@ -52,6 +52,7 @@ from regroup.coordinator.classic.records import group_metadata_record, new_group
 from regroup.coordinator.config import GroupCoordinatorConfig
 from regroup.coordinator.result import CoordinatorResult
 from regroup.coordinator.state import GroupCoordinatorState
+from regroup.events.schema import MemberPending
 from regroup.model.errors import ErrorCode, KafkaProtocolError
 from regroup.model.member import new_classic_member_id
 from regroup.model.requests.classic import JoinGroupRequest, JoinGroupResponse, SyncGroupResponse
@@ -167,6 +168,14 @@ def _join_new_member(
         schedule_pending_member_heartbeat(
             state, group, new_member_id, request.session_timeout_ms, now_ms
         )
+        out.events.append(
+            MemberPending(
+                ts_ms=now_ms,
+                group_id=group.group_id,
+                member_id=new_member_id,
+                client_id=request.client_id,
+            )
+        )
         out.reply(token, JoinGroupResponse(ErrorCode.MEMBER_ID_REQUIRED, member_id=new_member_id))
     else:
         _add_member_then_rebalance_or_complete_join(
@@ -214,7 +223,8 @@ def _join_existing_member(
             member,
             token,
             request,
-            f"member {member_id} joining during PreparingRebalance ({reason})",
+            f"Member {member_id} is joining group during PreparingRebalance; "
+            f"client reason: {reason}",
             now_ms,
             out,
         )
@@ -228,7 +238,8 @@ def _join_existing_member(
                 member,
                 token,
                 request,
-                f"updating metadata for member {member_id} during CompletingRebalance ({reason})",
+                f"Updating metadata for member {member_id} during CompletingRebalance; "
+                f"client reason: {reason}",
                 now_ms,
                 out,
             )
@@ -240,7 +251,7 @@ def _join_existing_member(
                 member,
                 token,
                 request,
-                f"leader {member_id} re-joining group during Stable ({reason})",
+                f"Leader {member_id} re-joining group during Stable; client reason: {reason}",
                 now_ms,
                 out,
             )
@@ -251,7 +262,7 @@ def _join_existing_member(
                 member,
                 token,
                 request,
-                f"updating metadata for member {member_id} during Stable ({reason})",
+                f"Updating metadata for member {member_id} during Stable; client reason: {reason}",
                 now_ms,
                 out,
             )
@@ -260,6 +271,11 @@ def _join_existing_member(
     else:
         fail(ErrorCode.UNKNOWN_MEMBER_ID)
     return None
+
+
+def _java(value: str | None) -> str:
+    """A nullable string as Java's string concatenation writes it (``null``)."""
+    return "null" if value is None else value
 
 
 def _reply_current_generation(
@@ -313,8 +329,8 @@ def _add_member_then_rebalance_or_complete_join(
     maybe_prepare_rebalance_or_complete_join(
         state,
         group,
-        f"adding new member {member_id} with group instance id {request.group_instance_id}; "
-        f"client reason: {request.reason or 'not provided'}",
+        f"Adding new member {member_id} with group instance id "
+        f"{_java(request.group_instance_id)}; client reason: {request.reason or 'not provided'}",
         now_ms,
         out,
     )
@@ -388,9 +404,7 @@ def _replace_static_member(
         request.session_timeout_ms,
         token,
     )
-    reason = (
-        f"static member {request.group_instance_id} rejoined with new member id {new_member_id}"
-    )
+    client_reason = request.reason or "not provided"
     if group.is_in(ClassicGroupState.STABLE):
         if group.select_protocol() == group.protocol_name:
             new.awaiting_join = None
@@ -418,9 +432,22 @@ def _replace_static_member(
             out.reply(token, response)
         else:
             maybe_prepare_rebalance_or_complete_join(
-                state, group, reason + "; the selected protocol changes", now_ms, out
+                state,
+                group,
+                f"Group's selectedProtocol will change because static member {new_member_id} "
+                f"with instance id {request.group_instance_id} joined with change of protocol; "
+                f"client reason: {client_reason}",
+                now_ms,
+                out,
             )
     elif group.is_in(ClassicGroupState.COMPLETING_REBALANCE):
-        prepare_rebalance(state, group, reason + " during CompletingRebalance", now_ms, out)
+        prepare_rebalance(
+            state,
+            group,
+            f"Updating metadata for static member {new_member_id} with instance id "
+            f"{request.group_instance_id}; client reason: {client_reason}",
+            now_ms,
+            out,
+        )
     else:
         maybe_complete_join_phase(state, group, now_ms, out)

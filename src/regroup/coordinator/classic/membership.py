@@ -100,9 +100,14 @@ def handle_leave_group(
                 code = ErrorCode.UNKNOWN_MEMBER_ID
             else:
                 _remove_current_member(
-                    state, group_id=request.group_id, member_id=static_id, now_ms=now_ms, out=out
+                    state,
+                    group_id=request.group_id,
+                    member_id=static_id,
+                    client_reason=identity.reason,
+                    now_ms=now_ms,
+                    out=out,
                 )
-                left.append(static_id)
+                left.append(member_id)
         elif group.is_pending_member(member_id):
             group.remove(member_id)
             cancel_heartbeat(state, group, member_id)
@@ -114,12 +119,19 @@ def handle_leave_group(
                 code = exc.code
             else:
                 _remove_current_member(
-                    state, group_id=request.group_id, member_id=member_id, now_ms=now_ms, out=out
+                    state,
+                    group_id=request.group_id,
+                    member_id=member_id,
+                    client_reason=identity.reason,
+                    now_ms=now_ms,
+                    out=out,
                 )
                 left.append(member_id)
         answers.append(LeaveGroupResponseMember(member_id, identity.group_instance_id, code))
     if left:
-        reason = f"explicit LeaveGroup request for ({', '.join(left)}) members"
+        # Kafka's words, naming each member id as the request did (empty for an entry
+        # that named only a group.instance.id).
+        reason = f"explicit `LeaveGroup` request for ({', '.join(left)}) members."
         if group.is_in(ClassicGroupState.STABLE, ClassicGroupState.COMPLETING_REBALANCE):
             maybe_prepare_rebalance_or_complete_join(state, group, reason, now_ms, out)
         elif group.is_in(ClassicGroupState.PREPARING_REBALANCE):
@@ -132,6 +144,7 @@ def _remove_current_member(
     *,
     group_id: str,
     member_id: str,
+    client_reason: str | None,
     now_ms: int,
     out: CoordinatorResult,
 ) -> None:
@@ -143,4 +156,4 @@ def _remove_current_member(
     answer_join(member, JoinGroupResponse(ErrorCode.UNKNOWN_MEMBER_ID), out)
     answer_sync(member, SyncGroupResponse(ErrorCode.UNKNOWN_MEMBER_ID), out)
     group.remove(member_id)
-    member_left(group, member, "leave", now_ms, out)
+    member_left(group, member, "leave", now_ms, out, client_reason=client_reason)

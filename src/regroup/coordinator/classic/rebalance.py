@@ -145,7 +145,15 @@ def on_loaded(
         for member in group:
             schedule_heartbeat(state, group, member, now_ms)
         if len(group) > state.config.group_max_size and group.can_rebalance():
-            prepare_rebalance(state, group, "freshly-loaded group is over capacity", now_ms, out)
+            prepare_rebalance(
+                state,
+                group,
+                f"Freshly-loaded group {group_id} (size {len(group)}) is over capacity "
+                f"{state.config.group_max_size}. Rebalancing in order to give a chance for "
+                "consumers to commit offsets",
+                now_ms,
+                out,
+            )
     return out
 
 
@@ -196,6 +204,8 @@ def member_left(
     reason: str,
     now_ms: int,
     out: CoordinatorResult,
+    *,
+    client_reason: str | None = None,
 ) -> None:
     out.events.append(
         MemberLeft(
@@ -205,6 +215,7 @@ def member_left(
             group_protocol=GROUP_PROTOCOL,
             reason=reason,
             instance_id=member.group_instance_id,
+            reason_text=client_reason,
         )
     )
 
@@ -489,7 +500,7 @@ def _expire_pending_sync(
     prepare_rebalance(
         state,
         group,
-        f"removing {[m.member_id for m in late]} on pending sync expiration",
+        f"Removing [{', '.join(m.member_id for m in late)}] on pending sync request expiration",
         now_ms,
         out,
     )
@@ -564,8 +575,13 @@ def remove_member_and_update(
     cancel_heartbeat(state, group, member.member_id)
     member_left(group, member, reason, now_ms, out)
     if group.is_in(ClassicGroupState.STABLE, ClassicGroupState.COMPLETING_REBALANCE):
+        # Kafka's reason for both callers (a session or a new member's join timeout).
         prepare_rebalance(
-            state, group, f"removing member {member.member_id} ({reason})", now_ms, out
+            state,
+            group,
+            f"removing member {member.member_id} on heartbeat expiration.",
+            now_ms,
+            out,
         )
     elif group.is_in(ClassicGroupState.PREPARING_REBALANCE) and group.has_all_members_joined():
         complete_join(state, group, now_ms, out)

@@ -516,7 +516,7 @@ def handle_leave(
                 LeaveGroupResponseMember(member_id, identity.group_instance_id, exc.code)
             )
             continue
-        remove_member(txn, member, GROUP_PROTOCOL, "leave")
+        remove_member(txn, member, GROUP_PROTOCOL, "leave", client_reason=identity.reason)
         left.append(member)
         answers.append(
             LeaveGroupResponseMember(member_id, identity.group_instance_id, ErrorCode.NONE)

@@ -57,11 +57,20 @@ __all__ = [
 
 
 def remove_member(
-    txn: ConsumerTxn, member: ConsumerGroupMember, group_protocol: str, reason: str
+    txn: ConsumerTxn,
+    member: ConsumerGroupMember,
+    group_protocol: str,
+    reason: str,
+    *,
+    client_reason: str | None = None,
+    member_epoch: int | None = None,
+    rebalance_timeout_ms: int | None = None,
 ) -> None:
     """Kafka ``removeMember`` + ``cancelTimers``: three tombstones, no timers, ``member_left``.
 
-    ``group_protocol``: the protocol the event names (``consumer`` or ``classic``).
+    ``group_protocol``: the protocol the event names (``consumer`` or ``classic``);
+    ``client_reason`` (a LeaveGroup's), ``member_epoch`` and ``rebalance_timeout_ms`` (a
+    rebalance timeout's) go into the event as Kafka's log lines name them.
     """
     gid = txn.group_id
     txn.write(
@@ -78,11 +87,21 @@ def remove_member(
             group_protocol=group_protocol,
             reason=reason,
             instance_id=member.instance_id,
+            reason_text=client_reason,
+            member_epoch=member_epoch,
+            rebalance_timeout_ms=rebalance_timeout_ms,
         )
     )
 
 
-def fence_member(txn: ConsumerTxn, member: ConsumerGroupMember, reason: str) -> None:
+def fence_member(
+    txn: ConsumerTxn,
+    member: ConsumerGroupMember,
+    reason: str,
+    *,
+    member_epoch: int | None = None,
+    rebalance_timeout_ms: int | None = None,
+) -> None:
     """Kafka ``consumerGroupFenceMember``: remove the member and bump the group epoch.
 
     Or, when the member is the last one using the KIP-848 protocol among classic
@@ -92,7 +111,14 @@ def fence_member(txn: ConsumerTxn, member: ConsumerGroupMember, reason: str) -> 
     assert group is not None
     if maybe_downgrade(txn, member, reason):
         return
-    remove_member(txn, member, "consumer", reason)
+    remove_member(
+        txn,
+        member,
+        "consumer",
+        reason,
+        member_epoch=member_epoch,
+        rebalance_timeout_ms=rebalance_timeout_ms,
+    )
     regex = member.subscribed_topic_regex
     if regex and regex in group.resolved_regexes and group.regex_subscribers(regex) == 0:
         txn.write(records.regex_tombstone(txn.group_id, regex))
@@ -215,7 +241,13 @@ def _rebalance_timed_out(
     ):
         return CoordinatorResult()
     txn = ConsumerTxn(state, group_id, now_ms)
-    fence_member(txn, member, "rebalance_timeout")
+    fence_member(
+        txn,
+        member,
+        "rebalance_timeout",
+        member_epoch=epoch,
+        rebalance_timeout_ms=member.rebalance_timeout_ms,
+    )
     return txn.finish()
 
 
