@@ -12,8 +12,12 @@ uncompressed size reaches ``--gigabytes``. Then, in one run, times:
   Kafka version's wording, rebuild every group's rebalances and findings, on Spark
   (``local[*]`` unless ``--master``), including the JVM's start;
 
-and prints both wall times, the throughput and the ratio. A figure to read beside the
-machine's cores and load, never an assertion.
+- the parse alone on one core, in this process, without Spark (``regroup.history.reader``
+  over the same files: decompress, find and recognise the coordinator lines): the figure to
+  hold against grep's one core;
+
+and prints the wall times, the throughput and the ratios. A figure to read beside the
+machine's cores and load (printed), never an assertion.
 
 Usage::
 
@@ -35,6 +39,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from regroup.history.lines import Record
+from regroup.history.reader import expand, read_split
 from regroup.history.synth import write_cluster_logs
 
 HOUR_MS = 3_600_000
@@ -119,6 +125,12 @@ def main() -> None:
         env = dict(os.environ)
         history_s, history_out = timed(command, env)
         result = json.loads(history_out)
+        started = time.perf_counter()
+        splits, _ = expand(files)
+        parsed = sum(
+            1 for split in splits for item in read_split(split) if isinstance(item, Record)
+        )
+        parse_s = time.perf_counter() - started
     finally:
         if not args.keep and args.dir is None:
             shutil.rmtree(directory, ignore_errors=True)
@@ -133,7 +145,11 @@ def main() -> None:
         f"{len(result['groups'])} groups, {rebalances} rebalances, "
         f"{len(result['findings'])} findings"
     )
-    print(f"ratio history / zgrep: {history_s / grep_s:.2f} (cores: {os.cpu_count()})")
+    print(f"parse alone, one core:     {parse_s:.1f} s ({size / 1e6 / parse_s:.0f} MB/s), ", end="")
+    print(f"{parsed} lines recognised")
+    print(f"ratio history / zgrep: {history_s / grep_s:.2f} (end to end, JVM start included)")
+    print(f"ratio parse alone / zgrep: {parse_s / grep_s:.2f} (one core each)")
+    print(f"cores: {os.cpu_count()}, load average: {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

@@ -222,3 +222,19 @@ def test_observed_fields_are_left_out_of_simulated_events() -> None:
 
     data = RebalanceStarted(ts_ms=1, group_id="g", generation=1, reason="r").to_dict()
     assert "broker_id" not in data and "reason_class" not in data
+
+
+def test_a_pending_member_that_never_came_back_did_not_join() -> None:
+    lines = [
+        _scala(
+            0,
+            Kind.DYNAMIC_MEMBER_PENDING,
+            group_id="g",
+            state="Stable",
+            member_id="m-1",
+        ),
+        _scala(0, Kind.DYNAMIC_MEMBER_PENDING, group_id="g", state="Stable", member_id="m-2"),
+        _scala(45_000, Kind.PENDING_MEMBER_EXPIRED, group_id="g", member_id="m-1"),
+    ]
+    history = reconstruct("g", _records(lines))
+    assert [j.member_id for j in history.members_joined] == ["m-2"]

@@ -30,9 +30,11 @@ from __future__ import annotations
 
 import re
 import shlex
+from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from regroup.history.rebalances import GroupHistory, MemberLeave
 
@@ -72,6 +74,7 @@ FINDING_KINDS = (
     "big_group_on_eager",
 )
 
+_T = TypeVar("_T")
 _UUID_TAIL = re.compile(r"-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
 
@@ -98,6 +101,12 @@ def _evidence(lines: Sequence[str]) -> tuple[str, ...]:
     return tuple(unique[:MAX_EVIDENCE])
 
 
+def _within(items: Sequence[_T], start: int, span_ms: int, times: Sequence[int]) -> list[_T]:
+    """``items[start:]`` up to the last one at most ``span_ms`` after ``items[start]``."""
+    end = bisect_right(times, times[start] + span_ms, lo=start)
+    return list(items[start:end])
+
+
 def _replay_command(logs: str, group: str, start: str | None, end: str | None) -> str:
     window = ""
     if start:
@@ -122,15 +131,15 @@ def _rolling_deploy(history: GroupHistory, logs: str) -> list[Finding]:
     ]
     restarts: list[tuple[MemberLeave, str]] = []
     used: set[int] = set()
+    join_times = [j.ts_ms for j in joins]
     for leave in clean:
-        for index, join in enumerate(joins):
-            if index in used or join.ts_ms < leave.ts_ms:
-                continue
-            if join.ts_ms - leave.ts_ms > RESTART_PAIR_MS:
+        index = bisect_left(join_times, leave.ts_ms)
+        while index < len(joins) and joins[index].ts_ms - leave.ts_ms <= RESTART_PAIR_MS:
+            if index not in used:
+                used.add(index)
+                restarts.append((leave, joins[index].line))
                 break
-            used.add(index)
-            restarts.append((leave, join.line))
-            break
+            index += 1
     findings: list[Finding] = []
     run: list[tuple[MemberLeave, str]] = []
 
@@ -215,12 +224,11 @@ def _session_timeouts(history: GroupHistory, logs: str) -> list[Finding]:
     timeouts = sorted(
         (m for m in history.members_left if m.reason == "session_timeout"), key=lambda m: m.ts_ms
     )
+    times = [t.ts_ms for t in timeouts]
     findings: list[Finding] = []
     index = 0
     while index < len(timeouts):
-        window = [
-            t for t in timeouts[index:] if t.ts_ms - timeouts[index].ts_ms <= CLUSTER_WINDOW_MS
-        ]
+        window = _within(timeouts, index, CLUSTER_WINDOW_MS, times)
         if len(window) >= CLUSTER_MIN_TIMEOUTS:
             findings.append(
                 Finding(
@@ -255,11 +263,11 @@ def _storms(history: GroupHistory, logs: str) -> list[Finding]:
         (r for r in history.rebalances if r.started_ms is not None),
         key=lambda r: r.started_ms or 0,
     )
+    times = [r.started_ms or 0 for r in started]
     findings: list[Finding] = []
     index = 0
     while index < len(started):
-        first = started[index].started_ms or 0
-        window = [r for r in started[index:] if (r.started_ms or 0) - first <= STORM_WINDOW_MS]
+        window = _within(started, index, STORM_WINDOW_MS, times)
         if len(window) >= STORM_REBALANCES:
             classes: dict[str, int] = defaultdict(int)
             for rebalance in window:

@@ -414,6 +414,14 @@ class _Builder:
             instance = instance_id(record.get_str("instance_id"))
             self._leave(record, record.get_str("old_member_id"), instance, "replaced", None)
             self._join(record, record.get_str("member_id"), instance)
+        elif kind in (Kind.PENDING_MEMBER_EXPIRED, Kind.PENDING_MEMBER_LEFT):
+            # A member id handed out (KIP-394) whose member never came back: no join.
+            member = record.get_str("member_id")
+            if member in self.joined:
+                self.joined.discard(member)
+                self.history.members_joined = [
+                    j for j in self.history.members_joined if j.member_id != member
+                ]
         elif kind in (
             Kind.STATIC_MEMBER_JOINED,
             Kind.DYNAMIC_MEMBER_JOINED,
