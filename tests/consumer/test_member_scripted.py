@@ -705,8 +705,8 @@ def test_a_failed_revocation_commit_does_not_stop_the_revocation() -> None:
 def test_with_auto_commit_a_revocation_waits_for_the_applications_poll() -> None:
     """Kafka's ``maybeReconcile(canCommit)``: the background poll does not start a
     reconciliation while auto-commit is on; the application's next poll does, and its
-    commit carries the positions the application reached meanwhile (issue 19, section 5:
-    no records processed twice in a clean reassignment)."""
+    commit carries the positions the application reached meanwhile (no records
+    processed twice in a clean reassignment)."""
     listener = Recorder()
     positions = {tp: 100 for tp in foo(0, 1)}
     member = make_member(listener=listener, positions=positions)

@@ -1,4 +1,4 @@
-"""Issue 20, defect 3: a JoinGroup listing one protocol twice, and handlers or timers that raise.
+"""A JoinGroup listing one protocol twice, and handlers or timers that raise.
 
 Before the fix, a member listing ``range`` twice counted as two supporters of
 ``range``: no protocol was ever supported by exactly every member, the vote in

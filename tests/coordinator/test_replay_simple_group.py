@@ -1,4 +1,4 @@
-"""Replaying a group that began as a simple group (issue 20, defect 2).
+"""Replaying a group that began as a simple group.
 
 A commit from outside group management (generation -1, no member id) creates a
 "simple" classic group that no record describes; a KIP-848 member joining the

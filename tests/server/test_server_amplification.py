@@ -1,4 +1,4 @@
-"""Issue 20, defect 8: single requests that amplify or stall (Fetch sizes, topic creation,
+"""Single requests that amplify or stall (Fetch sizes, topic creation,
 parked Fetches)."""
 
 from __future__ import annotations

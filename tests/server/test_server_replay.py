@@ -1,4 +1,4 @@
-"""Starting from a data directory: replay of the stored records (issue 20, defect 2).
+"""Starting from a data directory: replay of the stored records.
 
 The records a server wrote always replay, with nothing skipped; a record that
 cannot apply is skipped with one log line and counted, never a failed start. A

@@ -16,6 +16,6 @@ parts, each in modules of its own:
   into JoinGroup metadata and SyncGroup assignments. The broker treats them
   as opaque; members and the leader's assignor read them.
 
-No module here does I/O or reads a clock (see DESIGN.md, "The one rule").
+No module here does I/O or reads a clock (docs/architecture.md, "The sans-IO contract").
 This package deliberately re-exports nothing: import from its modules.
 """

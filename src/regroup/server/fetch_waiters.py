@@ -1,4 +1,4 @@
-"""Parked Fetches, woken by the partitions they read (issue 20, defect 8).
+"""Parked Fetches, woken by the partitions they read (so a waiting Fetch costs nothing).
 
 A Fetch that has fewer than ``min_bytes`` waits up to ``max_wait`` for records
 (Kafka's ``DelayedFetch`` in the fetch purgatory, keyed by partition). Waking

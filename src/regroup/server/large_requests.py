@@ -1,4 +1,4 @@
-"""Long work off the event loop: a large OffsetFetch in pieces (issue 20, defect 8).
+"""Long work off the event loop: a large OffsetFetch in pieces, so no client stalls.
 
 One asyncio loop serves every connection, so a request that takes seconds to
 decode, answer and encode stalls every client for that long (an OffsetFetch of

@@ -42,7 +42,8 @@ __all__ = [
     "comparison_html",
 ]
 
-#: How each protocol is named, everywhere (issue 19: one name per protocol).
+#: How each protocol is named, everywhere (one name per protocol, in
+#: every table, verdict and page).
 LABELS: Mapping[str, str] = {
     "eager": "eager",
     "cooperative": "cooperative",
