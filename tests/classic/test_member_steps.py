@@ -17,16 +17,16 @@ from regroup.assignors.classic.api import (
     RebalanceProtocol,
     Subscription,
 )
-from regroup.classic.member import ClassicMember, MemberRequest
-from regroup.classic.member_config import ClassicMemberConfig
-from regroup.classic.member_errors import (
+from regroup.classic.member.config import ClassicMemberConfig
+from regroup.classic.member.errors import (
     CommitFailedError,
     IllegalMemberUse,
     MemberFatalError,
     RebalanceInProgressError,
 )
-from regroup.classic.member_leader import CooperativeAssignmentViolation
-from regroup.classic.member_state import MemberState
+from regroup.classic.member.leader import CooperativeAssignmentViolation
+from regroup.classic.member.member import ClassicMember, MemberRequest
+from regroup.classic.member.state import MemberState
 from regroup.classic.protocol import (
     decode_assignment,
     decode_subscription,

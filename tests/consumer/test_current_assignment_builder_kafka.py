@@ -14,8 +14,8 @@ from collections.abc import Callable
 
 import pytest
 
-from regroup.consumer.group_member import Assignment, ConsumerGroupMember, MemberState
-from regroup.consumer.reconciliation import reconcile
+from regroup.consumer.group.group_member import Assignment, ConsumerGroupMember, MemberState
+from regroup.consumer.group.reconciliation import reconcile
 from regroup.model.errors import ErrorCode, KafkaProtocolError
 from regroup.model.requests.consumer import TopicPartitions
 from regroup.model.uuid import Uuid

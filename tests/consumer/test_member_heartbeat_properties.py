@@ -8,14 +8,14 @@ from collections.abc import Sequence
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regroup.consumer.member_heartbeat import (
+from regroup.consumer.member.heartbeat import (
     HeartbeatFields,
     HeartbeatRequestBuilder,
     HeartbeatSchedule,
     LocalAssignment,
     topic_partitions_of,
 )
-from regroup.consumer.member_reconciler import ListenerInvoker, plan_reconciliation, resolve_target
+from regroup.consumer.member.reconciler import ListenerInvoker, plan_reconciliation, resolve_target
 from regroup.model import TopicPartition, Uuid
 from regroup.model.listener import NoOpRebalanceListener
 from regroup.model.metadata import MetadataImage

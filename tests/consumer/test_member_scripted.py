@@ -12,14 +12,14 @@ from collections.abc import Mapping, Sequence
 
 import pytest
 
-from regroup.consumer.member import ConsumerMember
-from regroup.consumer.member_config import (
+from regroup.consumer.member.config import (
     ConsumerMemberConfig,
     IllegalStateError,
     MemberFatalError,
     TopicAuthorizationError,
 )
-from regroup.consumer.member_state import MemberState
+from regroup.consumer.member.member import ConsumerMember
+from regroup.consumer.member.state import MemberState
 from regroup.events.schema import (
     MemberStateChanged,
     PartitionsRevoked,

@@ -12,14 +12,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from regroup.assignors.consumer.client_side import ServerLogicAssignor
-from regroup.consumer.member import ConsumerMember
-from regroup.consumer.member_config import (
+from regroup.consumer.member.config import (
     ConsumerMemberConfig,
     IllegalStateError,
     MemberFatalError,
     TopicAuthorizationError,
 )
-from regroup.consumer.member_state import (
+from regroup.consumer.member.member import ConsumerMember
+from regroup.consumer.member.state import (
     ALLOWED_PREDECESSORS,
     IllegalMemberStateTransition,
     MemberState,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from regroup.consumer.subscription import InvalidRegexError, compile_regex, resolve_regex
+from regroup.consumer.group.subscription import InvalidRegexError, compile_regex, resolve_regex
 
 # -- no backtracking ------------------------------------------------------------------------
 

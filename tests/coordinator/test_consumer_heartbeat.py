@@ -14,7 +14,7 @@ from regroup.assignors.consumer.api import (
     SubscribedTopicDescriber,
 )
 from regroup.assignors.errors import PartitionAssignorError
-from regroup.consumer.group_member import MemberState
+from regroup.consumer.group.group_member import MemberState
 from regroup.model.errors import ErrorCode
 from regroup.model.requests.consumer import (
     ClientAssignor,

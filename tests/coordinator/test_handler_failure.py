@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from regroup.classic.group_state import ClassicGroupState
+from regroup.classic.group.group_state import ClassicGroupState
 from regroup.coordinator import service
 from regroup.coordinator.classic import rebalance
 from regroup.coordinator.config import GroupCoordinatorConfig

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from regroup.classic.group import ClassicGroup
+from regroup.classic.group.group import ClassicGroup
 from regroup.coordinator.classic.records import group_metadata_record
 from regroup.coordinator.consumer.records import epoch_record
 from regroup.records import CoordinatorRecord

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from regroup.consumer.member_config import ConsumerMemberConfig
+from regroup.consumer.member.config import ConsumerMemberConfig
 
 __all__ = [
     "CLASSIC_ONLY_CONFIGS",

@@ -64,11 +64,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from regroup.classic.member import ClassicMember
-from regroup.classic.member_config import ClassicMemberConfig
-from regroup.classic.member_state import MemberState as ClassicState
-from regroup.consumer.member import ConsumerMember
-from regroup.consumer.member_state import MemberState as ConsumerState
+from regroup.classic.member.config import ClassicMemberConfig
+from regroup.classic.member.member import ClassicMember
+from regroup.classic.member.state import MemberState as ClassicState
+from regroup.consumer.member.member import ConsumerMember
+from regroup.consumer.member.state import MemberState as ConsumerState
 from regroup.events import (
     ConsumerStarted,
     ConsumerStopped,

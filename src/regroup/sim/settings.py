@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from regroup.assignors.classic.api import RebalanceProtocol
-from regroup.classic.member_config import ClassicMemberConfig
+from regroup.classic.member.config import ClassicMemberConfig
 from regroup.coordinator.config import GroupCoordinatorConfig, InvalidConfigError
 from regroup.events import Event
 from regroup.sim.configs import (

@@ -56,12 +56,12 @@ from typing import Any, Final, NamedTuple, overload
 
 from regroup.assignors.classic.api import ConsumerPartitionAssignor, RebalanceProtocol
 from regroup.assignors.consumer.client_side import PartitionAssignor
-from regroup.classic.member import ClassicMember
-from regroup.classic.member_config import ClassicMemberConfig
-from regroup.classic.member_state import MemberState as ClassicState
-from regroup.consumer.member import ConsumerMember
-from regroup.consumer.member_config import ConsumerMemberConfig, InvalidMemberConfigError
-from regroup.consumer.member_state import MemberState as ConsumerState
+from regroup.classic.member.config import ClassicMemberConfig
+from regroup.classic.member.member import ClassicMember
+from regroup.classic.member.state import MemberState as ClassicState
+from regroup.consumer.member.config import ConsumerMemberConfig, InvalidMemberConfigError
+from regroup.consumer.member.member import ConsumerMember
+from regroup.consumer.member.state import MemberState as ConsumerState
 from regroup.coordinator.result import CoordinatorResult
 from regroup.events import Event
 from regroup.model import TopicPartition

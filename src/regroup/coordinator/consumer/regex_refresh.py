@@ -20,7 +20,7 @@ this runs.
 
 from __future__ import annotations
 
-from regroup.consumer.group import ConsumerGroup
+from regroup.consumer.group.group import ConsumerGroup
 from regroup.coordinator.consumer import records
 from regroup.coordinator.consumer.rebalance import (
     bump_epoch,

@@ -19,7 +19,7 @@ empty group (Kafka ``createGroupTombstoneRecords``).
 
 from __future__ import annotations
 
-from regroup.consumer.group import ConsumerGroup
+from regroup.consumer.group.group import ConsumerGroup
 from regroup.coordinator.consumer import records
 from regroup.coordinator.consumer.timers import client_assign_key, expire_key
 from regroup.coordinator.result import CoordinatorResult

@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from regroup.classic.member_metrics import MemberMetrics
+from regroup.classic.member.metrics import MemberMetrics
 from regroup.model import TopicPartition
 from regroup.model.listener import ConsumerRebalanceListener
 

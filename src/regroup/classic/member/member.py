@@ -13,47 +13,47 @@ KIP-848 member, so one simulator drives both::
 Rules
 -----
 
-Rule 1: the member's state changes only through the table of ``member_state``
+Rule 1: the member's state changes only through the table of ``state``
         (``MemberStateMachine.process``); an illegal step raises and changes
         nothing. Every change is a ``MemberStateChanged`` event.
 Rule 2: what an error code in a response does is the table
-        ``member_errors.ERROR_ACTIONS``; the member carries the action out.
+        ``errors.ERROR_ACTIONS``; the member carries the action out.
 Rule 3: what KIP-429's "Consumer Coordinator Algorithm" does to the owned
         partitions is decided by pure plans -- step 1 (before every JoinGroup)
-        and step 3 (after SyncGroup) in ``member_steps``, step 2 (the leader's
-        assignment) in ``member_leader``; the member decides *when* they run
+        and step 3 (after SyncGroup) in ``steps``, step 2 (the leader's
+        assignment) in ``leader``; the member decides *when* they run
         and runs their callbacks.
 Rule 4: ``ClassicMember`` is a façade over parts, each owning one concern and
         its state. A part is told what it needs and answers; it never calls
         back into the member:
 
-        * ``Session`` (``member_session``): the heartbeat schedule, the
+        * ``Session`` (``session``): the heartbeat schedule, the
           Heartbeat in flight, the poll timer (Kafka ``Heartbeat``);
-        * ``CommitTracker`` (``member_offsets``): the OffsetCommits in flight,
+        * ``CommitTracker`` (``offsets``): the OffsetCommits in flight,
           the last commit error, the refusal rules (KIP-429, KIP-726);
-        * ``ListenerInvoker`` (``member_listener``): the listener, callback time
+        * ``ListenerInvoker`` (``listener``): the listener, callback time
           and latency, KIP-429's first exception;
-        * ``ProtocolSelector`` (``member_protocol``): EAGER or COOPERATIVE
+        * ``ProtocolSelector`` (``rebalance_protocol``): EAGER or COOPERATIVE
           (Kafka's static rule, or KIP-726's dynamic one);
-        * ``MemberMetrics`` (``member_metrics``): KIP-429's metrics.
+        * ``MemberMetrics`` (``metrics``): KIP-429's metrics.
 
         The member itself holds the state machine, the generation (member id,
         generation id, selected protocol, leader), the owned partitions and the
         subscription, Kafka's rejoin bookkeeping (``rejoinNeeded``,
         ``needsJoinPrepare``), the JoinGroup and SyncGroup in flight, the
         metadata it compares, its clock, and the requests and events it hands out.
-Rule 5: a listener callback may take virtual time (``member_listener``): the
+Rule 5: a listener callback may take virtual time (``listener``): the
         member's clock moves on by it, and the callback's event carries the time
         at which it returned.
 
 Theory of operation
 -------------------
 
-A rebalance is one trip through ``member_state``: a JoinGroup (KIP-429
-step 1 first: ``member_steps.prepare_join``), the JoinGroup response (the
-leader runs step 2: ``member_leader``), a SyncGroup, and its response (step 3:
-``member_steps.complete_join``). The requests are built by
-``member_requests``; listener calls go through the ``ListenerInvoker``
+A rebalance is one trip through ``state``: a JoinGroup (KIP-429
+step 1 first: ``steps.prepare_join``), the JoinGroup response (the
+leader runs step 2: ``leader``), a SyncGroup, and its response (step 3:
+``steps.complete_join``). The requests are built by
+``requests``; listener calls go through the ``ListenerInvoker``
 (KIP-429's error rule: every callback runs, the first exception is raised from
 the next ``poll``). Every state change, rejoin request and callback is an
 event (``regroup.events``). Around a rebalance the member heartbeats while
@@ -99,38 +99,38 @@ from regroup.assignors.classic.api import (
     ConsumerPartitionAssignor,
     RebalanceProtocol,
 )
-from regroup.classic.member_config import ClassicMemberConfig
-from regroup.classic.member_errors import (
+from regroup.classic.member.config import ClassicMemberConfig
+from regroup.classic.member.errors import (
     ErrorAction,
     IllegalMemberUse,
     MemberFatalError,
     error_action,
 )
-from regroup.classic.member_leader import (
+from regroup.classic.member.leader import (
     group_subscribed_topics,
     partition_counts,
     run_leader_assignment,
 )
-from regroup.classic.member_listener import CallbackClock, ListenerInvoker
-from regroup.classic.member_metrics import MemberMetrics
-from regroup.classic.member_offsets import CommitTracker
-from regroup.classic.member_protocol import ProtocolSelector
-from regroup.classic.member_requests import (
+from regroup.classic.member.listener import CallbackClock, ListenerInvoker
+from regroup.classic.member.metrics import MemberMetrics
+from regroup.classic.member.offsets import CommitTracker
+from regroup.classic.member.rebalance_protocol import ProtocolSelector
+from regroup.classic.member.requests import (
     commit_request,
     heartbeat_request,
     join_request,
     leave_request,
     sync_request,
 )
-from regroup.classic.member_session import Session
-from regroup.classic.member_state import (
+from regroup.classic.member.session import Session
+from regroup.classic.member.state import (
     HEARTBEATING,
     REBALANCING,
     MemberState,
     MemberStateMachine,
     Trigger,
 )
-from regroup.classic.member_steps import (
+from regroup.classic.member.steps import (
     complete_join,
     leave_callback,
     prepare_join,

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from regroup.consumer.member_config import CommitResult
+from regroup.consumer.member.config import CommitResult
 from regroup.model import ErrorCode, TopicPartition, topic_partition
 from regroup.model.requests.offsets import (
     OffsetCommitRequest,

@@ -8,7 +8,7 @@ One config is ours, not Kafka's:
 
 ``rebalance.protocol.selection`` = ``dynamic`` (default) | ``static``
     How the member picks between the EAGER and the COOPERATIVE rebalance
-    protocol (see ``regroup.classic.member_protocol``).
+    protocol (see ``regroup.classic.member.rebalance_protocol``).
 
     * ``static`` is what Apache Kafka ships: the protocol is the highest one
       that *every* configured assignor supports, fixed at construction

@@ -35,7 +35,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from regroup.consumer.member_heartbeat import LocalAssignment
+from regroup.consumer.member.heartbeat import LocalAssignment
 from regroup.model import TopicPartition, Uuid, topic_partition
 from regroup.model.listener import ConsumerRebalanceListener, NoOpRebalanceListener
 from regroup.model.metadata import MetadataImage
