@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "regroup"
-CORE = ("model", "assignors", "classic", "consumer", "coordinator", "events", "testing")
+CORE = ("model", "assignors", "classic", "consumer", "members", "coordinator", "events", "testing")
 
 #: Calls that reach global state or the outside world.
 FORBIDDEN_CALLS = {

@@ -8,7 +8,7 @@ import pytest
 
 from regroup.assignors.classic import create_classic_assignor
 from regroup.assignors.classic.api import RebalanceProtocol
-from regroup.classic.member.config import ClassicMemberConfig, InvalidMemberConfigError
+from regroup.classic.member.config import ClassicMemberConfig
 from regroup.classic.member.metrics import MemberMetrics, SampledStat
 from regroup.classic.member.rebalance_protocol import (
     DuplicateAssignorError,
@@ -17,6 +17,7 @@ from regroup.classic.member.rebalance_protocol import (
     static_protocol,
 )
 from regroup.classic.member.requests import join_request, truncate_reason
+from regroup.members.errors import InvalidMemberConfigError
 
 
 def test_kafka_defaults() -> None:

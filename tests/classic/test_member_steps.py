@@ -18,12 +18,7 @@ from regroup.assignors.classic.api import (
     Subscription,
 )
 from regroup.classic.member.config import ClassicMemberConfig
-from regroup.classic.member.errors import (
-    CommitFailedError,
-    IllegalMemberUse,
-    MemberFatalError,
-    RebalanceInProgressError,
-)
+from regroup.classic.member.errors import CommitFailedError, RebalanceInProgressError
 from regroup.classic.member.leader import CooperativeAssignmentViolation
 from regroup.classic.member.member import ClassicMember, MemberRequest
 from regroup.classic.member.state import MemberState
@@ -34,6 +29,7 @@ from regroup.classic.protocol import (
     encode_subscription,
 )
 from regroup.events import PartitionsAssigned, PartitionsLost, PartitionsRevoked
+from regroup.members.errors import IllegalStateError, MemberFatalError
 from regroup.model import ErrorCode, TopicPartition
 from regroup.model.metadata import MetadataImage
 from regroup.model.requests.classic import (
@@ -667,7 +663,7 @@ def test_commit_in_a_stable_generation_and_its_errors() -> None:
 
 def test_enforce_rebalance_idle_and_in_progress() -> None:
     member, _ = make()
-    with pytest.raises(IllegalMemberUse):
+    with pytest.raises(IllegalStateError):
         ClassicMember(
             ClassicMemberConfig(group_id="g"), assignors=[ScriptedAssignor("x", EAGER)]
         ).enforce_rebalance()

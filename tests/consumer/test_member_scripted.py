@@ -12,18 +12,14 @@ from collections.abc import Mapping, Sequence
 
 import pytest
 
-from regroup.consumer.member.config import (
-    ConsumerMemberConfig,
-    IllegalStateError,
-    MemberFatalError,
-    TopicAuthorizationError,
-)
+from regroup.consumer.member.config import ConsumerMemberConfig, TopicAuthorizationError
 from regroup.consumer.member.member import ConsumerMember
 from regroup.consumer.member.state import MemberState
 from regroup.events.schema import (
     MemberStateChanged,
     PartitionsRevoked,
 )
+from regroup.members.errors import IllegalStateError, MemberFatalError
 from regroup.model import ErrorCode, TopicPartition, Uuid
 from regroup.model.metadata import MetadataImage
 from regroup.model.requests.consumer import (

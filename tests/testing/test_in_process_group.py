@@ -20,10 +20,11 @@ from regroup.assignors.classic.api import (
 )
 from regroup.classic.member.config import ClassicMemberConfig
 from regroup.classic.member.member import ClassicMember
-from regroup.consumer.member.config import ConsumerMemberConfig, InvalidMemberConfigError
+from regroup.consumer.member.config import ConsumerMemberConfig
 from regroup.consumer.member.member import ConsumerMember
 from regroup.consumer.member.state import MemberState as ConsumerState
 from regroup.events import MemberLeft, PartitionsLost
+from regroup.members.errors import InvalidMemberConfigError
 from regroup.model import TopicPartition
 from regroup.testing import (
     CoordinatorTestContext,

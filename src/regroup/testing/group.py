@@ -59,11 +59,12 @@ from regroup.assignors.consumer.client_side import PartitionAssignor
 from regroup.classic.member.config import ClassicMemberConfig
 from regroup.classic.member.member import ClassicMember
 from regroup.classic.member.state import MemberState as ClassicState
-from regroup.consumer.member.config import ConsumerMemberConfig, InvalidMemberConfigError
+from regroup.consumer.member.config import ConsumerMemberConfig
 from regroup.consumer.member.member import ConsumerMember
 from regroup.consumer.member.state import MemberState as ConsumerState
 from regroup.coordinator.result import CoordinatorResult
 from regroup.events import Event
+from regroup.members.errors import InvalidMemberConfigError
 from regroup.model import TopicPartition
 from regroup.model.listener import ConsumerRebalanceListener
 from regroup.testing.coordinator import ConfigLike, CoordinatorTestContext, TopicsLike

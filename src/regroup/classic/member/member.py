@@ -102,8 +102,6 @@ from regroup.assignors.classic.api import (
 from regroup.classic.member.config import ClassicMemberConfig
 from regroup.classic.member.errors import (
     ErrorAction,
-    IllegalMemberUse,
-    MemberFatalError,
     error_action,
 )
 from regroup.classic.member.leader import (
@@ -111,7 +109,6 @@ from regroup.classic.member.leader import (
     partition_counts,
     run_leader_assignment,
 )
-from regroup.classic.member.listener import CallbackClock, ListenerInvoker
 from regroup.classic.member.metrics import MemberMetrics
 from regroup.classic.member.offsets import CommitTracker
 from regroup.classic.member.rebalance_protocol import ProtocolSelector
@@ -145,6 +142,8 @@ from regroup.events import (
     PartitionsRevoked,
     RebalanceRequested,
 )
+from regroup.members.errors import IllegalStateError, MemberFatalError
+from regroup.members.listener import CallbackClock, ListenerInvoker
 from regroup.model import NO_GENERATION, ErrorCode, TopicPartition, sorted_partitions
 from regroup.model.listener import ConsumerRebalanceListener
 from regroup.model.metadata import MetadataImage
@@ -207,7 +206,9 @@ class ClassicMember:
         # The parts (Rule 4).
         self._selector = ProtocolSelector(config.rebalance_protocol_selection, self._assignors)
         self.metrics = MemberMetrics(config.metrics_sample_window_ms, config.metrics_num_samples)
-        self._invoker = ListenerInvoker(listener, self.metrics, callback_clock)
+        self._invoker = ListenerInvoker(
+            listener, clock=callback_clock, on_completed=self.metrics.callback_completed
+        )
         self._session = Session(
             heartbeat_interval_ms=config.heartbeat_interval_ms,
             retry_backoff_ms=config.retry_backoff_ms,
@@ -392,7 +393,9 @@ class ClassicMember:
         """
         self._ensure_open()
         if not self._subscription:
-            raise IllegalMemberUse("Tried to force a rebalance but consumer does not have a group.")
+            raise IllegalStateError(
+                "Tried to force a rebalance but consumer does not have a group."
+            )
         if self._rejoin_needed or self._sm.state in REBALANCING:
             return False
         self._request_rejoin(reason or _ENFORCED_REASON)
@@ -849,7 +852,7 @@ class ClassicMember:
 
     def _fail(self, code: ErrorCode, context: str) -> None:
         """A fatal error: the partitions are lost (another member may own them now)."""
-        self._fatal = MemberFatalError(code, context)
+        self._fatal = MemberFatalError(code, f"in {context}")
         owned, self._owned = self._owned, frozenset()
         self._join = self._sync = None
         self._session.stop()
@@ -907,4 +910,4 @@ class ClassicMember:
 
     def _ensure_open(self) -> None:
         if self._sm.state is MemberState.CLOSED:
-            raise IllegalMemberUse("This consumer has already been closed.")
+            raise IllegalStateError("This consumer has already been closed.")

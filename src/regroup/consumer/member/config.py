@@ -1,4 +1,4 @@
-"""The KIP-848 member's configuration, its errors, and the results it reports.
+"""The KIP-848 member's configuration, its own error, and the results it reports.
 
 Configs keep Kafka's consumer names in snake_case (``group.instance.id`` ->
 ``group_instance_id``) and Kafka 4.x defaults. Under ``group.protocol=consumer``
@@ -14,36 +14,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from regroup.members.errors import InvalidMemberConfigError
 from regroup.model import ErrorCode, TopicPartition
 
 __all__ = [
     "CommitResult",
     "ConsumerMemberConfig",
-    "IllegalStateError",
-    "InvalidMemberConfigError",
-    "MemberFatalError",
     "TopicAuthorizationError",
 ]
-
-
-class InvalidMemberConfigError(ValueError):
-    """A config value Kafka would refuse (Kafka: ``ConfigException``)."""
-
-
-class IllegalStateError(RuntimeError):
-    """Kafka's ``IllegalStateException`` (``enforceRebalance`` under this protocol, ...)."""
-
-
-class MemberFatalError(RuntimeError):
-    """The member hit an error it cannot recover from (Kafka: the member goes FATAL).
-
-    Raised from the member's next ``poll`` and from calls that need a live member.
-    """
-
-    def __init__(self, code: ErrorCode, message: str | None = None) -> None:
-        super().__init__(f"{code.name}: {message}" if message else code.name)
-        self.code = code
-        self.message = message
 
 
 class TopicAuthorizationError(RuntimeError):

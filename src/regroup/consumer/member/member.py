@@ -115,8 +115,6 @@ from regroup.consumer.member.client_assignor import (
 from regroup.consumer.member.config import (
     CommitResult,
     ConsumerMemberConfig,
-    IllegalStateError,
-    MemberFatalError,
     TopicAuthorizationError,
 )
 from regroup.consumer.member.heartbeat import (
@@ -130,7 +128,6 @@ from regroup.consumer.member.leaving import Leave
 from regroup.consumer.member.offsets import CommitTracker, PositionsProvider
 from regroup.consumer.member.reconciler import (
     AssignmentTracker,
-    ListenerInvoker,
     Reconciliation,
     ReconciliationPlan,
 )
@@ -142,6 +139,8 @@ from regroup.events.schema import (
     PartitionsLost,
     PartitionsRevoked,
 )
+from regroup.members.errors import IllegalStateError, MemberFatalError
+from regroup.members.listener import ListenerInvoker
 from regroup.model import ErrorCode, TopicPartition, new_consumer_member_id
 from regroup.model.listener import ConsumerRebalanceListener
 from regroup.model.metadata import MetadataImage
@@ -371,7 +370,7 @@ class ConsumerMember:
         than ``t``.
         """
         if (
-            self._listener.pending
+            self._listener.error_pending
             or (self._fatal is not None and not self._fatal_raised)
             or self._commits.has_queued
             or self._process.has_request_ready
@@ -510,7 +509,7 @@ class ConsumerMember:
         if action is HeartbeatErrorAction.FENCED:
             self._transition_to_fenced()
         elif action is HeartbeatErrorAction.SURFACE:
-            self._listener.record(TopicAuthorizationError(response.error_message or code.name))
+            self._listener.remember(TopicAuthorizationError(response.error_message or code.name))
         elif action is HeartbeatErrorAction.FATAL:
             self._transition_to_fatal(code, response.error_message)
 
@@ -591,7 +590,7 @@ class ConsumerMember:
             try:
                 self._assignors[0].on_assignment(update)
             except Exception as error:
-                self._listener.record(error)
+                self._listener.remember(error)
         self._callback("assigned", plan.added)
         self._enter(MemberState.ACKNOWLEDGING)
 
@@ -753,7 +752,7 @@ class ConsumerMember:
         if self._fatal is not None and not self._fatal_raised:
             self._fatal_raised = True
             raise self._fatal
-        error = self._listener.take()
+        error = self._listener.take_error()
         if error is not None:
             raise error
 
