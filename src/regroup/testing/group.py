@@ -64,6 +64,8 @@ from regroup.consumer.member.member import ConsumerMember
 from regroup.consumer.member.state import MemberState as ConsumerState
 from regroup.coordinator.result import CoordinatorResult
 from regroup.events import Event
+from regroup.members.driving import Member as DrivenMember
+from regroup.members.driving import MemberRequest
 from regroup.members.errors import InvalidMemberConfigError
 from regroup.model import TopicPartition
 from regroup.model.listener import ConsumerRebalanceListener
@@ -79,7 +81,9 @@ __all__ = [
     "SentRequest",
 ]
 
-#: A member of an in-process group: the classic protocol's or KIP-848's.
+#: A member of an in-process group: the classic protocol's or KIP-848's. The group drives
+#: both through their common API (``regroup.members.driving.Member``, ``DrivenMember``
+#: here); a test narrows to the class for what only one protocol has.
 Member = ClassicMember | ConsumerMember
 
 #: How many rounds one instant may take before the group is declared stuck.
@@ -153,8 +157,8 @@ class InProcessGroup:
         self._closing: set[str] = set()
         self._paused: set[str] = set()
         self._stalled: set[str] = set()
-        self._held: dict[str, list[tuple[Any, object]]] = {}
-        self._in_flight: dict[Hashable, tuple[str, Member, Any]] = {}
+        self._held: dict[str, list[tuple[MemberRequest, object]]] = {}
+        self._in_flight: dict[Hashable, tuple[str, DrivenMember, MemberRequest]] = {}
         self._last_epoch: dict[str, int] = {}
         self._invariants: list[Callable[[InProcessGroup], None]] = []
         self._turn: str | None = None
@@ -544,7 +548,7 @@ class InProcessGroup:
         self._stalled.discard(name)
         self._held.pop(name, None)
 
-    def _take_events(self, name: str, member: Member) -> bool:
+    def _take_events(self, name: str, member: DrivenMember) -> bool:
         """Collect the member's new events; whether there were any."""
         events = member.take_events()
         for event in events:
@@ -571,7 +575,7 @@ class InProcessGroup:
                 self.check_invariants()
         return result
 
-    def _send(self, name: str, member: Member, request: Any) -> None:
+    def _send(self, name: str, member: DrivenMember, request: MemberRequest) -> None:
         token = self.context.next_token()
         self._in_flight[token] = (name, member, request)
         self.sent.append(SentRequest(self.now_ms, name, request))
@@ -582,7 +586,7 @@ class InProcessGroup:
         progressed = False
         now = self.now_ms
         for name in sorted(self._members):
-            member = self._members.get(name)
+            member: DrivenMember | None = self._members.get(name)
             if member is None or name in self._paused:
                 continue
             self._turn = name
@@ -590,7 +594,7 @@ class InProcessGroup:
                 if name not in self._stalled:
                     member.on_application_poll(now)
                 try:
-                    requests: Sequence[Any] = member.poll(now)
+                    requests: Sequence[MemberRequest] = member.poll(now)
                 except Exception as error:  # the application's to see, as from KafkaConsumer.poll
                     if not any(seen is error for _, seen in self.errors):
                         self.errors.append((name, error))
@@ -648,7 +652,7 @@ class InProcessGroup:
         self._apply(self.context.advance(when - self.now_ms))
 
 
-def _has_left(member: Member) -> bool:
+def _has_left(member: DrivenMember) -> bool:
     """Whether a closing KIP-848 member is done leaving."""
     return isinstance(member, ConsumerMember) and member.state in (
         ConsumerState.UNSUBSCRIBED,

@@ -471,7 +471,7 @@ class ClassicMember:
             deadline = expiry if deadline is None else min(deadline, expiry)
         return deadline
 
-    def on_response(self, request: MemberRequest, response: object, now_ms: int) -> None:
+    def on_response(self, request: object, response: object, now_ms: int) -> None:
         """A response to a request this member sent (stale ones are ignored)."""
         self._advance(now_ms)
         if self._sm.state is MemberState.CLOSED:
@@ -493,7 +493,7 @@ class ClassicMember:
                 f"{type(response).__name__} is not a response to {type(request).__name__}"
             )
 
-    def on_request_failed(self, request: MemberRequest, now_ms: int) -> None:
+    def on_request_failed(self, request: object, now_ms: int) -> None:
         """A request timed out or its connection broke (Kafka: coordinator marked unknown)."""
         self._advance(now_ms)
         if request is self._join or request is self._sync:
