@@ -49,7 +49,6 @@ application's to see: they are kept in ``errors`` (once each), not raised.
 
 from __future__ import annotations
 
-import dataclasses
 import random
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any, Final, NamedTuple, overload
@@ -66,7 +65,6 @@ from regroup.coordinator.result import CoordinatorResult
 from regroup.events import Event
 from regroup.members.driving import Member as DrivenMember
 from regroup.members.driving import MemberRequest
-from regroup.members.errors import InvalidMemberConfigError
 from regroup.model import TopicPartition
 from regroup.model.listener import ConsumerRebalanceListener
 from regroup.testing.coordinator import ConfigLike, CoordinatorTestContext, TopicsLike
@@ -539,7 +537,7 @@ class InProcessGroup:
         if protocol == "classic":
             return ClassicMemberConfig.from_properties(properties)
         if protocol == "consumer":
-            return _consumer_member_config(properties)
+            return ConsumerMemberConfig.from_properties(properties)
         raise ValueError(f"group.protocol must be classic or consumer, not {protocol!r}")
 
     def _forget(self, name: str) -> None:
@@ -658,29 +656,3 @@ def _has_left(member: DrivenMember) -> bool:
         ConsumerState.UNSUBSCRIBED,
         ConsumerState.FATAL,
     )
-
-
-def _consumer_member_config(properties: Mapping[str, Any]) -> ConsumerMemberConfig:
-    """A KIP-848 member's config from Kafka's names (``max.poll.interval.ms``)."""
-    fields = {f.name: f for f in dataclasses.fields(ConsumerMemberConfig)}
-    values: dict[str, Any] = {}
-    for key, raw in properties.items():
-        name = key.replace(".", "_")
-        field = fields.get(name)
-        if field is None:
-            raise InvalidMemberConfigError(
-                f"{key} is not a consumer config with group.protocol=consumer"
-            )
-        if field.type == "int":
-            try:
-                values[name] = int(raw)
-            except (TypeError, ValueError):
-                raise InvalidMemberConfigError(f"{key} must be an integer, got {raw!r}") from None
-        elif field.type == "bool":
-            text = str(raw).strip().lower()
-            if text not in ("true", "false"):
-                raise InvalidMemberConfigError(f"{key} must be true or false, got {raw!r}")
-            values[name] = text == "true"
-        else:
-            values[name] = None if raw is None else str(raw)
-    return ConsumerMemberConfig(**values)
