@@ -424,7 +424,10 @@ class ConsumerMember:
     def _on_commit_done(
         self, request: OffsetCommitRequest, response: OffsetCommitResponse | None
     ) -> None:
-        result = self._commits.on_done(request, response)
+        if response is None:
+            result = self._commits.failed(request)
+        else:
+            result = self._commits.answered(request, response)
         if result is None:
             return
         waiting = self._assigned.waiting
