@@ -1,6 +1,6 @@
 """regroup: Apache Kafka's consumer-group rebalance protocols, built for real in Python.
 
-See DESIGN.md (shared) for the layers; the package's sans-IO core is
+See docs/architecture.md ("The layers"); the package's sans-IO core is
 ``model``, ``assignors``, ``classic``, ``consumer``, ``coordinator``,
 ``records`` and ``events``.
 """

@@ -1,6 +1,6 @@
 """No import circles in ``regroup``: every import anywhere in a module counts.
 
-DESIGN.md: "No import circles, anywhere". import-linter's contracts
+docs/architecture.md, "The layers": no import circles, anywhere. import-linter's contracts
 (``test_layers``) check the layers between packages; this test checks the modules
 themselves, and it counts what a contract or a runtime import error would miss:
 imports inside functions and under ``if TYPE_CHECKING:``. Moving an import into a

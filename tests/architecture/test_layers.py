@@ -1,4 +1,4 @@
-"""DESIGN.md's layer table and the sans-IO rule, enforced.
+"""The layer table and the sans-IO contract of docs/architecture.md, enforced.
 
 1. import-linter's contracts (pyproject.toml, ``[tool.importlinter]``): a lower
    layer never imports a higher one, and the core never imports a clock,
@@ -27,6 +27,7 @@ CORE = (
     "consumer",
     "coordinator",
     "events",
+    "members",
     "testing",
 )
 

@@ -7,9 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from regroup.assignors.java_order import java_hashmap_order, java_string_hash
-from regroup.classic.group import ClassicGroup
-from regroup.classic.group_member import ClassicGroupMember
-from regroup.classic.group_state import ClassicGroupState
+from regroup.classic.group.group import ClassicGroup
+from regroup.classic.group.group_member import ClassicGroupMember
+from regroup.classic.group.group_state import ClassicGroupState
 from regroup.model.errors import ErrorCode, KafkaProtocolError
 from regroup.model.requests.classic import JoinGroupRequestProtocol
 

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regroup.classic.group import ClassicGroup
-from regroup.classic.group_state import (
+from regroup.classic.group.group import ClassicGroup
+from regroup.classic.group.group_state import (
     VALID_PREVIOUS_STATES,
     ClassicGroupState,
     IllegalGroupStateTransition,

@@ -22,9 +22,9 @@ from regroup.assignors.classic.api import (
     GroupSubscription,
     RebalanceProtocol,
 )
-from regroup.classic.member import ClassicMember, MemberRequest
-from regroup.classic.member_config import ClassicMemberConfig
-from regroup.classic.member_state import MemberState
+from regroup.classic.member.config import ClassicMemberConfig
+from regroup.classic.member.member import ClassicMember, MemberRequest
+from regroup.classic.member.state import MemberState
 from regroup.classic.protocol import encode_assignment
 from regroup.events import Event
 from regroup.model import ErrorCode, TopicPartition

@@ -8,15 +8,16 @@ import pytest
 
 from regroup.assignors.classic import create_classic_assignor
 from regroup.assignors.classic.api import RebalanceProtocol
-from regroup.classic.member_config import ClassicMemberConfig, InvalidMemberConfigError
-from regroup.classic.member_metrics import MemberMetrics, SampledStat
-from regroup.classic.member_protocol import (
+from regroup.classic.member.config import ClassicMemberConfig
+from regroup.classic.member.metrics import MemberMetrics, SampledStat
+from regroup.classic.member.rebalance_protocol import (
     DuplicateAssignorError,
     NoCommonProtocolError,
     ProtocolSelector,
     static_protocol,
 )
-from regroup.classic.member_requests import join_request, truncate_reason
+from regroup.classic.member.requests import join_request, truncate_reason
+from regroup.members.errors import InvalidMemberConfigError
 
 
 def test_kafka_defaults() -> None:

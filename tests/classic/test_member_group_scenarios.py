@@ -20,11 +20,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from regroup.assignors.classic.api import RebalanceProtocol
-from regroup.classic.member import ClassicMember
-from regroup.classic.member_config import ClassicMemberConfig
-from regroup.classic.member_errors import MemberFatalError
-from regroup.classic.member_state import MemberState
+from regroup.classic.member.config import ClassicMemberConfig
+from regroup.classic.member.member import ClassicMember
+from regroup.classic.member.state import MemberState
 from regroup.coordinator.config import GroupCoordinatorConfig
+from regroup.members.errors import MemberFatalError
 from regroup.model import ErrorCode, TopicPartition
 from regroup.testing import InProcessGroup, RecordingListener
 

@@ -10,7 +10,7 @@ from regroup.assignors.classic.api import (
     Subscription,
 )
 from regroup.assignors.classic.range_assignor import RangeAssignor
-from regroup.classic.member_leader import run_leader_assignment
+from regroup.classic.member.leader import run_leader_assignment
 from regroup.classic.protocol import encode_subscription
 from regroup.model import TopicPartition
 from regroup.model.metadata import MetadataImage

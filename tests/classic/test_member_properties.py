@@ -18,16 +18,16 @@ from regroup.assignors.classic.api import (
     GroupSubscription,
     RebalanceProtocol,
 )
-from regroup.classic.member import ClassicMember, MemberRequest
-from regroup.classic.member_config import ClassicMemberConfig
-from regroup.classic.member_state import (
+from regroup.classic.member.config import ClassicMemberConfig
+from regroup.classic.member.member import ClassicMember, MemberRequest
+from regroup.classic.member.state import (
     TRANSITIONS,
     IllegalMemberTransition,
     MemberState,
     MemberStateMachine,
     Trigger,
 )
-from regroup.classic.member_steps import complete_join, prepare_join
+from regroup.classic.member.steps import complete_join, prepare_join
 from regroup.classic.protocol import decode_subscription, encode_assignment
 from regroup.events import Event, PartitionsAssigned, PartitionsLost, PartitionsRevoked
 from regroup.model import ErrorCode, TopicPartition

@@ -17,16 +17,11 @@ from regroup.assignors.classic.api import (
     RebalanceProtocol,
     Subscription,
 )
-from regroup.classic.member import ClassicMember, MemberRequest
-from regroup.classic.member_config import ClassicMemberConfig
-from regroup.classic.member_errors import (
-    CommitFailedError,
-    IllegalMemberUse,
-    MemberFatalError,
-    RebalanceInProgressError,
-)
-from regroup.classic.member_leader import CooperativeAssignmentViolation
-from regroup.classic.member_state import MemberState
+from regroup.classic.member.config import ClassicMemberConfig
+from regroup.classic.member.errors import CommitFailedError, RebalanceInProgressError
+from regroup.classic.member.leader import CooperativeAssignmentViolation
+from regroup.classic.member.member import ClassicMember, MemberRequest
+from regroup.classic.member.state import MemberState
 from regroup.classic.protocol import (
     decode_assignment,
     decode_subscription,
@@ -34,6 +29,7 @@ from regroup.classic.protocol import (
     encode_subscription,
 )
 from regroup.events import PartitionsAssigned, PartitionsLost, PartitionsRevoked
+from regroup.members.errors import IllegalStateError, MemberFatalError
 from regroup.model import ErrorCode, TopicPartition
 from regroup.model.metadata import MetadataImage
 from regroup.model.requests.classic import (
@@ -667,7 +663,7 @@ def test_commit_in_a_stable_generation_and_its_errors() -> None:
 
 def test_enforce_rebalance_idle_and_in_progress() -> None:
     member, _ = make()
-    with pytest.raises(IllegalMemberUse):
+    with pytest.raises(IllegalStateError):
         ClassicMember(
             ClassicMemberConfig(group_id="g"), assignors=[ScriptedAssignor("x", EAGER)]
         ).enforce_rebalance()

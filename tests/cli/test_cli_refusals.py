@@ -1,4 +1,4 @@
-"""Every user mistake is one line on stderr and exit code 2 (issue 19, sections 3 and 4).
+"""Every user mistake is one line on stderr and exit code 2.
 
 ``simulate``, ``assign``, ``replay`` and ``groups``: each request below used
 to run and report numbers for something else, or to end in a traceback.

@@ -139,7 +139,7 @@ def test_metadata_steps_timers_and_initial_records(
     )
 
 
-# -- the format extensions of issue 18 --------------------------------------------------------
+# -- the format extensions: timers and member states ----------------------------------------------
 
 
 def _join(member: str) -> dict[str, object]:

@@ -251,7 +251,7 @@ def test_serve_cli_runs_keeps_state_and_stops_on_sigterm(tmp_path: Path) -> None
 
 
 def test_serve_out_of_descriptors_is_one_line_and_connections_wait(tmp_path: Path) -> None:
-    """Issue 20, defect 9: under ``ulimit -n 64`` a flood of connections is one rate-limited
+    """Under ``ulimit -n 64`` a flood of connections is one rate-limited
     warning (not a traceback per accept), the open connections are served meanwhile, and the
     connections that waited are served once descriptors free up."""
     import resource

@@ -1,4 +1,4 @@
-"""``regroup simulate``: the command line contract of issue 5."""
+"""``regroup simulate``: its command line contract."""
 
 from __future__ import annotations
 
@@ -158,7 +158,7 @@ def test_event_logs_do_not_depend_on_the_hash_seed(tmp_path: Path) -> None:
 def test_data_is_taken_as_sweep_takes_it_and_the_assumptions_are_stated(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """Issue 19, section 1: the verdict depends on the restore time; say it."""
+    """The verdict depends on the restore time; say it."""
     argv = ["simulate", "--scenario", "rolling-bounce", "--protocol", "eager",
             "--members", "4", "--partitions", "8"]  # fmt: skip
     assert main([*argv, "--json"]) == 0

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from regroup.consumer import client_assignors as ca
-from regroup.consumer.group_member import ConsumerGroupMember
+from regroup.consumer.group import client_assignors as ca
+from regroup.consumer.group.group_member import ConsumerGroupMember
 from regroup.model.errors import ErrorCode, KafkaProtocolError
 from regroup.model.requests.consumer import ClientAssignor
 from regroup.model.uuid import Uuid

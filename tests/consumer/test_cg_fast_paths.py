@@ -16,9 +16,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regroup.consumer.group import ConsumerGroup, IllegalGroupStateError
-from regroup.consumer.group_member import ConsumerGroupMember, MemberState
-from regroup.consumer.reconciliation import _next_assignment, _Step, reconcile
+from regroup.consumer.group.group import ConsumerGroup, IllegalGroupStateError
+from regroup.consumer.group.group_member import ConsumerGroupMember, MemberState
+from regroup.consumer.group.reconciliation import _next_assignment, _Step, reconcile
 from regroup.model.requests.consumer import TopicPartitions
 from regroup.model.uuid import Uuid
 
@@ -166,7 +166,7 @@ def test_partition_epochs_follow_the_owners(
 
 
 def test_auto_commit_asks_for_positions_only_when_due() -> None:
-    from regroup.consumer.member_offsets import CommitTracker
+    from regroup.consumer.member.offsets import CommitTracker
     from regroup.model import TopicPartition
 
     asked: list[int] = []

@@ -5,15 +5,18 @@ from __future__ import annotations
 import pytest
 
 from regroup.assignors.consumer.api import SubscriptionType, TopicMetadata
-from regroup.consumer.group import ConsumerGroup, IllegalGroupStateError
-from regroup.consumer.group_member import ConsumerGroupMember, MemberState
-from regroup.consumer.subscription import (
+from regroup.consumer.group.group import ConsumerGroup, IllegalGroupStateError
+from regroup.consumer.group.group_member import ConsumerGroupMember, MemberState
+from regroup.consumer.group.subscription import (
     InvalidRegexError,
     compile_regex,
     resolve_regex,
     subscription_type,
 )
-from regroup.consumer.target_assignment import build_target_assignment, preferred_server_assignor
+from regroup.consumer.group.target_assignment import (
+    build_target_assignment,
+    preferred_server_assignor,
+)
 from regroup.model.uuid import Uuid
 
 FOO = Uuid.for_name("foo")

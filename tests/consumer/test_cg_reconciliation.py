@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regroup.consumer.group_member import ConsumerGroupMember, MemberState
-from regroup.consumer.reconciliation import TRANSITIONS, reconcile
+from regroup.consumer.group.group_member import ConsumerGroupMember, MemberState
+from regroup.consumer.group.reconciliation import TRANSITIONS, reconcile
 from regroup.model.errors import ErrorCode, KafkaProtocolError
 from regroup.model.requests.consumer import TopicPartitions
 from regroup.model.uuid import Uuid

@@ -14,8 +14,8 @@ from collections.abc import Callable
 
 import pytest
 
-from regroup.consumer.group_member import Assignment, ConsumerGroupMember, MemberState
-from regroup.consumer.reconciliation import reconcile
+from regroup.consumer.group.group_member import Assignment, ConsumerGroupMember, MemberState
+from regroup.consumer.group.reconciliation import reconcile
 from regroup.model.errors import ErrorCode, KafkaProtocolError
 from regroup.model.requests.consumer import TopicPartitions
 from regroup.model.uuid import Uuid
@@ -146,7 +146,7 @@ def test_unrevoked_partitions_to_unrevoked_partitions(
 
 
 def test_unrevoked_partitions_to_unreleased_partitions() -> None:
-    """Issue 18 bug 1: an unreleased-only step at an unchanged epoch still shifts the
+    """An unreleased-only step at an unchanged epoch still shifts the
     previous epoch (10 -> 11)."""
     member = m(S.UNREVOKED_PARTITIONS, 11, 10, a((2, 3), (5, 6)))
     got = build(member, 11, a((2, 3, 4), (5, 6, 7)), epochs(10), owned((2, 3), (5, 6)))

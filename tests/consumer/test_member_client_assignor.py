@@ -17,9 +17,9 @@ from regroup.assignors.consumer.client_side import (
     ServerLogicAssignor,
 )
 from regroup.assignors.errors import PartitionAssignorError
-from regroup.consumer.member import ConsumerMember
-from regroup.consumer.member_config import ConsumerMemberConfig
-from regroup.consumer.member_state import MemberState
+from regroup.consumer.member.config import ConsumerMemberConfig
+from regroup.consumer.member.member import ConsumerMember
+from regroup.consumer.member.state import MemberState
 from regroup.model import ErrorCode, TopicPartition, Uuid
 from regroup.model.metadata import MetadataImage
 from regroup.model.requests.consumer import (

@@ -14,9 +14,9 @@ import random
 from collections.abc import Iterable, Sequence
 
 from regroup.assignors.consumer.client_side import PartitionAssignor, ServerLogicAssignor
-from regroup.consumer.member import ConsumerMember
-from regroup.consumer.member_config import ConsumerMemberConfig, MemberFatalError
-from regroup.consumer.member_state import MemberState
+from regroup.consumer.member.config import ConsumerMemberConfig
+from regroup.consumer.member.member import ConsumerMember
+from regroup.consumer.member.state import MemberState
 from regroup.events.schema import (
     GroupEpochBumped,
     MemberLeft,
@@ -24,6 +24,7 @@ from regroup.events.schema import (
     PartitionsLost,
     PartitionsRevoked,
 )
+from regroup.members.errors import MemberFatalError
 from regroup.model import ErrorCode, TopicPartition
 from regroup.testing import InProcessGroup
 

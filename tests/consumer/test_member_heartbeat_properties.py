@@ -8,14 +8,15 @@ from collections.abc import Sequence
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regroup.consumer.member_heartbeat import (
+from regroup.consumer.member.heartbeat import (
     HeartbeatFields,
     HeartbeatRequestBuilder,
     HeartbeatSchedule,
     LocalAssignment,
     topic_partitions_of,
 )
-from regroup.consumer.member_reconciler import ListenerInvoker, plan_reconciliation, resolve_target
+from regroup.consumer.member.reconciler import plan_reconciliation, resolve_target
+from regroup.members.listener import ListenerInvoker
 from regroup.model import TopicPartition, Uuid
 from regroup.model.listener import NoOpRebalanceListener
 from regroup.model.metadata import MetadataImage
@@ -141,16 +142,16 @@ class _FailingListener(NoOpRebalanceListener):
 def test_the_listener_invoker_runs_everything_and_keeps_the_first_error(fails: list[bool]) -> None:
     listener = _FailingListener(fails)
     invoker = ListenerInvoker(listener)
-    returned = [invoker.invoke("assigned", []) for _ in fails]
+    returned = [invoker.invoke("assigned", []).error is None for _ in fails]
     assert listener.ran == list(range(len(fails)))
     assert returned == [not fail for fail in fails]
-    assert invoker.pending is any(fails)
-    first = invoker.take()
+    assert invoker.error_pending is any(fails)
+    first = invoker.take_error()
     if any(fails):
         assert isinstance(first, RuntimeError) and str(first) == str(fails.index(True))
     else:
         assert first is None
-    assert invoker.take() is None
+    assert invoker.take_error() is None
 
 
 def test_schedule_interval_backoff_and_in_flight() -> None:

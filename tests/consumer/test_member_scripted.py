@@ -12,18 +12,14 @@ from collections.abc import Mapping, Sequence
 
 import pytest
 
-from regroup.consumer.member import ConsumerMember
-from regroup.consumer.member_config import (
-    ConsumerMemberConfig,
-    IllegalStateError,
-    MemberFatalError,
-    TopicAuthorizationError,
-)
-from regroup.consumer.member_state import MemberState
+from regroup.consumer.member.config import ConsumerMemberConfig, TopicAuthorizationError
+from regroup.consumer.member.member import ConsumerMember
+from regroup.consumer.member.state import MemberState
 from regroup.events.schema import (
     MemberStateChanged,
     PartitionsRevoked,
 )
+from regroup.members.errors import IllegalStateError, MemberFatalError
 from regroup.model import ErrorCode, TopicPartition, Uuid
 from regroup.model.metadata import MetadataImage
 from regroup.model.requests.consumer import (
@@ -705,8 +701,8 @@ def test_a_failed_revocation_commit_does_not_stop_the_revocation() -> None:
 def test_with_auto_commit_a_revocation_waits_for_the_applications_poll() -> None:
     """Kafka's ``maybeReconcile(canCommit)``: the background poll does not start a
     reconciliation while auto-commit is on; the application's next poll does, and its
-    commit carries the positions the application reached meanwhile (issue 19, section 5:
-    no records processed twice in a clean reassignment)."""
+    commit carries the positions the application reached meanwhile (no records
+    processed twice in a clean reassignment)."""
     listener = Recorder()
     positions = {tp: 100 for tp in foo(0, 1)}
     member = make_member(listener=listener, positions=positions)

@@ -12,14 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from regroup.assignors.consumer.client_side import ServerLogicAssignor
-from regroup.consumer.member import ConsumerMember
-from regroup.consumer.member_config import (
-    ConsumerMemberConfig,
-    IllegalStateError,
-    MemberFatalError,
-    TopicAuthorizationError,
-)
-from regroup.consumer.member_state import (
+from regroup.consumer.member.config import ConsumerMemberConfig, TopicAuthorizationError
+from regroup.consumer.member.member import ConsumerMember
+from regroup.consumer.member.state import (
     ALLOWED_PREDECESSORS,
     IllegalMemberStateTransition,
     MemberState,
@@ -27,6 +22,7 @@ from regroup.consumer.member_state import (
     is_transition_allowed,
 )
 from regroup.events.schema import MemberStateChanged
+from regroup.members.errors import IllegalStateError, MemberFatalError
 from regroup.model import ErrorCode, TopicPartition, Uuid
 from regroup.model.metadata import MetadataImage
 from regroup.model.requests.consumer import (

@@ -4,7 +4,7 @@ Kafka: ``GroupMetadataManager.throwIfRegularExpressionIsInvalid`` (compile with
 ``com.google.re2j.Pattern``; INVALID_REGULAR_EXPRESSION with the message
 "SubscribedTopicRegex `<regex>` is not a valid regular expression: <RE2/J
 description>.") and the regex resolution, which keeps the topics whose whole name
-matches (``Matcher.matches``). Issue 20, defect 4: with Python's backtracking ``re``,
+matches (``Matcher.matches``). Linear time: with Python's backtracking ``re``,
 ``(a+)+$`` against a 29-character name took seconds, doubling per character.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from regroup.consumer.subscription import InvalidRegexError, compile_regex, resolve_regex
+from regroup.consumer.group.subscription import InvalidRegexError, compile_regex, resolve_regex
 
 # -- no backtracking ------------------------------------------------------------------------
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from regroup.classic.group import ClassicGroup
+from regroup.classic.group.group import ClassicGroup
 from regroup.coordinator.config import GroupCoordinatorConfig
 from regroup.model.errors import ErrorCode
 from regroup.model.requests.classic import (

@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from regroup.consumer.group import ConsumerGroup
+from regroup.consumer.group.group import ConsumerGroup
 from regroup.coordinator.config import GroupCoordinatorConfig
 from regroup.model.requests.consumer import ConsumerGroupHeartbeatResponse
 from regroup.records import CoordinatorRecord

@@ -16,7 +16,7 @@ from consumer_group_harness import Harness
 from regroup.assignors.classic.api import Assignment as ClassicAssignment
 from regroup.assignors.classic.api import Subscription
 from regroup.classic import protocol as consumer_protocol
-from regroup.classic.group import ClassicGroup
+from regroup.classic.group.group import ClassicGroup
 from regroup.model import TopicPartition
 from regroup.model.errors import ErrorCode
 from regroup.model.requests.classic import (

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from regroup.classic.group import ClassicGroup
-from regroup.classic.group_state import ClassicGroupState
+from regroup.classic.group.group import ClassicGroup
+from regroup.classic.group.group_state import ClassicGroupState
 from regroup.coordinator.config import GroupCoordinatorConfig
 from regroup.model.errors import ErrorCode
 from regroup.model.requests.classic import JoinGroupRequestProtocol

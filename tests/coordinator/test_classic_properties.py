@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import event as note
 from hypothesis import strategies as st
 
-from regroup.classic.group_state import VALID_PREVIOUS_STATES, ClassicGroupState
+from regroup.classic.group.group_state import VALID_PREVIOUS_STATES, ClassicGroupState
 from regroup.coordinator.classic.records import group_metadata_value
 from regroup.model.errors import ErrorCode
 from regroup.model.requests.classic import (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from regroup.classic.group_state import ClassicGroupState
+from regroup.classic.group.group_state import ClassicGroupState
 from regroup.coordinator.classic.rebalance import delete_group
 from regroup.coordinator.classic.records import group_from_value, group_metadata_value
 from regroup.model.errors import ErrorCode

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from regroup.assignors.classic.api import Assignment, Subscription
-from regroup.classic.group_state import ClassicGroupState
+from regroup.classic.group.group_state import ClassicGroupState
 from regroup.classic.protocol import decode_subscription, encode_assignment, encode_subscription
 from regroup.model import TopicPartition
 from regroup.model.errors import ErrorCode

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from regroup.classic.group_state import ClassicGroupState
+from regroup.classic.group.group_state import ClassicGroupState
 from regroup.model.errors import ErrorCode
 from regroup.model.requests.classic import (
     JoinGroupRequest,

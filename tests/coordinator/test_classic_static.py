@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from regroup.classic.group_state import ClassicGroupState
+from regroup.classic.group.group_state import ClassicGroupState
 from regroup.model.errors import ErrorCode
 from regroup.model.requests.classic import MemberIdentity
 

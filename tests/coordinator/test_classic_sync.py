@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from regroup.assignors.classic.api import Assignment
-from regroup.classic.group_state import ClassicGroupState
+from regroup.classic.group.group_state import ClassicGroupState
 from regroup.classic.protocol import encode_assignment
 from regroup.model import TopicPartition
 from regroup.model.errors import ErrorCode

@@ -15,9 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from regroup.assignors.consumer.registry import create_server_assignor
-from regroup.consumer.group import ConsumerGroup
-from regroup.consumer.group_member import Assignment
-from regroup.consumer.target_assignment import SpecCache, build_target_assignment
+from regroup.consumer.group.group import ConsumerGroup
+from regroup.consumer.group.group_member import Assignment
+from regroup.consumer.group.target_assignment import SpecCache, build_target_assignment
 from regroup.coordinator.service import GroupCoordinator
 from regroup.events.schema import TargetAssignmentComputed
 from regroup.model.requests.consumer import ConsumerGroupHeartbeatRequest, TopicPartitions

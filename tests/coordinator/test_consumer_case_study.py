@@ -12,7 +12,7 @@ asserted after the acknowledging heartbeat they describe.
 
 from __future__ import annotations
 
-from regroup.consumer.group import ConsumerGroup
+from regroup.consumer.group.group import ConsumerGroup
 from regroup.model.errors import ErrorCode
 from regroup.testing import CoordinatorTestContext
 

@@ -14,7 +14,7 @@ from regroup.assignors.consumer.api import (
     SubscribedTopicDescriber,
 )
 from regroup.assignors.errors import PartitionAssignorError
-from regroup.consumer.group_member import MemberState
+from regroup.consumer.group.group_member import MemberState
 from regroup.model.errors import ErrorCode
 from regroup.model.requests.consumer import (
     ClientAssignor,
@@ -600,7 +600,7 @@ def test_events_name_topics() -> None:
         assert kind in kinds
 
 
-# -- issue 18, bug 1: the previous member epoch shifts in every reconciliation step ---------
+# -- the previous member epoch shifts in every reconciliation step ---------
 
 
 def _member_revoking_at_epoch_2(h: Harness) -> None:
@@ -638,7 +638,8 @@ def test_under_the_kip_the_previous_epoch_moves_only_with_the_epoch() -> None:
     assert h.hb("a", 1, h.parts("a")[:1]).error_code is ErrorCode.NONE
 
 
-# -- issue 18, bug 2 (Kafka GroupMetadataManagerTest.testStaticMemberRejoinsWithNewSubscribedTopics)
+# -- a static member rejoins with new topics
+# (Kafka GroupMetadataManagerTest.testStaticMemberRejoinsWithNewSubscribedTopics)
 
 
 def test_static_member_rejoins_with_new_subscribed_topics() -> None:

@@ -16,7 +16,7 @@ from dataclasses import replace
 from consumer_group_harness import Harness
 
 from regroup.assignors.consumer.api import GroupAssignment, MemberAssignment, TopicMetadata
-from regroup.consumer.group_member import Assignment, ConsumerGroupMember, MemberState
+from regroup.consumer.group.group_member import Assignment, ConsumerGroupMember, MemberState
 from regroup.coordinator.consumer import records
 from regroup.coordinator.consumer.rebalance import ScriptedAssignor
 from regroup.model.errors import ErrorCode

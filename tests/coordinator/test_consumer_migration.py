@@ -14,9 +14,9 @@ from migration_harness import MigrationHarness, tps
 
 from regroup.assignors.classic.api import Assignment
 from regroup.classic import protocol
-from regroup.classic.group import ClassicGroup
-from regroup.consumer.group import ConsumerGroup
-from regroup.consumer.group_member import MemberState
+from regroup.classic.group.group import ClassicGroup
+from regroup.consumer.group.group import ConsumerGroup
+from regroup.consumer.group.group_member import MemberState
 from regroup.coordinator.classic.records import group_metadata_value
 from regroup.model.errors import ErrorCode
 from regroup.model.requests.classic import (

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from consumer_group_harness import Harness
 
-from regroup.consumer.group import ConsumerGroup
+from regroup.consumer.group.group import ConsumerGroup
 from regroup.model.errors import ErrorCode, KafkaProtocolError
 from regroup.model.requests.consumer import (
     CONFIG_OP_DELETE,

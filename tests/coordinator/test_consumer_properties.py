@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from regroup.consumer.group import ConsumerGroup
+from regroup.consumer.group.group import ConsumerGroup
 from regroup.model.errors import ErrorCode
 from regroup.model.requests.consumer import (
     ConsumerGroupHeartbeatRequest,

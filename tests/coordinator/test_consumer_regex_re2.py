@@ -3,7 +3,7 @@
 Kafka: ``GroupMetadataManager.throwIfRegularExpressionIsInvalid`` answers
 INVALID_REGULAR_EXPRESSION with "SubscribedTopicRegex `<regex>` is not a valid
 regular expression: <RE2/J description>."; regexes are matched with RE2/J, in
-linear time (issue 20, defect 4). The syntax and texts themselves are tested in
+linear time. The syntax and texts themselves are tested in
 ``tests/consumer/test_subscription_regex.py``.
 """
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from consumer_group_harness import Harness, response_parts
 
-from regroup.consumer.group_member import MemberState
+from regroup.consumer.group.group_member import MemberState
 from regroup.coordinator.config import ConsumerSemantics, GroupCoordinatorConfig, InvalidConfigError
 from regroup.model.errors import ErrorCode
 from regroup.model.requests.consumer import (

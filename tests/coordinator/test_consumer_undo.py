@@ -27,8 +27,8 @@ from regroup.assignors.consumer.api import (
     SubscribedTopicDescriber,
 )
 from regroup.assignors.errors import PartitionAssignorError
-from regroup.consumer.group import ConsumerGroup, ConsumerGroupState, ResolvedRegex
-from regroup.consumer.group_member import ConsumerGroupMember, MemberState
+from regroup.consumer.group.group import ConsumerGroup, ConsumerGroupState, ResolvedRegex
+from regroup.consumer.group.group_member import ConsumerGroupMember, MemberState
 from regroup.model.errors import ErrorCode
 from regroup.model.requests.consumer import (
     ConsumerGroupHeartbeatRequest,

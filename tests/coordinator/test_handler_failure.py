@@ -1,4 +1,4 @@
-"""Issue 20, defect 3: a JoinGroup listing one protocol twice, and handlers or timers that raise.
+"""A JoinGroup listing one protocol twice, and handlers or timers that raise.
 
 Before the fix, a member listing ``range`` twice counted as two supporters of
 ``range``: no protocol was ever supported by exactly every member, the vote in
@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from regroup.classic.group_state import ClassicGroupState
+from regroup.classic.group.group_state import ClassicGroupState
 from regroup.coordinator import service
 from regroup.coordinator.classic import rebalance
 from regroup.coordinator.config import GroupCoordinatorConfig

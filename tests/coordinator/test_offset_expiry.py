@@ -1,4 +1,4 @@
-"""Issue 20, defect 9: offsets.retention.minutes, with empty groups removed (Kafka
+"""offsets.retention.minutes, with empty groups removed (Kafka
 ``GroupMetadataManager.cleanupGroupMetadata``)."""
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from migration_harness import MigrationHarness
 
-from regroup.consumer.group import ConsumerGroup
+from regroup.consumer.group.group import ConsumerGroup
 from regroup.model import TopicPartition
 from regroup.model.errors import ErrorCode
 from regroup.records.offsets import OffsetCommitKey

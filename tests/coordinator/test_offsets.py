@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from regroup.classic.group_state import ClassicGroupState
+from regroup.classic.group.group_state import ClassicGroupState
 from regroup.coordinator.offsets import delete_group_offsets, delete_offsets
 from regroup.model import TopicPartition
 from regroup.model.errors import ErrorCode, KafkaProtocolError

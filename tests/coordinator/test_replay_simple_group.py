@@ -1,4 +1,4 @@
-"""Replaying a group that began as a simple group (issue 20, defect 2).
+"""Replaying a group that began as a simple group.
 
 A commit from outside group management (generation -1, no member id) creates a
 "simple" classic group that no record describes; a KIP-848 member joining the
@@ -21,8 +21,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from migration_harness import MigrationHarness
 
-from regroup.classic.group import ClassicGroup
-from regroup.consumer.group import ConsumerGroup, IllegalGroupStateError
+from regroup.classic.group.group import ClassicGroup
+from regroup.consumer.group.group import ConsumerGroup, IllegalGroupStateError
 from regroup.coordinator.service import GroupCoordinator
 from regroup.model import TopicPartition
 from regroup.model.errors import ErrorCode

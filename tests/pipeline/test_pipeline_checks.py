@@ -1,4 +1,4 @@
-"""Section 4 of issue 19 on the Spark side: every mistake is one line and exit 2, found
+"""Refusals on the Spark side: every mistake is one line and exit 2, found
 before any work (no Spark, no simulation), and a Spark failure is one line naming its cause."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A sweep grid refuses what ``simulate`` refuses (issue 19, section 3); no Spark needed."""
+"""A sweep grid refuses what ``simulate`` refuses; no Spark needed."""
 
 from __future__ import annotations
 

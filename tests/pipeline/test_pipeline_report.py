@@ -165,7 +165,7 @@ def test_pipeline_lowest_sentence_says_who_wins_where() -> None:
 
 
 def test_pipeline_a_difference_inside_the_seeds_range_is_a_tie_not_a_win() -> None:
-    """Issue 19: 379.0 vs 379.4 was bolded; ranges that overlap make a tie."""
+    """379.0 vs 379.4 was bolded; ranges that overlap make a tie."""
     runs = [
         _run("a1", "eager", 4, 370.0),
         _run("a2", "eager", 4, 388.0),

@@ -1,4 +1,4 @@
-"""A sweep on a real Spark standalone cluster gives the metrics of local mode (issue 19, §7).
+"""A sweep on a real Spark standalone cluster gives the metrics of local mode.
 
 The test starts a master and one worker (1 core, 512 MiB for the executor) from
 the pip-installed PySpark, as the README tells a user to (``spark-class

@@ -1,4 +1,4 @@
-"""The console summary fits an 80-column terminal (issue 19, section 8: "consum/er" wrapped).
+"""The console summary fits an 80-column terminal (never "consum/er" wrapped).
 
 Rendered with a rich ``Console`` of width 80, as an 80-column terminal shows it.
 """

@@ -19,9 +19,9 @@ from regroup.assignors.consumer.client_side import (
     MemberAssignmentUpdate,
     ServerLogicAssignor,
 )
-from regroup.consumer.member import ConsumerMember
-from regroup.consumer.member_config import ConsumerMemberConfig
-from regroup.consumer.member_state import MemberState
+from regroup.consumer.member.config import ConsumerMemberConfig
+from regroup.consumer.member.member import ConsumerMember
+from regroup.consumer.member.state import MemberState
 from regroup.model.errors import ErrorCode
 from regroup.model.topic_partition import TopicPartition
 from regroup.server.background import BackgroundServer

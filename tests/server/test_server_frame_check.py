@@ -1,4 +1,4 @@
-"""Issue 20, defect 1: a count larger than the frame is refused before kio allocates.
+"""A count larger than the frame is refused before kio allocates.
 
 kio's native reader reserves an array's storage from the count it reads; one
 22-byte ListGroups v4 whose COMPACT_ARRAY count is 2^32 - 2 made that

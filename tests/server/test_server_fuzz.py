@@ -1,4 +1,4 @@
-"""Issue 20: a bounded sample of the in-process wire fuzzing (benchmarks/fuzz_frames.py runs
+"""A bounded sample of the in-process wire fuzzing (benchmarks/fuzz_frames.py runs
 a million frames): mutated frames of every API and version never crash the server."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 20 against a server: defect 3 (a protocol listed twice), defect 10 (log flooding)."""
+"""Hardening against a server: a protocol listed twice, and log flooding."""
 
 from __future__ import annotations
 

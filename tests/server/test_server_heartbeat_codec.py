@@ -210,7 +210,7 @@ def test_server_heartbeat_decoder_rejects_damage_with_its_own_error_only(
 
 
 def test_server_heartbeat_decoder_refuses_any_count_larger_than_the_request() -> None:
-    """Issue 20: no count the client writes may size an allocation or a loop.
+    """No count the client writes may size an allocation or a loop.
 
     A full request of regroup's member (topics, owned partitions, the private
     tag with assignors) has each byte in turn replaced by a huge varint or

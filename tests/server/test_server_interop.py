@@ -1,4 +1,4 @@
-"""Unmodified real Kafka clients against regroup's server, on loopback (issue 7 acceptance).
+"""Unmodified real Kafka clients against regroup's server, on loopback.
 
 For each client and assignor: three consumers (each its own process, driven by
 ``server_interop_worker.py``) join and get disjoint, complete assignments;

@@ -1,4 +1,4 @@
-"""Issue 20: ``regroup serve`` killed with SIGKILL under load loses no acknowledged write.
+"""``regroup serve`` killed with SIGKILL under load loses no acknowledged write.
 
 A real server process on a data directory; a writer (``WireClient``: Produce
 v9 with acks=-1, OffsetCommit v8 as a simple consumer) keeps a ledger of what

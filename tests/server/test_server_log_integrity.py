@@ -1,4 +1,4 @@
-"""Issue 20, defects 5, 6, 7: the partition log under corrupt files, bad batches and a full disk."""
+"""The partition log under corrupt files, bad batches and a full disk."""
 
 from __future__ import annotations
 

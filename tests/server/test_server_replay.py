@@ -1,4 +1,4 @@
-"""Starting from a data directory: replay of the stored records (issue 20, defect 2).
+"""Starting from a data directory: replay of the stored records.
 
 The records a server wrote always replay, with nothing skipped; a record that
 cannot apply is skipped with one log line and counted, never a failed start. A
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from regroup.classic.group import ClassicGroup
+from regroup.classic.group.group import ClassicGroup
 from regroup.coordinator.classic.records import group_metadata_record
 from regroup.coordinator.consumer.records import epoch_record
 from regroup.records import CoordinatorRecord

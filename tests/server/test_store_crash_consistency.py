@@ -1,4 +1,4 @@
-"""Crash consistency of the coordinator store at every record boundary (issue 20).
+"""Crash consistency of the coordinator store at every record boundary.
 
 A scripted session (a cooperative classic group, a KIP-848 group, a simple
 group's offset commits, a crash, leaves, a partition increase) is run through a

@@ -47,7 +47,7 @@ def test_static_members_bounced_within_the_session_timeout_move_nothing() -> Non
 
 
 def test_static_members_still_restore_after_their_restart_as_the_example_says() -> None:
-    """The example's comment and the model agree (issue 19, section 1): a static member
+    """The example's comment and the model agree: a static member
     keeps its partitions through the restart, and its new process restores them (an
     instance whose state does not survive the restart): 8 s down + 20 s restore each."""
     scenario = load_scenario(str(EXAMPLES / "stateful-rolling-bounce.toml"))

@@ -1,4 +1,4 @@
-"""A clean reassignment processes nothing twice (issue 19, section 5).
+"""A clean reassignment processes nothing twice.
 
 4 members, 32 partitions, 50 records/s per partition, 1 ms per record,
 500-record polls, no restore, a rolling bounce 10 s apart with 2 s down.

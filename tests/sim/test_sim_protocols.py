@@ -239,7 +239,7 @@ def test_a_classic_member_busy_with_a_batch_rejoins_after_it(protocol: str) -> N
 
 
 def test_the_png_timeline_of_a_large_group_is_right_way_up() -> None:
-    """Issue 19: above MAX_LANES partitions the PNG draws counts; on its inverted y axis
+    """Above MAX_LANES partitions the PNG draws counts; on its inverted y axis
     a count was drawn upside down (more partitions lower). At 400 partitions, a row's
     line must be higher on screen where the consumer serves more partitions."""
     import matplotlib.pyplot as plt

@@ -1,4 +1,4 @@
-"""Silent wrong results become errors (issue 19, section 3).
+"""Silent wrong results become errors.
 
 Each request below used to run and report numbers for something other than
 what was asked; now ``plan_run`` refuses it with one line (``ScenarioError``;

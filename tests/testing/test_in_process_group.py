@@ -18,12 +18,13 @@ from regroup.assignors.classic.api import (
     GroupSubscription,
     RebalanceProtocol,
 )
-from regroup.classic.member import ClassicMember
-from regroup.classic.member_config import ClassicMemberConfig
-from regroup.consumer.member import ConsumerMember
-from regroup.consumer.member_config import ConsumerMemberConfig, InvalidMemberConfigError
-from regroup.consumer.member_state import MemberState as ConsumerState
+from regroup.classic.member.config import ClassicMemberConfig
+from regroup.classic.member.member import ClassicMember
+from regroup.consumer.member.config import ConsumerMemberConfig
+from regroup.consumer.member.member import ConsumerMember
+from regroup.consumer.member.state import MemberState as ConsumerState
 from regroup.events import MemberLeft, PartitionsLost
+from regroup.members.errors import InvalidMemberConfigError
 from regroup.model import TopicPartition
 from regroup.testing import (
     CoordinatorTestContext,

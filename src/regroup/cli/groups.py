@@ -16,7 +16,7 @@ and one row per group (``--state``; ``--verbose`` adds the group epoch and the
 target assignment epoch). Kafka's messages for an empty, a rebalancing and a
 missing group (``shouldPrintMemberState``) go to stderr (Kafka prints them to
 stdout, mixed with the rows); a missing group leaves the exit status 0, as
-Kafka's tool does (issue 19: Kafka's message and exit status).
+Kafka's tool does (same message, same exit status).
 
 Classic groups: DescribeGroups carries no generation, so the CURRENT-EPOCH of a
 classic member is the generation it reported in its Subscription (v2+, the

@@ -1,9 +1,7 @@
-"""KIP-848's consumer group, broker side: epochs, target assignment, reconciliation.
+"""KIP-848's consumer group protocol (``group.protocol=consumer``), sans-IO.
 
-Modules: ``group_member`` (one member, immutable), ``group`` (the group
-state and its derived state), ``reconciliation`` (one member's step towards
-its target), ``target_assignment`` (the server-side assignor run),
-``subscription`` (regular expressions, subscription type) and
-``client_assignors`` (KIP-848's client-side assignor selection and
-validation). No I/O; the coordinator layer turns changes into records.
+Kafka's two sides, a package each: ``consumer.group``, the broker side (epochs,
+target assignment, reconciliation), and ``consumer.member``, the client side (the
+member that heartbeats and reconciles its assignment). No I/O; the coordinator
+layer turns changes into records.
 """

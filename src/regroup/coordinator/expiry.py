@@ -46,10 +46,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from regroup.classic.group import ClassicGroup
-from regroup.classic.group_state import ClassicGroupState
+from regroup.classic.group.group import ClassicGroup
+from regroup.classic.group.group_state import ClassicGroupState
 from regroup.classic.protocol import PROTOCOL_TYPE, decode_subscription_topics
-from regroup.consumer.group import ConsumerGroup
+from regroup.consumer.group.group import ConsumerGroup
 from regroup.coordinator import offsets
 from regroup.coordinator.classic import rebalance
 from regroup.coordinator.consumer.txn import ConsumerTxn, delete_group

@@ -40,7 +40,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 
-from regroup.classic.group import ClassicGroup
+from regroup.classic.group.group import ClassicGroup
 from regroup.coordinator.classic import rebalance as classic_rebalance
 from regroup.coordinator.consumer import fencing
 from regroup.coordinator.result import CoordinatorResult, HandlerFailure

@@ -39,7 +39,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable
 from functools import lru_cache
 
-from regroup.classic.group import ClassicGroup
+from regroup.classic.group.group import ClassicGroup
 from regroup.coordinator.group import Group
 from regroup.coordinator.result import CoordinatorResult
 from regroup.coordinator.state import CommittedOffset, GroupCoordinatorState

@@ -30,8 +30,8 @@ from collections.abc import Iterable, Mapping
 from itertools import chain
 
 from regroup.assignors.consumer.api import TopicMetadata
-from regroup.consumer.group import ConsumerGroup
-from regroup.consumer.group_member import Assignment
+from regroup.consumer.group.group import ConsumerGroup
+from regroup.consumer.group.group_member import Assignment
 from regroup.model.metadata import MetadataImage
 from regroup.model.topic_partition import TopicPartition, topic_partition
 from regroup.model.uuid import Uuid

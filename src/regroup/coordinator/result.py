@@ -7,8 +7,8 @@ SyncGroup waits for the leader's. The driver (simulator or server) gives every
 request an opaque ``token`` (a connection and correlation id, say); a result
 answers requests by token, this one or earlier parked ones.
 
-Records must be persisted before the responses are sent (DESIGN.md:
-"written before a response is sent"); events are published in order.
+Records must be persisted before the responses are sent (docs/architecture.md,
+"Contracts between the parts"); events are published in order.
 ``failures`` names the operations that raised and were contained
 (``regroup.coordinator.guard``), for the driver to log once each.
 """

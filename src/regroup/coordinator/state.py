@@ -30,10 +30,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from regroup.assignors.consumer.api import ConsumerGroupPartitionAssignor
-from regroup.classic.group import ClassicGroup
-from regroup.consumer.client_assignors import ClientAssignmentInFlight
-from regroup.consumer.group import ConsumerGroup
-from regroup.consumer.target_assignment import SpecCache
+from regroup.classic.group.group import ClassicGroup
+from regroup.consumer.group.client_assignors import ClientAssignmentInFlight
+from regroup.consumer.group.group import ConsumerGroup
+from regroup.consumer.group.target_assignment import SpecCache
 from regroup.coordinator.config import GroupCoordinatorConfig
 from regroup.coordinator.group import Group, GroupType
 from regroup.coordinator.partition_names import PartitionNames

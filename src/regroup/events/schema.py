@@ -1,7 +1,7 @@
 """The event schema: what every observer of a group sees, one dataclass per kind.
 
 The simulator, the wire server and the members write the same events; the
-Spark pipeline reads them (DESIGN.md, "Contracts between the parts"). An
+Spark pipeline reads them (docs/architecture.md, "Contracts between the parts"). An
 event is a fact with a time (``ts_ms``, the injected clock in milliseconds), a
 group, and the fields of its kind. On disk an event is one JSON object per
 line (``to_json_line``), with ``"schema"`` (the version below) and ``"kind"``

@@ -1,6 +1,6 @@
 """Value types shared by every layer: partitions, topic ids, member ids, error codes.
 
-The bottom layer of DESIGN.md: it imports nothing but the standard library.
+The bottom layer (docs/architecture.md, "The layers"): it imports nothing but the standard library.
 """
 
 from regroup.model.errors import ErrorCode, KafkaProtocolError

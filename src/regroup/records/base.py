@@ -1,4 +1,6 @@
-"""Coordinator records: the only way coordinator state changes (DESIGN.md).
+"""Coordinator records: the only way coordinator state changes.
+
+See docs/architecture.md, "Contracts between the parts".
 
 Like the records Kafka's group coordinator writes to ``__consumer_offsets``:
 a record is a *key* (which thing: a group, a member, an offset) and a

@@ -25,7 +25,8 @@ is *applied* the same way:
 Step 1 precedes step 3, the immediate answer is written only after ``_apply``
 returns, and the futures' waiters run later still, so a response never leaves
 before its records are durable
-(DESIGN.md). On start the stored records are replayed into a fresh
+(docs/architecture.md, "Contracts between the parts"). On start the stored
+records are replayed into a fresh
 coordinator, so a restart loses no acknowledged commit and no group; a record
 that cannot apply is skipped and counted (``stats["records_skipped"]``), never
 a failed start (``store``, rule 4).
@@ -272,7 +273,7 @@ class RegroupServer:
         )
         self._idle_sweep: asyncio.TimerHandle | None = None
         self._offset_expiry: asyncio.TimerHandle | None = None
-        #: Bad input is logged in one line each, rate-limited (issue 20, defect 10).
+        #: Bad input is logged in one line each, rate-limited, so a flood cannot fill the disk.
         self.bad_input_log = RateLimitedLog(logger)
         self._stopping = False
         self._loop: asyncio.AbstractEventLoop | None = None

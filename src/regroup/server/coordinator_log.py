@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import TextIO
 
 from regroup.brokerlog import CoordinatorLog, LoadedGroup, LogLine, format_line
-from regroup.classic.group import ClassicGroup
-from regroup.consumer.group import ConsumerGroup
+from regroup.classic.group.group import ClassicGroup
+from regroup.consumer.group.group import ConsumerGroup
 from regroup.coordinator.group import Group
 from regroup.events import Event
 

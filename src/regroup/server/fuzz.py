@@ -1,6 +1,6 @@
 """Mutated requests of every API and version through a whole in-process server.
 
-What issue 20 asks of the wire fuzzing: frames seeded from every advertised
+What the wire fuzzing covers: frames seeded from every advertised
 API and version (and regroup's two private ones), mutated, and served by
 ``RegroupServer.serve_now``: the header and body decoders (``frame_check``,
 kio, ``heartbeat_codec``), the mapping to version-neutral requests, the

@@ -33,10 +33,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from regroup.assignors.consumer.api import GroupAssignment, MemberAssignment
-from regroup.classic.group import ClassicGroup
-from regroup.classic.group_state import ClassicGroupState
+from regroup.classic.group.group import ClassicGroup
+from regroup.classic.group.group_state import ClassicGroupState
 from regroup.classic.protocol import ConsumerProtocolError, decode_assignment
-from regroup.consumer.group import ConsumerGroup
+from regroup.consumer.group.group import ConsumerGroup
 from regroup.coordinator.classic.rebalance import heartbeat_key, prepare_rebalance
 from regroup.coordinator.consumer.fencing import fence_member as coordinator_fence
 from regroup.coordinator.consumer.rebalance import ScriptedAssignor, bump_epoch

@@ -1,7 +1,7 @@
 """One warning line per bad request, and not more lines than an operator can read.
 
 A client that sends malformed frames as fast as it can must not be able to fill
-the disk with the server's log (issue 20, defect 10: ~570 bytes of traceback
+the disk with the server's log (a traceback is ~570 bytes
 per frame). Kafka's ``SocketServer`` logs such a request in one line (an
 ``InvalidRequestException`` message, the traceback only at DEBUG); regroup does
 the same and also rate-limits the lines.

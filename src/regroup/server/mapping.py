@@ -1,6 +1,7 @@
 """Each wire version of the group APIs <-> the version-neutral dataclasses.
 
-Nothing below the server knows wire versions (DESIGN.md, "Contracts"). Where a
+Nothing below the server knows wire versions (docs/architecture.md,
+"Contracts between the parts"). Where a
 version changes what the coordinator must *do*, the request carries a flag set
 here from the decoded version:
 

@@ -5,8 +5,8 @@ coordinator sees the request: a partition the metadata cache does not know is
 answered UNKNOWN_TOPIC_OR_PARTITION, the others go to the coordinator, and the
 two answers make one response (in the request's order here). When no
 partition exists, the coordinator is not asked at all. Without this check any
-client could store offsets for any number of made-up topics (issue 20,
-defect 9).
+client could store offsets for any number of made-up topics and
+grow the store without bound.
 """
 
 from __future__ import annotations

@@ -1,4 +1,6 @@
-"""Durable coordinator state: the coordinator's records in SQLite (DESIGN.md, "Contracts").
+"""Durable coordinator state: the coordinator's records in SQLite.
+
+docs/architecture.md, "Contracts between the parts": records are the state.
 
 Kafka keeps its group coordinator's records in the compacted
 ``__consumer_offsets`` topic and rebuilds every group by replaying them when

@@ -1,6 +1,6 @@
 """regroup's own KIP-848 member over a real socket: the sans-IO member plus a wire client.
 
-``regroup.consumer.member.ConsumerMember`` decides what to send; this driver
+``regroup.consumer.member.member.ConsumerMember`` decides what to send; this driver
 sends it to a regroup server (or a Kafka broker) and hands the answers back,
 with the clock it is given. It is the only client that uses regroup's private
 wire extensions (``heartbeat_codec`` rule 2, ``assignor_rpc``):
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from regroup.consumer.member import ConsumerMember, MemberRequest
+from regroup.consumer.member.member import ConsumerMember, MemberRequest
 from regroup.model.errors import ErrorCode
 from regroup.model.metadata import MetadataImage, TopicImage, replica_racks
 from regroup.model.requests.consumer import (

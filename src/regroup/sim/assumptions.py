@@ -3,7 +3,7 @@
 The same scenario ranks the protocols differently under different
 assumptions: without state to restore, eager's stop-the-world round costs
 milliseconds and eager often comes out best; with a few seconds of restore per
-newly assigned partition the order reverses (issue 19, section 1). So every
+newly assigned partition the order reverses. So every
 result names them: the data rates, the processing cost, the restore, the
 network, static or dynamic membership, and the Kafka configs that differ from
 Kafka's defaults.

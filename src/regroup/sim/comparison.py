@@ -31,7 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from regroup.classic.member_config import ClassicMemberConfig
+from regroup.classic.member.config import ClassicMemberConfig
 from regroup.coordinator.config import GroupCoordinatorConfig
 from regroup.sim.assumptions import assumptions
 from regroup.sim.decision import TIE_WITHIN, Ranking, Spread, rank
@@ -54,7 +54,8 @@ __all__ = [
     "decide",
 ]
 
-#: How each protocol is named, everywhere (issue 19: one name per protocol).
+#: How each protocol is named, everywhere (one name per protocol, in
+#: every table, verdict and page).
 LABELS: Mapping[str, str] = {
     "eager": "eager",
     "cooperative": "cooperative",

@@ -62,13 +62,13 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
-from regroup.classic.member import ClassicMember
-from regroup.classic.member_config import ClassicMemberConfig
-from regroup.classic.member_state import MemberState as ClassicState
-from regroup.consumer.member import ConsumerMember
-from regroup.consumer.member_state import MemberState as ConsumerState
+from regroup.classic.member.config import ClassicMemberConfig
+from regroup.classic.member.member import ClassicMember
+from regroup.classic.member.state import MemberState as ClassicState
+from regroup.consumer.member.member import ConsumerMember
+from regroup.consumer.member.state import MemberState as ConsumerState
 from regroup.events import (
     ConsumerStarted,
     ConsumerStopped,
@@ -79,6 +79,7 @@ from regroup.events import (
     PartitionsRevoked,
     RecordsProcessed,
 )
+from regroup.members.driving import Member, MemberRequest
 from regroup.model import TopicPartition, sorted_partitions
 from regroup.model.requests.offsets import (
     OffsetFetchRequest,
@@ -94,7 +95,10 @@ from regroup.sim.configs import (
 )
 from regroup.sim.context import RunContext
 
-__all__ = ["SimConsumer"]
+__all__ = ["SimConsumer", "SimRequest"]
+
+#: What a simulated consumer sends: its member's requests and its own OffsetFetches.
+SimRequest = MemberRequest | OffsetFetchRequest
 
 
 class SimConsumer:
@@ -106,7 +110,7 @@ class SimConsumer:
         index: int,
         props: Mapping[str, Any],
         *,
-        send: Callable[[SimConsumer, Any], None],
+        send: Callable[[SimConsumer, SimRequest], None],
         changed: Callable[[SimConsumer], None],
     ) -> None:
         self.ctx = ctx
@@ -276,7 +280,7 @@ class SimConsumer:
     # -- driving the member (the client's background thread) ----------------------------------
 
     def drive(self, now: int) -> None:
-        member = self.member
+        member: Member | None = self.member
         if member is None or not self.alive:
             return
         if self.in_poll:
@@ -284,34 +288,34 @@ class SimConsumer:
             # ConsumerCoordinator.poll (classic), the application poll event (KIP-848).
             member.on_application_poll(now)
         try:
-            requests: Sequence[Any] = member.poll(now)
+            requests: Sequence[MemberRequest] = member.poll(now)
         except Exception as error:  # a listener error or a fatal error, raised from poll
             self.errors.append(f"{now}: {type(error).__name__}: {error}")
             requests = []
         self._send(requests)
         self._absorb(now)
 
-    def on_response(self, request: Any, response: Any, now: int) -> None:
-        member = self.member
+    def on_response(self, request: SimRequest, response: object, now: int) -> None:
+        member: Member | None = self.member
         if member is None:
             return
         if isinstance(request, OffsetFetchRequest):
-            self._on_offsets(response)
+            self._on_offsets(cast(OffsetFetchResponse, response))
             return
         member.on_response(request, response, now)
         self.drive(now)
 
-    def retry_of(self, request: Any) -> Any:
+    def retry_of(self, request: SimRequest) -> SimRequest:
         """The request this consumer's client sends when it retries ``request`` (the
         network delivered it twice, see ``regroup.sim.transport``): a KIP-848 member's
         heartbeat is retried full (``ConsumerMember.retry_request``); anything else as is."""
         member = self.member
         if isinstance(member, ConsumerMember):
-            return member.retry_request(request)
+            return cast(SimRequest, member.retry_request(request))
         return request
 
-    def on_request_failed(self, request: Any, now: int) -> None:
-        member = self.member
+    def on_request_failed(self, request: SimRequest, now: int) -> None:
+        member: Member | None = self.member
         if member is None:
             return
         if isinstance(request, OffsetFetchRequest):
@@ -320,7 +324,7 @@ class SimConsumer:
         member.on_request_failed(request, now)
         self.drive(now)
 
-    def _send(self, requests: Sequence[Any]) -> None:
+    def _send(self, requests: Sequence[SimRequest]) -> None:
         if requests:
             send = self._send_one
             for request in requests:

@@ -16,7 +16,7 @@ running such a group would configure the broker.
 
 A request that contradicts itself or the broker is a ``SettingsError`` (a
 ``ScenarioError`` that a sweep refuses rather than skips), never a run that
-silently does something else (issue 19, section 3):
+silently does something else:
 
 * an action aimed at a member that does not exist at its time (``-n <= i < n``
   over the members started so far), or at ``"all"`` of an empty group;
@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from regroup.assignors.classic.api import RebalanceProtocol
-from regroup.classic.member_config import ClassicMemberConfig
+from regroup.classic.member.config import ClassicMemberConfig
 from regroup.coordinator.config import GroupCoordinatorConfig, InvalidConfigError
 from regroup.events import Event
 from regroup.sim.configs import (

@@ -168,7 +168,7 @@ def build_timeline(events: Iterable[Event]) -> Timeline:
 
 def natural_order(name: str) -> tuple[tuple[int, str | int], ...]:
     """A sort key that puts ``c2`` before ``c10`` and ``c99`` before ``c100``: runs of digits
-    compare as numbers, the rest as text (issue 19: rows in natural order)."""
+    compare as numbers, the rest as text, so the rows come in natural order."""
     return tuple(
         (1, int(part)) if part.isdigit() else (0, part) for part in re.split(r"(\d+)", name) if part
     )

@@ -1,4 +1,4 @@
-"""regroup's public test harness (DESIGN.md: "the one public harness"), like ``trio.testing``.
+"""regroup's public test harness (docs/architecture.md, "The layers"), like ``trio.testing``.
 
 Sans-IO as the core it tests: no real clock, no sockets, no threads; time is a
 ``ManualClock`` and randomness an injected ``random.Random``, so every test is

@@ -1,6 +1,6 @@
 """A clock that moves only when a test moves it (trio.testing's ``MockClock`` at rate 0).
 
-The core takes time as an argument (DESIGN.md, "The one rule: sans-IO core"),
+The core takes time as an argument (docs/architecture.md, "The sans-IO contract"),
 so a test needs no real clock at all: it needs one number of milliseconds that
 it advances on purpose. ``ManualClock`` is that number, with the one rule a
 clock must keep: it never goes backwards.

@@ -42,9 +42,9 @@ import random
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any, Generic, Self, TypeVar, overload
 
-from regroup.classic.group import ClassicGroup
-from regroup.classic.group_state import ClassicGroupState
-from regroup.consumer.group import ConsumerGroup
+from regroup.classic.group.group import ClassicGroup
+from regroup.classic.group.group_state import ClassicGroupState
+from regroup.consumer.group.group import ConsumerGroup
 from regroup.coordinator.config import GroupCoordinatorConfig
 from regroup.coordinator.group import Group
 from regroup.coordinator.result import CoordinatorResult

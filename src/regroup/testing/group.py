@@ -49,21 +49,22 @@ application's to see: they are kept in ``errors`` (once each), not raised.
 
 from __future__ import annotations
 
-import dataclasses
 import random
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any, Final, NamedTuple, overload
 
 from regroup.assignors.classic.api import ConsumerPartitionAssignor, RebalanceProtocol
 from regroup.assignors.consumer.client_side import PartitionAssignor
-from regroup.classic.member import ClassicMember
-from regroup.classic.member_config import ClassicMemberConfig
-from regroup.classic.member_state import MemberState as ClassicState
-from regroup.consumer.member import ConsumerMember
-from regroup.consumer.member_config import ConsumerMemberConfig, InvalidMemberConfigError
-from regroup.consumer.member_state import MemberState as ConsumerState
+from regroup.classic.member.config import ClassicMemberConfig
+from regroup.classic.member.member import ClassicMember
+from regroup.classic.member.state import MemberState as ClassicState
+from regroup.consumer.member.config import ConsumerMemberConfig
+from regroup.consumer.member.member import ConsumerMember
+from regroup.consumer.member.state import MemberState as ConsumerState
 from regroup.coordinator.result import CoordinatorResult
 from regroup.events import Event
+from regroup.members.driving import Member as DrivenMember
+from regroup.members.driving import MemberRequest
 from regroup.model import TopicPartition
 from regroup.model.listener import ConsumerRebalanceListener
 from regroup.testing.coordinator import ConfigLike, CoordinatorTestContext, TopicsLike
@@ -78,7 +79,9 @@ __all__ = [
     "SentRequest",
 ]
 
-#: A member of an in-process group: the classic protocol's or KIP-848's.
+#: A member of an in-process group: the classic protocol's or KIP-848's. The group drives
+#: both through their common API (``regroup.members.driving.Member``, ``DrivenMember``
+#: here); a test narrows to the class for what only one protocol has.
 Member = ClassicMember | ConsumerMember
 
 #: How many rounds one instant may take before the group is declared stuck.
@@ -152,8 +155,8 @@ class InProcessGroup:
         self._closing: set[str] = set()
         self._paused: set[str] = set()
         self._stalled: set[str] = set()
-        self._held: dict[str, list[tuple[Any, object]]] = {}
-        self._in_flight: dict[Hashable, tuple[str, Member, Any]] = {}
+        self._held: dict[str, list[tuple[MemberRequest, object]]] = {}
+        self._in_flight: dict[Hashable, tuple[str, DrivenMember, MemberRequest]] = {}
         self._last_epoch: dict[str, int] = {}
         self._invariants: list[Callable[[InProcessGroup], None]] = []
         self._turn: str | None = None
@@ -534,7 +537,7 @@ class InProcessGroup:
         if protocol == "classic":
             return ClassicMemberConfig.from_properties(properties)
         if protocol == "consumer":
-            return _consumer_member_config(properties)
+            return ConsumerMemberConfig.from_properties(properties)
         raise ValueError(f"group.protocol must be classic or consumer, not {protocol!r}")
 
     def _forget(self, name: str) -> None:
@@ -543,7 +546,7 @@ class InProcessGroup:
         self._stalled.discard(name)
         self._held.pop(name, None)
 
-    def _take_events(self, name: str, member: Member) -> bool:
+    def _take_events(self, name: str, member: DrivenMember) -> bool:
         """Collect the member's new events; whether there were any."""
         events = member.take_events()
         for event in events:
@@ -570,7 +573,7 @@ class InProcessGroup:
                 self.check_invariants()
         return result
 
-    def _send(self, name: str, member: Member, request: Any) -> None:
+    def _send(self, name: str, member: DrivenMember, request: MemberRequest) -> None:
         token = self.context.next_token()
         self._in_flight[token] = (name, member, request)
         self.sent.append(SentRequest(self.now_ms, name, request))
@@ -581,7 +584,7 @@ class InProcessGroup:
         progressed = False
         now = self.now_ms
         for name in sorted(self._members):
-            member = self._members.get(name)
+            member: DrivenMember | None = self._members.get(name)
             if member is None or name in self._paused:
                 continue
             self._turn = name
@@ -589,7 +592,7 @@ class InProcessGroup:
                 if name not in self._stalled:
                     member.on_application_poll(now)
                 try:
-                    requests: Sequence[Any] = member.poll(now)
+                    requests: Sequence[MemberRequest] = member.poll(now)
                 except Exception as error:  # the application's to see, as from KafkaConsumer.poll
                     if not any(seen is error for _, seen in self.errors):
                         self.errors.append((name, error))
@@ -647,35 +650,9 @@ class InProcessGroup:
         self._apply(self.context.advance(when - self.now_ms))
 
 
-def _has_left(member: Member) -> bool:
+def _has_left(member: DrivenMember) -> bool:
     """Whether a closing KIP-848 member is done leaving."""
     return isinstance(member, ConsumerMember) and member.state in (
         ConsumerState.UNSUBSCRIBED,
         ConsumerState.FATAL,
     )
-
-
-def _consumer_member_config(properties: Mapping[str, Any]) -> ConsumerMemberConfig:
-    """A KIP-848 member's config from Kafka's names (``max.poll.interval.ms``)."""
-    fields = {f.name: f for f in dataclasses.fields(ConsumerMemberConfig)}
-    values: dict[str, Any] = {}
-    for key, raw in properties.items():
-        name = key.replace(".", "_")
-        field = fields.get(name)
-        if field is None:
-            raise InvalidMemberConfigError(
-                f"{key} is not a consumer config with group.protocol=consumer"
-            )
-        if field.type == "int":
-            try:
-                values[name] = int(raw)
-            except (TypeError, ValueError):
-                raise InvalidMemberConfigError(f"{key} must be an integer, got {raw!r}") from None
-        elif field.type == "bool":
-            text = str(raw).strip().lower()
-            if text not in ("true", "false"):
-                raise InvalidMemberConfigError(f"{key} must be true or false, got {raw!r}")
-            values[name] = text == "true"
-        else:
-            values[name] = None if raw is None else str(raw)
-    return ConsumerMemberConfig(**values)

@@ -1,7 +1,7 @@
 """Classic groups in the coordinator: the classic protocol's handlers and the barrier they share.
 
 Kafka: the classic half of ``GroupMetadataManager``, over ``ClassicGroup``
-(``regroup.classic.group``). Every handler takes the coordinator's
+(``regroup.classic.group.group``). Every handler takes the coordinator's
 ``GroupCoordinatorState`` and the request, and returns a ``CoordinatorResult``.
 
 * ``join``: JoinGroup (admission, new and static members, the join phase);

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from regroup.classic.group import ClassicGroup
-from regroup.classic.group_state import ClassicGroupState
+from regroup.classic.group.group import ClassicGroup
+from regroup.classic.group.group_state import ClassicGroupState
 from regroup.coordinator.result import CoordinatorResult
 from regroup.coordinator.state import GroupCoordinatorState
 from regroup.model.errors import ErrorCode

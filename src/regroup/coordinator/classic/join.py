@@ -32,9 +32,9 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from regroup.classic.group import ClassicGroup
-from regroup.classic.group_member import ClassicGroupMember
-from regroup.classic.group_state import ClassicGroupState
+from regroup.classic.group.group import ClassicGroup
+from regroup.classic.group.group_member import ClassicGroupMember
+from regroup.classic.group.group_state import ClassicGroupState
 from regroup.coordinator.classic.rebalance import (
     answer_join,
     answer_sync,

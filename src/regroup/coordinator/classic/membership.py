@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from regroup.classic.group_state import ClassicGroupState
+from regroup.classic.group.group_state import ClassicGroupState
 from regroup.coordinator.classic.rebalance import (
     answer_join,
     answer_sync,

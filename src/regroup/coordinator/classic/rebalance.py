@@ -32,9 +32,9 @@ from __future__ import annotations
 
 from typing import Final
 
-from regroup.classic.group import ClassicGroup
-from regroup.classic.group_member import ClassicGroupMember
-from regroup.classic.group_state import ClassicGroupState
+from regroup.classic.group.group import ClassicGroup
+from regroup.classic.group.group_member import ClassicGroupMember
+from regroup.classic.group.group_state import ClassicGroupState
 from regroup.coordinator.classic.records import group_metadata_record, group_tombstone
 from regroup.coordinator.result import CoordinatorResult
 from regroup.coordinator.state import GroupCoordinatorState

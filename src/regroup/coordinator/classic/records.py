@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from regroup.classic.group import ClassicGroup
-from regroup.classic.group_member import ClassicGroupMember
-from regroup.classic.group_state import ClassicGroupState
+from regroup.classic.group.group import ClassicGroup
+from regroup.classic.group.group_member import ClassicGroupMember
+from regroup.classic.group.group_state import ClassicGroupState
 from regroup.coordinator.state import GroupCoordinatorState
 from regroup.model.requests.classic import JoinGroupRequestProtocol
 from regroup.records import CoordinatorRecord

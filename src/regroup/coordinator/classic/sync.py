@@ -20,8 +20,8 @@ from collections.abc import Hashable, Mapping
 
 from regroup.assignors.classic.api import Assignment
 from regroup.classic import protocol
-from regroup.classic.group import ClassicGroup
-from regroup.classic.group_state import ClassicGroupState
+from regroup.classic.group.group import ClassicGroup
+from regroup.classic.group.group_state import ClassicGroupState
 from regroup.coordinator.classic.rebalance import (
     answer_sync,
     propagate_assignment,

@@ -1,7 +1,7 @@
 """Consumer groups in the coordinator: KIP-848, and the classic members a consumer group serves.
 
 Kafka: the consumer-group half of ``GroupMetadataManager``, over
-``ConsumerGroup`` (``regroup.consumer.group``). Every handler takes the
+``ConsumerGroup`` (``regroup.consumer.group.group``). Every handler takes the
 coordinator's ``GroupCoordinatorState`` and the request, and returns a
 ``CoordinatorResult``; a consumer group changes only by replaying the records
 an operation writes (``txn``).

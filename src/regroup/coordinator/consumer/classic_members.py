@@ -41,7 +41,7 @@ Where regroup departs from Kafka: a classic member that reconciliation leaves
 waiting on partitions others still hold (UNRELEASED_PARTITIONS) is moved to the
 target epoch with the partitions it keeps, which is what Kafka does for every
 member; regroup's KIP-848 members keep their epoch instead (KIP case study, Rule
-5 of ``regroup.consumer.reconciliation``), which would make a classic member,
+5 of ``regroup.consumer.group.reconciliation``), which would make a classic member,
 whose generation must catch up with the group epoch, rejoin in a loop.
 """
 
@@ -52,14 +52,14 @@ from dataclasses import replace
 
 from regroup.assignors.errors import PartitionAssignorError
 from regroup.classic import protocol
-from regroup.consumer.group import ConsumerGroup
-from regroup.consumer.group_member import (
+from regroup.consumer.group.group import ConsumerGroup
+from regroup.consumer.group.group_member import (
     ClassicMemberMetadata,
     ConsumerGroupMember,
     MemberState,
     assignment_to_topic_partitions,
 )
-from regroup.consumer.reconciliation import reconcile
+from regroup.consumer.group.reconciliation import reconcile
 from regroup.coordinator.classic import join as classic_join
 from regroup.coordinator.consumer import records
 from regroup.coordinator.consumer.client_assignors import new_target

@@ -2,7 +2,7 @@
 
 KIP-848, "Client Side Mode": when the group needs a new target and uses a
 client-side assignor, the coordinator chooses one member (rules in
-``regroup.consumer.client_assignors``) and tells it COMPUTE_ASSIGNMENT in its
+``regroup.consumer.group.client_assignors``) and tells it COMPUTE_ASSIGNMENT in its
 next heartbeat response. The member calls ConsumerGroupPrepareAssignment (the
 group's members, subscriptions, assignor metadata and current target, and the
 partition counts), runs its assignor, and calls ConsumerGroupInstallAssignment.
@@ -26,9 +26,9 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from regroup.consumer import client_assignors as ca
-from regroup.consumer.group import ConsumerGroup
-from regroup.consumer.group_member import (
+from regroup.consumer.group import client_assignors as ca
+from regroup.consumer.group.group import ConsumerGroup
+from regroup.consumer.group.group_member import (
     Assignment,
     ConsumerGroupMember,
     assignment_from_topic_partitions,

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from regroup.consumer.group import ConsumerGroup
-from regroup.consumer.group_member import Assignment
+from regroup.consumer.group.group import ConsumerGroup
+from regroup.consumer.group.group_member import Assignment
 from regroup.coordinator.consumer.rebalance import server_assignor_name
 from regroup.coordinator.result import CoordinatorResult
 from regroup.coordinator.state import GroupCoordinatorState

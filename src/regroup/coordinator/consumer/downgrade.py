@@ -32,11 +32,11 @@ own steps (``classic.rebalance``).
 
 from __future__ import annotations
 
-from regroup.classic.group import ClassicGroup
-from regroup.classic.group_member import ClassicGroupMember
-from regroup.classic.group_state import ClassicGroupState
-from regroup.consumer.group import ConsumerGroup
-from regroup.consumer.group_member import ConsumerGroupMember
+from regroup.classic.group.group import ClassicGroup
+from regroup.classic.group.group_member import ClassicGroupMember
+from regroup.classic.group.group_state import ClassicGroupState
+from regroup.consumer.group.group import ConsumerGroup
+from regroup.consumer.group.group_member import ConsumerGroupMember
 from regroup.coordinator.classic.rebalance import prepare_rebalance, schedule_heartbeat
 from regroup.coordinator.classic.records import group_metadata_record
 from regroup.coordinator.consumer import records

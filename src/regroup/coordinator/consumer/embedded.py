@@ -25,8 +25,8 @@ from typing import Final
 from regroup.assignors.classic.api import Assignment as ClassicAssignment
 from regroup.assignors.classic.api import Subscription
 from regroup.classic import protocol
-from regroup.consumer.group import ConsumerGroup
-from regroup.consumer.group_member import Assignment
+from regroup.consumer.group.group import ConsumerGroup
+from regroup.consumer.group.group_member import Assignment
 from regroup.coordinator.consumer.rebalance import partitions_by_name
 from regroup.coordinator.state import GroupCoordinatorState
 from regroup.model.errors import ErrorCode, KafkaProtocolError

@@ -27,7 +27,7 @@ and ``scheduleConsumerGroupSyncTimeout``.
 
 from __future__ import annotations
 
-from regroup.consumer.group_member import ConsumerGroupMember, MemberState
+from regroup.consumer.group.group_member import ConsumerGroupMember, MemberState
 from regroup.coordinator.consumer import records
 from regroup.coordinator.consumer.downgrade import maybe_downgrade
 from regroup.coordinator.consumer.group_configs import consumer_semantics, session_timeout_ms

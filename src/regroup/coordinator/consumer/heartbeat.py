@@ -17,7 +17,7 @@ order:
    changed (KIP-848, "Group Epoch - Trigger a rebalance");
 6. when the group epoch is ahead of the assignment epoch, compute the new target
    (server-side assignor), or choose the member to compute it (client-side);
-7. reconcile this member one step (``regroup.consumer.reconciliation``); arm the
+7. reconcile this member one step (``regroup.consumer.group.reconciliation``); arm the
    rebalance timer while it revokes;
 8. re-arm the session timer; answer with the member epoch, the heartbeat
    interval and, when the member needs it, the partitions it may use now.
@@ -75,18 +75,18 @@ from collections.abc import Hashable
 from dataclasses import replace
 
 from regroup.assignors.errors import PartitionAssignorError
-from regroup.classic.group import ClassicGroup
-from regroup.consumer import client_assignors as ca
-from regroup.consumer.group import ConsumerGroup
-from regroup.consumer.group_member import (
+from regroup.classic.group.group import ClassicGroup
+from regroup.consumer.group import client_assignors as ca
+from regroup.consumer.group.group import ConsumerGroup
+from regroup.consumer.group.group_member import (
     Assignment,
     ConsumerGroupMember,
     MemberState,
     assignment_from_topic_partitions,
     assignment_to_topic_partitions,
 )
-from regroup.consumer.reconciliation import reconcile
-from regroup.consumer.subscription import InvalidRegexError, compile_regex
+from regroup.consumer.group.reconciliation import reconcile
+from regroup.consumer.group.subscription import InvalidRegexError, compile_regex
 from regroup.coordinator.config import ConsumerSemantics
 from regroup.coordinator.consumer import records
 from regroup.coordinator.consumer.client_assignors import new_target, notify_selected

@@ -2,7 +2,7 @@
 
 KIP-848, "Group Epoch" and "Target Assignment"; Kafka
 ``GroupMetadataManager.updateTargetAssignment`` with ``TargetAssignmentBuilder``
-(``regroup.consumer.target_assignment`` here).
+(``regroup.consumer.group.target_assignment`` here).
 
 1. Anything that changes what the group should look like bumps the group epoch
    (``bump_epoch``): a member joins or leaves, a subscription or an assignor
@@ -34,10 +34,13 @@ from regroup.assignors.consumer.api import (
     TopicMetadata,
 )
 from regroup.assignors.errors import PartitionAssignorError
-from regroup.consumer.group import ConsumerGroup, ResolvedRegex
-from regroup.consumer.group_member import Assignment, ConsumerGroupMember
-from regroup.consumer.subscription import InvalidRegexError, resolve_regex
-from regroup.consumer.target_assignment import build_target_assignment, preferred_server_assignor
+from regroup.consumer.group.group import ConsumerGroup, ResolvedRegex
+from regroup.consumer.group.group_member import Assignment, ConsumerGroupMember
+from regroup.consumer.group.subscription import InvalidRegexError, resolve_regex
+from regroup.consumer.group.target_assignment import (
+    build_target_assignment,
+    preferred_server_assignor,
+)
 from regroup.coordinator.consumer import records
 from regroup.coordinator.consumer.timers import client_assign_key
 from regroup.coordinator.consumer.txn import ConsumerTxn

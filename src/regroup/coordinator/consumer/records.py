@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from regroup.assignors.consumer.api import TopicMetadata
-from regroup.classic.group import ClassicGroup
-from regroup.consumer.group import ConsumerGroup, IllegalGroupStateError, ResolvedRegex
-from regroup.consumer.group_member import (
+from regroup.classic.group.group import ClassicGroup
+from regroup.consumer.group.group import ConsumerGroup, IllegalGroupStateError, ResolvedRegex
+from regroup.consumer.group.group_member import (
     Assignment,
     ClassicMemberMetadata,
     ConsumerGroupMember,

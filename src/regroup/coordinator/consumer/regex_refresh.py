@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from regroup.consumer.group import ConsumerGroup
+from regroup.consumer.group.group import ConsumerGroup
 from regroup.coordinator.consumer import records
 from regroup.coordinator.consumer.rebalance import (
     bump_epoch,

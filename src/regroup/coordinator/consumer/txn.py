@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from regroup.consumer.group import ConsumerGroup
+from regroup.consumer.group.group import ConsumerGroup
 from regroup.coordinator.consumer import records
 from regroup.coordinator.consumer.timers import client_assign_key, expire_key
 from regroup.coordinator.result import CoordinatorResult

@@ -42,8 +42,12 @@ classic group never chose a protocol, the member's first protocol is read.
 
 from __future__ import annotations
 
-from regroup.classic.group import ClassicGroup
-from regroup.consumer.group_member import ClassicMemberMetadata, ConsumerGroupMember, MemberState
+from regroup.classic.group.group import ClassicGroup
+from regroup.consumer.group.group_member import (
+    ClassicMemberMetadata,
+    ConsumerGroupMember,
+    MemberState,
+)
 from regroup.coordinator.classic.rebalance import (
     answer_join,
     answer_sync,

@@ -1,4 +1,5 @@
-"""Version-neutral requests and responses of the group RPCs (DESIGN.md, "Contracts").
+"""Version-neutral requests and responses of the group RPCs (docs/architecture.md,
+"Contracts between the parts").
 
 Kafka's field names in snake_case; one dataclass per message, no wire
 versions. Where a wire version changes the *behaviour* the coordinator must

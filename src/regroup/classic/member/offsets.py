@@ -4,7 +4,7 @@ when the member refuses to send one.
 Kafka: ``ConsumerCoordinator.sendOffsetCommitRequest`` and its
 ``OffsetCommitResponseHandler``. The member (``ClassicMember``) holds one
 ``CommitTracker``; what a commit error does to the member (rejoin, reset the
-generation, turn fatal) is ``member_errors.ERROR_ACTIONS``, applied by the
+generation, turn fatal) is ``errors.ERROR_ACTIONS``, applied by the
 member.
 
 Rule 1: a commit goes out only in a stable generation. During a rebalance it
@@ -20,12 +20,12 @@ Rule 3: every response or failure of a commit in flight sets ``last_error``
 
 from __future__ import annotations
 
-from regroup.classic.member_errors import (
+from regroup.classic.member.errors import (
     CommitFailedError,
     CommitRefusedError,
     RebalanceInProgressError,
 )
-from regroup.classic.member_state import REBALANCING, MemberState
+from regroup.classic.member.state import REBALANCING, MemberState
 from regroup.model import ErrorCode
 from regroup.model.requests.offsets import OffsetCommitRequest, OffsetCommitResponse
 

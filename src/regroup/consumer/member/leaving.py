@@ -7,7 +7,7 @@ coordinator to keep its assignment for the session timeout. Kafka:
 and ``isPollTimerExpired``.
 
 The member (``ConsumerMember``) holds one ``Leave`` and moves its own state
-(``member_state``) through PREPARE_LEAVING -> LEAVING -> UNSUBSCRIBED (or
+(``state``) through PREPARE_LEAVING -> LEAVING -> UNSUBSCRIBED (or
 STALE); this part answers what each step depends on.
 
 Rule 1: a member with an epoch that auto-commits commits its consumed

@@ -1,6 +1,6 @@
 """Which rebalance protocol (EAGER or COOPERATIVE) a classic member follows.
 
-Two modes, chosen by ``rebalance.protocol.selection`` (``member_config``):
+Two modes, chosen by ``rebalance.protocol.selection`` (``config``):
 
 ``static`` -- Apache Kafka's behaviour (``ConsumerCoordinator`` constructor,
     KIP-429 "Compatibility and Upgrade Path"): "only consider protocols that

@@ -77,7 +77,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
-from regroup.consumer.group_member import (
+from regroup.consumer.group.group_member import (
     Assignment,
     ConsumerGroupMember,
     MemberState,

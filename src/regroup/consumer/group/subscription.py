@@ -39,7 +39,7 @@ from typing import Protocol, cast
 import re2
 
 from regroup.assignors.consumer.api import SubscriptionType
-from regroup.consumer.group_member import ConsumerGroupMember
+from regroup.consumer.group.group_member import ConsumerGroupMember
 
 __all__ = [
     "InvalidRegexError",

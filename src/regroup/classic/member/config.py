@@ -8,7 +8,7 @@ One config is ours, not Kafka's:
 
 ``rebalance.protocol.selection`` = ``dynamic`` (default) | ``static``
     How the member picks between the EAGER and the COOPERATIVE rebalance
-    protocol (see ``regroup.classic.member_protocol``).
+    protocol (see ``regroup.classic.member.rebalance_protocol``).
 
     * ``static`` is what Apache Kafka ships: the protocol is the highest one
       that *every* configured assignor supports, fixed at construction
@@ -37,12 +37,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from regroup.members.errors import InvalidMemberConfigError
+
 __all__ = [
     "DEFAULT_STRATEGY_DYNAMIC",
     "DEFAULT_STRATEGY_STATIC",
     "JOIN_GROUP_REASON_MAX_LENGTH",
     "ClassicMemberConfig",
-    "InvalidMemberConfigError",
 ]
 
 #: Kafka's default ``partition.assignment.strategy`` since 3.0 (KIP-726 as shipped).
@@ -53,10 +54,6 @@ DEFAULT_STRATEGY_DYNAMIC: tuple[str, ...] = ("cooperative-sticky", "range")
 JOIN_GROUP_REASON_MAX_LENGTH = 255
 
 _SELECTION_MODES = ("static", "dynamic")
-
-
-class InvalidMemberConfigError(ValueError):
-    """A client config value Kafka would refuse (Kafka: ``ConfigException``)."""
 
 
 @dataclass(frozen=True, slots=True)

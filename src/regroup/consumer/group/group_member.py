@@ -44,7 +44,7 @@ _EMPTY: Assignment = {}
 class MemberState(enum.IntEnum):
     """Kafka's ``MemberState`` (record value ``state``): where a member is in its reconciliation.
 
-    See ``regroup.consumer.reconciliation`` for the transition table.
+    See ``regroup.consumer.group.reconciliation`` for the transition table.
     """
 
     STABLE = 0

@@ -39,8 +39,8 @@ from collections.abc import Hashable, Iterator
 from typing import Final
 
 from regroup.assignors.java_order import java_hashmap_order, java_string_hash
-from regroup.classic.group_member import AwaitingJoinCount, ClassicGroupMember
-from regroup.classic.group_state import ClassicGroupState, check_transition
+from regroup.classic.group.group_member import AwaitingJoinCount, ClassicGroupMember
+from regroup.classic.group.group_state import ClassicGroupState, check_transition
 from regroup.model.errors import ErrorCode, KafkaProtocolError
 from regroup.model.requests.classic import JoinGroupRequestProtocol, JoinGroupResponseMember
 

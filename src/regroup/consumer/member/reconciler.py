@@ -18,33 +18,27 @@ be revoked by name. Ids that resolve to nothing wait: the member reconciles
 the resolved part only and finishes when metadata for the rest arrives (Kafka:
 ``findResolvableAssignmentAndTriggerMetadataUpdate``).
 
-The member (``ConsumerMember``) holds two parts from here. ``AssignmentTracker``
+The member (``ConsumerMember``) holds one part from here: ``AssignmentTracker``
 is the assignment's progress: what the member owns, its current and target
 assignments, the partitions being revoked and the reconciliation waiting for
 their commit; it plans and records, the member runs the steps (the commit, the
-callbacks, the state changes). ``ListenerInvoker`` calls the member's
-``ConsumerRebalanceListener`` under KIP-429's error rule ("Rebalance Callback
-Error Handling"): every callback runs, the first exception is kept, and the
-member raises it from its next ``poll`` (Kafka:
-``ConsumerRebalanceListenerInvoker``).
+callbacks, the state changes). The listener is called through the
+``ListenerInvoker`` both members share (``regroup.members.listener``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final
 
-from regroup.consumer.member_heartbeat import LocalAssignment
+from regroup.consumer.member.heartbeat import LocalAssignment
 from regroup.model import TopicPartition, Uuid, topic_partition
-from regroup.model.listener import ConsumerRebalanceListener, NoOpRebalanceListener
 from regroup.model.metadata import MetadataImage
 from regroup.model.requests.consumer import TopicPartitions
 
 __all__ = [
     "NO_ASSIGNMENT",
     "AssignmentTracker",
-    "ListenerInvoker",
     "Reconciliation",
     "ReconciliationPlan",
     "ResolvedTarget",
@@ -203,46 +197,3 @@ class AssignmentTracker:
         if not plan.acknowledge_only:
             self.owned = plan.target.partitions
             self.names = dict(plan.target.names)
-
-
-#: The listener method of each callback.
-_METHODS: Final = {
-    "revoked": "on_partitions_revoked",
-    "assigned": "on_partitions_assigned",
-    "lost": "on_partitions_lost",
-}
-
-
-class ListenerInvoker:
-    """KIP-429's rule: run every callback, keep the first exception, raise it from poll."""
-
-    def __init__(self, listener: ConsumerRebalanceListener | None = None) -> None:
-        self._listener: ConsumerRebalanceListener = listener or NoOpRebalanceListener()
-        self._first: Exception | None = None
-
-    def invoke(self, callback: str, partitions: Sequence[TopicPartition]) -> bool:
-        """Run ``on_partitions_<callback>(partitions)``; True when it returned normally.
-
-        Only ``Exception`` is caught (as Kafka lets ``WakeupException`` through).
-        """
-        method = getattr(self._listener, _METHODS[callback])
-        try:
-            method(partitions)
-        except Exception as error:
-            self.record(error)
-            return False
-        return True
-
-    def record(self, error: Exception) -> None:
-        """Keep an error unless an earlier one waits (also an assignor's ``on_assignment``)."""
-        if self._first is None:
-            self._first = error
-
-    def take(self) -> Exception | None:
-        """The first exception since the last ``take``, cleared."""
-        first, self._first = self._first, None
-        return first
-
-    @property
-    def pending(self) -> bool:
-        return self._first is not None

@@ -10,17 +10,19 @@ bookkeeping of ``ConsumerCoordinator.onJoinComplete``. Like Kafka (which lets
 ``WakeupException`` / ``InterruptException`` through at once) only
 ``Exception`` is caught; ``KeyboardInterrupt`` and friends propagate.
 
-``ListenerInvoker`` is the part of ``ClassicMember`` that does this: it keeps
-the first exception until the member raises it, including one the member hands
-it from elsewhere under the same rule (the leader's assignor, an assignor's
-``on_assignment``, an assignment that cannot be read).
+``ListenerInvoker`` is the part of both members (``ClassicMember``,
+``ConsumerMember``) that does this: it keeps the first exception until the
+member raises it, including one the member hands it from elsewhere under the
+same rule (the leader's assignor, an assignor's ``on_assignment``, an assignment
+that cannot be read, a topic authorization error).
 
 Time: a sans-IO member does not read a clock, so a callback takes zero
 virtual time unless the driver says otherwise through a ``CallbackClock``:
 ``clock(callback, partitions) -> elapsed_ms``, called once per callback
 invocation (``callback`` is ``"revoked"``, ``"assigned"`` or ``"lost"``). The
-elapsed time is the callback's latency metric and moves the member's clock
-on (a simulator charges, say, the time to commit or flush state on revoke).
+elapsed time is the callback's latency metric (handed to ``on_completed``,
+the classic member's KIP-429 metrics) and moves the member's clock on (a
+simulator charges, say, the time to commit or flush state on revoke).
 """
 
 from __future__ import annotations
@@ -29,11 +31,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from regroup.classic.member_metrics import MemberMetrics
 from regroup.model import TopicPartition
 from regroup.model.listener import ConsumerRebalanceListener
 
-__all__ = ["CallbackClock", "CallbackOutcome", "ListenerInvoker"]
+__all__ = ["CallbackClock", "CallbackCompleted", "CallbackOutcome", "ListenerInvoker"]
 
 #: The listener method of each callback.
 _METHODS: Final = {
@@ -44,6 +45,8 @@ _METHODS: Final = {
 
 #: ``(callback, partitions) -> milliseconds the callback took``.
 CallbackClock = Callable[[str, Sequence[TopicPartition]], int]
+#: ``(callback, elapsed_ms, end_ms)``: told of every callback that returned normally.
+CallbackCompleted = Callable[[str, int, int], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,18 +58,19 @@ class CallbackOutcome:
 
 
 class ListenerInvoker:
-    """Invokes one listener, charges callback time, records latency metrics, and keeps
-    the first exception until the member raises it."""
+    """Invokes one listener, charges callback time, reports completed callbacks, and
+    keeps the first exception until the member raises it."""
 
     def __init__(
         self,
-        listener: ConsumerRebalanceListener | None,
-        metrics: MemberMetrics,
+        listener: ConsumerRebalanceListener | None = None,
+        *,
         clock: CallbackClock | None = None,
+        on_completed: CallbackCompleted | None = None,
     ) -> None:
         self._listener = listener
-        self._metrics = metrics
         self._clock = clock
+        self._on_completed = on_completed
         self._first_error: Exception | None = None
 
     @property
@@ -85,7 +89,7 @@ class ListenerInvoker:
         return error
 
     def invoke(
-        self, callback: str, partitions: Sequence[TopicPartition], now_ms: int
+        self, callback: str, partitions: Sequence[TopicPartition], now_ms: int = 0
     ) -> CallbackOutcome:
         """Run ``on_partitions_<callback>(partitions)``; never raises an ``Exception``
         (one it catches is remembered, and returned in the outcome).
@@ -106,5 +110,6 @@ class ListenerInvoker:
         except Exception as error:
             self.remember(error)
             return CallbackOutcome(elapsed, error)
-        self._metrics.callback_completed(callback, elapsed, now_ms + elapsed)
+        if self._on_completed is not None:
+            self._on_completed(callback, elapsed, now_ms + elapsed)
         return CallbackOutcome(elapsed, None)

@@ -13,47 +13,47 @@ KIP-848 member, so one simulator drives both::
 Rules
 -----
 
-Rule 1: the member's state changes only through the table of ``member_state``
+Rule 1: the member's state changes only through the table of ``state``
         (``MemberStateMachine.process``); an illegal step raises and changes
         nothing. Every change is a ``MemberStateChanged`` event.
 Rule 2: what an error code in a response does is the table
-        ``member_errors.ERROR_ACTIONS``; the member carries the action out.
+        ``errors.ERROR_ACTIONS``; the member carries the action out.
 Rule 3: what KIP-429's "Consumer Coordinator Algorithm" does to the owned
         partitions is decided by pure plans -- step 1 (before every JoinGroup)
-        and step 3 (after SyncGroup) in ``member_steps``, step 2 (the leader's
-        assignment) in ``member_leader``; the member decides *when* they run
+        and step 3 (after SyncGroup) in ``steps``, step 2 (the leader's
+        assignment) in ``leader``; the member decides *when* they run
         and runs their callbacks.
 Rule 4: ``ClassicMember`` is a façade over parts, each owning one concern and
         its state. A part is told what it needs and answers; it never calls
         back into the member:
 
-        * ``Session`` (``member_session``): the heartbeat schedule, the
+        * ``Session`` (``session``): the heartbeat schedule, the
           Heartbeat in flight, the poll timer (Kafka ``Heartbeat``);
-        * ``CommitTracker`` (``member_offsets``): the OffsetCommits in flight,
+        * ``CommitTracker`` (``offsets``): the OffsetCommits in flight,
           the last commit error, the refusal rules (KIP-429, KIP-726);
-        * ``ListenerInvoker`` (``member_listener``): the listener, callback time
+        * ``ListenerInvoker`` (``listener``): the listener, callback time
           and latency, KIP-429's first exception;
-        * ``ProtocolSelector`` (``member_protocol``): EAGER or COOPERATIVE
+        * ``ProtocolSelector`` (``rebalance_protocol``): EAGER or COOPERATIVE
           (Kafka's static rule, or KIP-726's dynamic one);
-        * ``MemberMetrics`` (``member_metrics``): KIP-429's metrics.
+        * ``MemberMetrics`` (``metrics``): KIP-429's metrics.
 
         The member itself holds the state machine, the generation (member id,
         generation id, selected protocol, leader), the owned partitions and the
         subscription, Kafka's rejoin bookkeeping (``rejoinNeeded``,
         ``needsJoinPrepare``), the JoinGroup and SyncGroup in flight, the
         metadata it compares, its clock, and the requests and events it hands out.
-Rule 5: a listener callback may take virtual time (``member_listener``): the
+Rule 5: a listener callback may take virtual time (``listener``): the
         member's clock moves on by it, and the callback's event carries the time
         at which it returned.
 
 Theory of operation
 -------------------
 
-A rebalance is one trip through ``member_state``: a JoinGroup (KIP-429
-step 1 first: ``member_steps.prepare_join``), the JoinGroup response (the
-leader runs step 2: ``member_leader``), a SyncGroup, and its response (step 3:
-``member_steps.complete_join``). The requests are built by
-``member_requests``; listener calls go through the ``ListenerInvoker``
+A rebalance is one trip through ``state``: a JoinGroup (KIP-429
+step 1 first: ``steps.prepare_join``), the JoinGroup response (the
+leader runs step 2: ``leader``), a SyncGroup, and its response (step 3:
+``steps.complete_join``). The requests are built by
+``requests``; listener calls go through the ``ListenerInvoker``
 (KIP-429's error rule: every callback runs, the first exception is raised from
 the next ``poll``). Every state change, rejoin request and callback is an
 event (``regroup.events``). Around a rebalance the member heartbeats while
@@ -99,38 +99,35 @@ from regroup.assignors.classic.api import (
     ConsumerPartitionAssignor,
     RebalanceProtocol,
 )
-from regroup.classic.member_config import ClassicMemberConfig
-from regroup.classic.member_errors import (
+from regroup.classic.member.config import ClassicMemberConfig
+from regroup.classic.member.errors import (
     ErrorAction,
-    IllegalMemberUse,
-    MemberFatalError,
     error_action,
 )
-from regroup.classic.member_leader import (
+from regroup.classic.member.leader import (
     group_subscribed_topics,
     partition_counts,
     run_leader_assignment,
 )
-from regroup.classic.member_listener import CallbackClock, ListenerInvoker
-from regroup.classic.member_metrics import MemberMetrics
-from regroup.classic.member_offsets import CommitTracker
-from regroup.classic.member_protocol import ProtocolSelector
-from regroup.classic.member_requests import (
+from regroup.classic.member.metrics import MemberMetrics
+from regroup.classic.member.offsets import CommitTracker
+from regroup.classic.member.rebalance_protocol import ProtocolSelector
+from regroup.classic.member.requests import (
     commit_request,
     heartbeat_request,
     join_request,
     leave_request,
     sync_request,
 )
-from regroup.classic.member_session import Session
-from regroup.classic.member_state import (
+from regroup.classic.member.session import Session
+from regroup.classic.member.state import (
     HEARTBEATING,
     REBALANCING,
     MemberState,
     MemberStateMachine,
     Trigger,
 )
-from regroup.classic.member_steps import (
+from regroup.classic.member.steps import (
     complete_join,
     leave_callback,
     prepare_join,
@@ -145,6 +142,8 @@ from regroup.events import (
     PartitionsRevoked,
     RebalanceRequested,
 )
+from regroup.members.errors import IllegalStateError, MemberFatalError
+from regroup.members.listener import CallbackClock, ListenerInvoker
 from regroup.model import NO_GENERATION, ErrorCode, TopicPartition, sorted_partitions
 from regroup.model.listener import ConsumerRebalanceListener
 from regroup.model.metadata import MetadataImage
@@ -207,7 +206,9 @@ class ClassicMember:
         # The parts (Rule 4).
         self._selector = ProtocolSelector(config.rebalance_protocol_selection, self._assignors)
         self.metrics = MemberMetrics(config.metrics_sample_window_ms, config.metrics_num_samples)
-        self._invoker = ListenerInvoker(listener, self.metrics, callback_clock)
+        self._invoker = ListenerInvoker(
+            listener, clock=callback_clock, on_completed=self.metrics.callback_completed
+        )
         self._session = Session(
             heartbeat_interval_ms=config.heartbeat_interval_ms,
             retry_backoff_ms=config.retry_backoff_ms,
@@ -392,7 +393,9 @@ class ClassicMember:
         """
         self._ensure_open()
         if not self._subscription:
-            raise IllegalMemberUse("Tried to force a rebalance but consumer does not have a group.")
+            raise IllegalStateError(
+                "Tried to force a rebalance but consumer does not have a group."
+            )
         if self._rejoin_needed or self._sm.state in REBALANCING:
             return False
         self._request_rejoin(reason or _ENFORCED_REASON)
@@ -468,7 +471,7 @@ class ClassicMember:
             deadline = expiry if deadline is None else min(deadline, expiry)
         return deadline
 
-    def on_response(self, request: MemberRequest, response: object, now_ms: int) -> None:
+    def on_response(self, request: object, response: object, now_ms: int) -> None:
         """A response to a request this member sent (stale ones are ignored)."""
         self._advance(now_ms)
         if self._sm.state is MemberState.CLOSED:
@@ -490,7 +493,7 @@ class ClassicMember:
                 f"{type(response).__name__} is not a response to {type(request).__name__}"
             )
 
-    def on_request_failed(self, request: MemberRequest, now_ms: int) -> None:
+    def on_request_failed(self, request: object, now_ms: int) -> None:
         """A request timed out or its connection broke (Kafka: coordinator marked unknown)."""
         self._advance(now_ms)
         if request is self._join or request is self._sync:
@@ -849,7 +852,7 @@ class ClassicMember:
 
     def _fail(self, code: ErrorCode, context: str) -> None:
         """A fatal error: the partitions are lost (another member may own them now)."""
-        self._fatal = MemberFatalError(code, context)
+        self._fatal = MemberFatalError(code, f"in {context}")
         owned, self._owned = self._owned, frozenset()
         self._join = self._sync = None
         self._session.stop()
@@ -907,4 +910,4 @@ class ClassicMember:
 
     def _ensure_open(self) -> None:
         if self._sm.state is MemberState.CLOSED:
-            raise IllegalMemberUse("This consumer has already been closed.")
+            raise IllegalStateError("This consumer has already been closed.")

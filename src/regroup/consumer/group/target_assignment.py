@@ -8,7 +8,7 @@ assignment epoch, the coordinator hands the assignor
   subscribes to - names and resolved regex topics, only those that exist in the
   subscription metadata (unknown names are dropped silently, as in Kafka) - its
   rack, instance id and current *target* (stickiness is the assignor's job);
-* the subscription type (``regroup.consumer.subscription``);
+* the subscription type (``regroup.consumer.group.subscription``);
 * the subscribed topics' partition counts.
 
 The result gives every member its new target (a member the assignor leaves out
@@ -33,9 +33,9 @@ from regroup.assignors.consumer.api import (
     MemberSubscriptionSpec,
     SubscribedTopicDescriber,
 )
-from regroup.consumer.group import ConsumerGroup
-from regroup.consumer.group_member import Assignment, ConsumerGroupMember
-from regroup.consumer.subscription import subscription_type
+from regroup.consumer.group.group import ConsumerGroup
+from regroup.consumer.group.group_member import Assignment, ConsumerGroupMember
+from regroup.consumer.group.subscription import subscription_type
 
 __all__ = [
     "SpecCache",

@@ -1,14 +1,15 @@
 """The errors a classic member raises to its application (from ``poll``, ``commit`` ...).
 
-Kafka's client exceptions, reduced to what the member can tell apart:
-``MemberFatalError`` (a non-retriable group error: FENCED_INSTANCE_ID,
+Kafka's client exceptions, reduced to what the member can tell apart: the
+ones both members raise (``regroup.members.errors``: ``MemberFatalError`` for a
+non-retriable group error such as FENCED_INSTANCE_ID,
 INCONSISTENT_GROUP_PROTOCOL, GROUP_MAX_SIZE_REACHED, INVALID_SESSION_TIMEOUT
-... -- Kafka throws the matching ``ApiException`` from every later ``poll``),
+... -- Kafka throws the matching ``ApiException`` from every later ``poll`` --
+and ``IllegalStateError`` for API misuse), and the classic member's own:
 ``CommitFailedError`` (Kafka: ``CommitFailedException``, the member is not in
 an active group) and its sibling ``RebalanceInProgressError`` (Kafka:
 ``RebalanceInProgressException``: KIP-429, "Allow Consumer to Return Records
-in Rebalance": a commit while a rebalance is in progress), and
-``IllegalMemberUse`` (Kafka: ``IllegalStateException`` for API misuse).
+in Rebalance": a commit while a rebalance is in progress).
 
 And, as data, what the member does with each error code in each response
 (``ERROR_ACTIONS``).
@@ -27,20 +28,9 @@ __all__ = [
     "CommitFailedError",
     "CommitRefusedError",
     "ErrorAction",
-    "IllegalMemberUse",
-    "MemberFatalError",
     "RebalanceInProgressError",
     "error_action",
 ]
-
-
-class MemberFatalError(Exception):
-    """A group error the member cannot recover from; raised from every ``poll``."""
-
-    def __init__(self, code: ErrorCode, context: str) -> None:
-        super().__init__(f"{code.name} in {context}")
-        self.code = code
-        self.context = context
 
 
 class CommitRefusedError(Exception):
@@ -53,10 +43,6 @@ class CommitFailedError(CommitRefusedError):
 
 class RebalanceInProgressError(CommitRefusedError):
     """Kafka's ``RebalanceInProgressException``: retry after the rebalance completes."""
-
-
-class IllegalMemberUse(RuntimeError):
-    """Kafka's ``IllegalStateException`` for a call the member's state does not allow."""
 
 
 class ErrorAction(enum.Enum):

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from regroup.consumer.member_config import CommitResult
+from regroup.consumer.member.config import CommitResult
 from regroup.model import ErrorCode, TopicPartition, topic_partition
 from regroup.model.requests.offsets import (
     OffsetCommitRequest,
@@ -119,10 +119,23 @@ class CommitTracker:
         self._queued = []
         return requests
 
-    def on_done(
+    def answered(
+        self, request: OffsetCommitRequest, response: OffsetCommitResponse
+    ) -> CommitResult | None:
+        """Record the response to a commit in flight; ``None`` for a request not ours.
+
+        The verbs are the classic member's ``CommitTracker``'s: ``answered`` when a
+        response came, ``failed`` when none will.
+        """
+        return self._done(request, response)
+
+    def failed(self, request: OffsetCommitRequest) -> CommitResult | None:
+        """No response will come to a commit in flight; ``None`` for a request not ours."""
+        return self._done(request, None)
+
+    def _done(
         self, request: OffsetCommitRequest, response: OffsetCommitResponse | None
     ) -> CommitResult | None:
-        """Record the answer (``None``: the request failed); ``None`` for a request not ours."""
         commit = self._in_flight.get(id(request))
         if commit is None or commit.request is not request:
             return None

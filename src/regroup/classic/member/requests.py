@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from regroup.assignors.classic.api import ConsumerPartitionAssignor, Subscription
-from regroup.classic.member_config import JOIN_GROUP_REASON_MAX_LENGTH, ClassicMemberConfig
+from regroup.classic.member.config import JOIN_GROUP_REASON_MAX_LENGTH, ClassicMemberConfig
 from regroup.classic.protocol import PROTOCOL_TYPE, encode_subscription
 from regroup.model import TopicPartition
 from regroup.model.requests.classic import (

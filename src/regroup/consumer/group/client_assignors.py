@@ -44,7 +44,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from regroup.consumer.group_member import Assignment, ConsumerGroupMember
+from regroup.consumer.group.group_member import Assignment, ConsumerGroupMember
 from regroup.model.errors import ErrorCode, KafkaProtocolError
 from regroup.model.requests.consumer import ClientAssignor
 from regroup.model.uuid import Uuid

@@ -11,7 +11,7 @@ KIP-848, "Data Model" and "Rebalance Process"; Kafka: ``ConsumerGroup`` (and
   (partition -> member) used by the assignors' "is this partition assigned";
 * the **partition epochs**: which member epoch owns each partition now
   (assigned or pending revocation) - the input of Rule 3 of
-  ``regroup.consumer.reconciliation``. Kafka keeps partition -> epoch and
+  ``regroup.consumer.group.reconciliation``. Kafka keeps partition -> epoch and
   rewrites it for every partition of a member whose epoch moves; the epoch is
   always its owner's member epoch, so regroup keeps partition -> owner and reads
   the epoch from the owner: a member that only moves to a new epoch (every
@@ -65,8 +65,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from regroup.assignors.consumer.api import SubscriptionType, TopicMetadata
-from regroup.consumer.group_member import Assignment, ConsumerGroupMember, MemberState
-from regroup.consumer.subscription import subscription_type
+from regroup.consumer.group.group_member import Assignment, ConsumerGroupMember, MemberState
+from regroup.consumer.group.subscription import subscription_type
 from regroup.model.errors import ErrorCode, KafkaProtocolError
 from regroup.model.uuid import Uuid
 

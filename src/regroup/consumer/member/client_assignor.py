@@ -43,7 +43,7 @@ from regroup.assignors.consumer.client_side import (
     PartitionAssignor,
 )
 from regroup.assignors.errors import PartitionAssignorError
-from regroup.consumer.member_heartbeat import topic_partitions_of
+from regroup.consumer.member.heartbeat import topic_partitions_of
 from regroup.model import ErrorCode, Uuid
 from regroup.model.metadata import MetadataImage
 from regroup.model.requests.consumer import (

@@ -4,8 +4,8 @@ Kafka: ``org.apache.kafka.clients.consumer.internals.Heartbeat`` (its
 heartbeat and poll timers) and ``AbstractCoordinator.HeartbeatThread``. The
 member (``ClassicMember``) holds one ``Session`` and asks it *when*; *whether*
 it heartbeats at all in its state is the member's table
-(``member_state.HEARTBEATING``), and what an error in a Heartbeat response does
-is ``member_errors.ERROR_ACTIONS``.
+(``state.HEARTBEATING``), and what an error in a Heartbeat response does
+is ``errors.ERROR_ACTIONS``.
 
 Rule 1: at most one Heartbeat is in flight. The next one is due
         ``heartbeat.interval.ms`` after the last was sent, or

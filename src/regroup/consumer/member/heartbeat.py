@@ -36,7 +36,7 @@ the member needs no randomness for timing).
 Kafka's ``ConsumerHeartbeatRequestManager``: a builder and a schedule, the
 request in flight, the "heartbeat now" flag, and the poll timer. *Whether* a
 state heartbeats, and whether without waiting, is the state table's
-(``member_state``, Rule 5); the member passes its state in.
+(``state``, Rule 5); the member passes its state in.
 
 Rule 1: at most one heartbeat is in flight; only the response to that one is
         handled (``answered``).
@@ -58,7 +58,7 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from regroup.consumer.member_state import MemberState
+from regroup.consumer.member.state import MemberState
 from regroup.model import ErrorCode, Uuid
 from regroup.model.requests.consumer import (
     ClientAssignor,

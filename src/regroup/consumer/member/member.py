@@ -15,10 +15,10 @@ Rules
 -----
 
 Rule 1: the member's state changes only in ``_transition``, checked against
-        ``member_state.ALLOWED_PREDECESSORS`` first (an illegal change raises
+        ``state.ALLOWED_PREDECESSORS`` first (an illegal change raises
         and changes nothing); every change is a ``MemberStateChanged`` event.
 Rule 2: what an error in a heartbeat response does is the table
-        ``member_heartbeat.HEARTBEAT_ERROR_ACTIONS``; the heartbeat part
+        ``heartbeat.HEARTBEAT_ERROR_ACTIONS``; the heartbeat part
         reschedules, the member carries out the rest (fence, surface, FATAL).
 Rule 3: every listener callback goes through ``_callback``: KIP-429's error
         rule (every callback runs, the first exception is raised from the next
@@ -29,19 +29,19 @@ Rule 5: ``ConsumerMember`` is a façade over parts, each owning one concern and
         its state. A part is told what it needs (the state, the time, the owned
         partitions) and answers; it never calls back into the member:
 
-        * ``HeartbeatRequestManager`` (``member_heartbeat``): the request
+        * ``HeartbeatRequestManager`` (``heartbeat``): the request
           builder (send only what changed), the schedule (interval, backoff),
           the heartbeat in flight, the heartbeat-now flag, the poll timer;
-        * ``AssignmentTracker`` (``member_reconciler``): the owned partitions,
+        * ``AssignmentTracker`` (``reconciler``): the owned partitions,
           the current and target assignments with their local epochs, the
           partitions being revoked and the reconciliation waiting for its commit;
-        * ``CommitTracker`` (``member_offsets``): the consumed positions, the
+        * ``CommitTracker`` (``offsets``): the consumed positions, the
           queued and in-flight OffsetCommits, their results, the auto-commit clock;
-        * ``ListenerInvoker`` (``member_reconciler``): the listener and
+        * ``ListenerInvoker`` (``reconciler``): the listener and
           KIP-429's first exception;
-        * ``Leave`` (``member_leaving``): the leave epoch, the commit a leave
+        * ``Leave`` (``leaving``): the leave epoch, the commit a leave
           waits for, whether the poll timer caused it;
-        * ``ClientAssignmentProcess`` (``member_client_assignor``): KIP-848's
+        * ``ClientAssignmentProcess`` (``client_assignor``): KIP-848's
           client-side assignment, Prepare -> assign -> Install.
 
         The member itself holds the state, the member id and epoch, the
@@ -62,7 +62,7 @@ previous batch, so the commit before a revocation covers that batch.
 A heartbeat response moves the member epoch and hands the target to the
 ``AssignmentTracker`` (Kafka ``onHeartbeatSuccess``); a fencing error drops
 every partition (``onPartitionsLost``) and rejoins with epoch 0; a leave runs
-PREPARE_LEAVING -> LEAVING -> UNSUBSCRIBED (``member_leaving``).
+PREPARE_LEAVING -> LEAVING -> UNSUBSCRIBED (``leaving``).
 
 Kafka's choices this follows (KIP-848 is silent on them), from Kafka 4.0's
 clients ``consumer/internals``:
@@ -106,35 +106,32 @@ from dataclasses import replace
 from typing import Final
 
 from regroup.assignors.consumer.client_side import MemberAssignmentUpdate, PartitionAssignor
-from regroup.consumer.member_client_assignor import (
+from regroup.consumer.member.client_assignor import (
     AssignmentOutcome,
     ClientAssignmentProcess,
     client_assignors_of,
     is_compute_assignment,
 )
-from regroup.consumer.member_config import (
+from regroup.consumer.member.config import (
     CommitResult,
     ConsumerMemberConfig,
-    IllegalStateError,
-    MemberFatalError,
     TopicAuthorizationError,
 )
-from regroup.consumer.member_heartbeat import (
+from regroup.consumer.member.heartbeat import (
     HeartbeatErrorAction,
     HeartbeatFields,
     HeartbeatRequestBuilder,
     HeartbeatRequestManager,
     heartbeat_error_action,
 )
-from regroup.consumer.member_leaving import Leave
-from regroup.consumer.member_offsets import CommitTracker, PositionsProvider
-from regroup.consumer.member_reconciler import (
+from regroup.consumer.member.leaving import Leave
+from regroup.consumer.member.offsets import CommitTracker, PositionsProvider
+from regroup.consumer.member.reconciler import (
     AssignmentTracker,
-    ListenerInvoker,
     Reconciliation,
     ReconciliationPlan,
 )
-from regroup.consumer.member_state import MemberState, check_transition
+from regroup.consumer.member.state import MemberState, check_transition
 from regroup.events.schema import (
     Event,
     MemberStateChanged,
@@ -142,6 +139,8 @@ from regroup.events.schema import (
     PartitionsLost,
     PartitionsRevoked,
 )
+from regroup.members.errors import IllegalStateError, MemberFatalError
+from regroup.members.listener import ListenerInvoker
 from regroup.model import ErrorCode, TopicPartition, new_consumer_member_id
 from regroup.model.listener import ConsumerRebalanceListener
 from regroup.model.metadata import MetadataImage
@@ -371,7 +370,7 @@ class ConsumerMember:
         than ``t``.
         """
         if (
-            self._listener.pending
+            self._listener.error_pending
             or (self._fatal is not None and not self._fatal_raised)
             or self._commits.has_queued
             or self._process.has_request_ready
@@ -425,7 +424,10 @@ class ConsumerMember:
     def _on_commit_done(
         self, request: OffsetCommitRequest, response: OffsetCommitResponse | None
     ) -> None:
-        result = self._commits.on_done(request, response)
+        if response is None:
+            result = self._commits.failed(request)
+        else:
+            result = self._commits.answered(request, response)
         if result is None:
             return
         waiting = self._assigned.waiting
@@ -510,7 +512,7 @@ class ConsumerMember:
         if action is HeartbeatErrorAction.FENCED:
             self._transition_to_fenced()
         elif action is HeartbeatErrorAction.SURFACE:
-            self._listener.record(TopicAuthorizationError(response.error_message or code.name))
+            self._listener.remember(TopicAuthorizationError(response.error_message or code.name))
         elif action is HeartbeatErrorAction.FATAL:
             self._transition_to_fatal(code, response.error_message)
 
@@ -591,7 +593,7 @@ class ConsumerMember:
             try:
                 self._assignors[0].on_assignment(update)
             except Exception as error:
-                self._listener.record(error)
+                self._listener.remember(error)
         self._callback("assigned", plan.added)
         self._enter(MemberState.ACKNOWLEDGING)
 
@@ -709,7 +711,7 @@ class ConsumerMember:
             self._heartbeats.request_now()
 
     def _transition(self, new: MemberState) -> None:
-        """Rule 1/2 of ``member_state``: check first, then change and report."""
+        """Rule 1/2 of ``state``: check first, then change and report."""
         old = self._state
         if old is new and new is not MemberState.RECONCILING:
             return
@@ -753,7 +755,7 @@ class ConsumerMember:
         if self._fatal is not None and not self._fatal_raised:
             self._fatal_raised = True
             raise self._fatal
-        error = self._listener.take()
+        error = self._listener.take_error()
         if error is not None:
             raise error
 
