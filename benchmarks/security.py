@@ -72,8 +72,8 @@ def bench_heartbeat(with_authorizer: bool, beats: int) -> float:
     import asyncio
 
     from regroup.server.app import RegroupServer, ServerOptions
-    from regroup.server.client import RequestEncoder
-    from regroup.server.connection import ConnectionState
+    from regroup.server.clients.wire_client import RequestEncoder
+    from regroup.server.net.connection import ConnectionState
     from regroup.server.security.config import SecurityConfig
 
     security = (
@@ -129,7 +129,7 @@ def bench_heartbeat(with_authorizer: bool, beats: int) -> float:
 
 
 def _answer(server: Any, conn: Any, encoder: Any, key: int, version: int, values: Any) -> Any:
-    from regroup.server.client import WireClient
+    from regroup.server.clients.wire_client import WireClient
 
     cid, frame = encoder.encode(key, version, values)
     served = server.serve_now(conn, frame[4:])
@@ -140,7 +140,7 @@ def _answer(server: Any, conn: Any, encoder: Any, key: int, version: int, values
 async def _answer_async(
     server: Any, conn: Any, encoder: Any, key: int, version: int, values: Any
 ) -> Any:
-    from regroup.server.client import WireClient
+    from regroup.server.clients.wire_client import WireClient
 
     cid, frame = encoder.encode(key, version, values)
     served = server.serve_now(conn, frame[4:])

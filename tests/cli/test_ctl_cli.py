@@ -15,8 +15,8 @@ import pytest
 from regroup.cli.main import main
 from regroup.server.app import ServerOptions
 from regroup.server.background import BackgroundServer
-from regroup.server.client import WireClient
-from regroup.server.control import CONTROL_KEY, decode_answer, encode_command
+from regroup.server.clients.wire_client import WireClient
+from regroup.server.control.commands import CONTROL_KEY, decode_answer, encode_command
 from regroup.testing import Broker
 
 SRC = Path(__file__).resolve().parents[2] / "src"

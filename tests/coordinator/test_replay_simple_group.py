@@ -11,7 +11,7 @@ regroup, or a data directory with such a group never starts again.
 
 The property at the end drives one group through random simple commits, KIP-848
 and classic members, migrations and timeouts, and replays what was written
-after every step, in full and compacted as ``regroup.server.store`` keeps it.
+after every step, in full and compacted as ``regroup.server.log.store`` keeps it.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def commit(h: MigrationHarness, offset: int, member_id: str = "", generation: in
 
 
 def compacted(records: list[CoordinatorRecord]) -> list[CoordinatorRecord]:
-    """What log compaction leaves (``regroup.server.store``, rule 2): each key's last
+    """What log compaction leaves (``regroup.server.log.store``, rule 2): each key's last
     value, in the order of those last writes, without tombstones."""
     latest: dict[RecordKey, CoordinatorRecord] = {}
     for record in records:

@@ -19,10 +19,10 @@ from regroup.model.requests.consumer import (
     TopicPartitions,
 )
 from regroup.model.uuid import Uuid
-from regroup.server import codec, heartbeat_codec
-from regroup.server.client import RequestEncoder
-from regroup.server.heartbeat_codec import HeartbeatDecodeError
-from regroup.server.mapping import GROUP_APIS
+from regroup.server.clients.wire_client import RequestEncoder
+from regroup.server.wire import codec, heartbeat_codec
+from regroup.server.wire.heartbeat_codec import HeartbeatDecodeError
+from regroup.server.wire.mapping import GROUP_APIS
 
 ids = st.builds(Uuid, st.integers(-(2**63), 2**63 - 1), st.integers(-(2**63), 2**63 - 1))
 names = st.text(max_size=8)

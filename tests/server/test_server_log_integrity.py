@@ -12,9 +12,9 @@ import pytest
 from crc32c import crc32c
 
 from regroup.model.errors import ErrorCode, KafkaProtocolError
-from regroup.server import log as log_module
-from regroup.server.cluster import ProduceCheck, check_produce, check_produce_records
-from regroup.server.log import Log, PartitionLog, encode_batch
+from regroup.server.apis.cluster import ProduceCheck, check_produce, check_produce_records
+from regroup.server.log import partitions as log_module
+from regroup.server.log.partitions import Log, PartitionLog, encode_batch
 
 
 def _offsets(partition: PartitionLog) -> list[int]:
@@ -253,8 +253,8 @@ def test_a_produce_that_cannot_be_written_is_answered_kafka_storage_error(
     from kio.serial import entity_reader
 
     from regroup.server.app import RegroupServer, ServerOptions
-    from regroup.server.client import RequestEncoder
-    from regroup.server.connection import ConnectionState
+    from regroup.server.clients.wire_client import RequestEncoder
+    from regroup.server.net.connection import ConnectionState
 
     produce = {
         "transactional_id": None,

@@ -12,9 +12,9 @@ from typing import Any
 from regroup.model import Uuid
 from regroup.model.errors import ErrorCode
 from regroup.model.metadata import replica_racks
-from regroup.server.codec import response_class
-from regroup.server.kio_build import build
-from regroup.server.wire_member import fetch_metadata
+from regroup.server.clients.wire_member import fetch_metadata
+from regroup.server.wire.codec import response_class
+from regroup.server.wire.kio_build import build
 
 
 def _partition(index: int, replicas: tuple[int, ...]) -> dict[str, Any]:

@@ -216,7 +216,7 @@ def test_security_configs_by_kafkas_names() -> None:
 def test_unauthenticated_frames_only_answer_or_close(frames: list[bytes]) -> None:
     """Whatever an unauthenticated client sends, a frame is answered or closes the
     connection (CloseConnection); nothing else escapes and nobody gets authenticated."""
-    from regroup.server.connection import CloseConnection
+    from regroup.server.net.connection import CloseConnection
     from regroup.server.security.config import Listener, SecurityProtocol
     from regroup.server.security.service import Security
 
@@ -247,8 +247,8 @@ def test_the_fuzzed_frames_can_authenticate() -> None:
 
 
 def _versions(req: object) -> object:
-    from regroup.server.cluster import Cluster
-    from regroup.server.log import Log
+    from regroup.server.apis.cluster import Cluster
+    from regroup.server.log.partitions import Log
 
     return Cluster(Log(None), host="h", port=1, node_id=0).api_versions(req)  # type: ignore[arg-type]
 

@@ -17,7 +17,7 @@ import pytest
 from security_support import PASSWORDS, plain_login, secure_options
 
 from regroup.server.background import BackgroundServer
-from regroup.server.client import WireClient
+from regroup.server.clients.wire_client import WireClient
 from regroup.server.security.acl import (
     AclBinding,
     AclBindingFilter,

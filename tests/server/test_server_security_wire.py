@@ -10,7 +10,7 @@ from security_support import plain_login, secure_options
 
 from regroup.server.app import ServerOptions
 from regroup.server.background import BackgroundServer
-from regroup.server.client import WireClient, WireClientError
+from regroup.server.clients.wire_client import WireClient, WireClientError
 
 ILLEGAL_SASL_STATE = 34
 UNSUPPORTED_SASL_MECHANISM = 33

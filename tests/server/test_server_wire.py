@@ -15,10 +15,10 @@ from kio.records.readers import read_batch
 from regroup.events import event_from_json_line
 from regroup.server.app import ServerOptions
 from regroup.server.background import BackgroundServer
-from regroup.server.client import WireClient, WireClientError, fetch_values
-from regroup.server.kio_build import to_uuid
-from regroup.server.log import encode_batch
-from regroup.server.versions import ADVERTISED
+from regroup.server.clients.wire_client import WireClient, WireClientError, fetch_values
+from regroup.server.log.partitions import encode_batch
+from regroup.server.wire.kio_build import to_uuid
+from regroup.server.wire.versions import ADVERTISED
 
 
 def _client(server: BackgroundServer) -> WireClient:

@@ -33,8 +33,8 @@ import pytest
 
 from regroup.coordinator.result import CoordinatorResult
 from regroup.records import CoordinatorRecord
-from regroup.server import store as store_module
-from regroup.server.store import SqliteRecordStore
+from regroup.server.log import store as store_module
+from regroup.server.log.store import SqliteRecordStore
 from regroup.testing import CoordinatorTestContext, InProcessGroup
 
 TOPICS = {"orders": 6, "audit": 2}

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from regroup.server.client import WireClient
+from regroup.server.clients.wire_client import WireClient
 from regroup.testing import Broker
 from regroup.testing.broker import TEST_CONFIGS, ControlError
 

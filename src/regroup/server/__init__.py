@@ -1,1 +1,14 @@
-"""The Kafka wire-protocol server (``regroup serve``): see ``app``."""
+"""The Kafka wire-protocol server (``regroup serve``): see ``app``.
+
+Its parts, each a sub-package (their import rules are contracts in ``pyproject.toml``):
+
+* ``app``: ``RegroupServer``, which routes every request by its API key (``routes``) and
+  drives the sans-IO coordinator; ``background``: the server on a thread of its own;
+* ``net``: accepting connections and framing requests;
+* ``wire``: Kafka's wire protocol, bytes to messages and back;
+* ``apis``: the broker APIs that do not involve a group;
+* ``log``: the partition log and the coordinator's record store;
+* ``security``: listeners, SASL, TLS and the ACL authorizer;
+* ``control``: the control channel, fault injection and the fuzzer (tests only);
+* ``clients``: regroup's own wire clients.
+"""

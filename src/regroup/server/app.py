@@ -63,30 +63,30 @@ from regroup.coordinator.service import GroupCoordinator
 from regroup.events import RecordsProduced
 from regroup.model.requests.classic import HeartbeatRequest, HeartbeatResponse
 from regroup.model.topic_partition import TopicPartition
-from regroup.server import codec, heartbeat_codec, large_requests, offset_topics
-from regroup.server.acceptor import Acceptor, ConnectionSlots, bind_listening_sockets
-from regroup.server.cluster import Cluster, check_produce
-from regroup.server.codec import (
-    DecodedRequest,
-    MalformedRequestError,
-    UnsupportedApiError,
+from regroup.server.apis import large_requests, offset_topics
+from regroup.server.apis.cluster import Cluster, check_produce
+from regroup.server.apis.fetch_waiters import FetchWaiters
+from regroup.server.control.commands import Control
+from regroup.server.events import EventSink
+from regroup.server.limits import ServerLimits
+from regroup.server.log.partitions import Log, encode_batch
+from regroup.server.log.record_batch import has_compressed_batch
+from regroup.server.log.store import (
+    MemoryStore,
+    RecordStore,
+    SqliteRecordStore,
+    StoreError,
+    replay,
 )
-from regroup.server.connection import (
+from regroup.server.net.acceptor import Acceptor, ConnectionSlots, bind_listening_sockets
+from regroup.server.net.connection import (
     CloseConnection,
     ConnectionProtocol,
     ConnectionState,
     Served,
     Stopping,
 )
-from regroup.server.control import Control
-from regroup.server.events import EventSink
-from regroup.server.fetch_waiters import FetchWaiters
-from regroup.server.heartbeat_codec import HeartbeatDecodeError, RegroupHeartbeat
-from regroup.server.limits import ServerLimits
-from regroup.server.log import Log, encode_batch
-from regroup.server.log_limit import RateLimitedLog
-from regroup.server.mapping import GROUP_APIS
-from regroup.server.record_batch import has_compressed_batch
+from regroup.server.net.log_limit import RateLimitedLog
 from regroup.server.security.acl_apis import serve_acl_api
 from regroup.server.security.authenticator import (
     SASL_AUTHENTICATE_KEY,
@@ -96,14 +96,15 @@ from regroup.server.security.authenticator import (
 from regroup.server.security.cluster_rules import GUARDED_KEYS
 from regroup.server.security.config import Listener, SecurityConfig
 from regroup.server.security.service import ACL_KEYS, Security
-from regroup.server.store import (
-    MemoryStore,
-    RecordStore,
-    SqliteRecordStore,
-    StoreError,
-    replay,
+from regroup.server.wire import codec, heartbeat_codec
+from regroup.server.wire.codec import (
+    DecodedRequest,
+    MalformedRequestError,
+    UnsupportedApiError,
 )
-from regroup.server.versions import API_NAMES, INSTALL_ASSIGNMENT_KEY, PREPARE_ASSIGNMENT_KEY
+from regroup.server.wire.heartbeat_codec import HeartbeatDecodeError, RegroupHeartbeat
+from regroup.server.wire.mapping import GROUP_APIS
+from regroup.server.wire.versions import API_NAMES, INSTALL_ASSIGNMENT_KEY, PREPARE_ASSIGNMENT_KEY
 
 __all__ = ["RegroupServer", "ServerOptions", "check_data_dir"]
 
@@ -135,7 +136,7 @@ class ServerOptions:
     #: Listeners, SASL, TLS and the authorizer (``regroup.server.security``); ``None``: one
     #: PLAINTEXT listener on ``host:port`` and no authorizer.
     security: SecurityConfig | None = None
-    #: Fault injection and the control channel (``regroup.server.control``): tests only.
+    #: Fault injection and the control channel (``regroup.server.control.commands``): tests only.
     control: bool = False
 
 
@@ -226,7 +227,7 @@ class RegroupServer:
         self._timer: asyncio.TimerHandle | None = None
         self._armed: int | None = None
         self._fetch_waiters = FetchWaiters()
-        #: One per listening socket (``regroup.server.acceptor``), sharing ``_slots``.
+        #: One per listening socket (``regroup.server.net.acceptor``), sharing ``_slots``.
         self._acceptors: list[Acceptor] = []
         self._slots = ConnectionSlots(options.limits.max_connections)
         #: Set by ``stop``: what ``serve_forever`` waits for.
@@ -459,7 +460,7 @@ class RegroupServer:
     def _topics_changed(self) -> None:
         self._apply(self.coordinator.update_metadata(self.log.metadata_image(), self.now_ms()))
 
-    # -- connections (``regroup.server.connection`` frames and orders them) ------------
+    # -- connections (``regroup.server.net.connection`` frames and orders them) ------------
 
     def connection_closed(self, protocol: ConnectionProtocol) -> None:
         """Forget a closed connection and the coordinator replies it was waiting for; its
@@ -865,7 +866,7 @@ class RegroupServer:
                 return response
             await self._fetch_waiters.wait(plan.partitions, remaining)
 
-    # -- the test harness's hooks (``regroup.server.control``) ----------------------------
+    # -- the test harness's hooks (``regroup.server.control.commands``) ----------------------------
 
     @property
     def connections(self) -> frozenset[ConnectionProtocol]:

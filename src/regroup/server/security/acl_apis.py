@@ -22,8 +22,6 @@ from collections.abc import Callable
 from typing import Any
 
 from regroup.model.errors import ErrorCode
-from regroup.server.codec import DecodedRequest, response_class
-from regroup.server.kio_build import build
 from regroup.server.security.acl import (
     CLUSTER_NAME,
     AclBinding,
@@ -36,6 +34,8 @@ from regroup.server.security.acl import (
     validate_binding,
 )
 from regroup.server.security.authorizer import Authorizer
+from regroup.server.wire.codec import DecodedRequest, response_class
+from regroup.server.wire.kio_build import build
 
 __all__ = ["ACL_KEYS", "serve_acl_api"]
 

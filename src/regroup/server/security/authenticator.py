@@ -37,7 +37,6 @@ from enum import Enum
 from typing import Any
 
 from regroup.model.errors import ErrorCode
-from regroup.server.kio_build import build
 from regroup.server.security.credentials import Credentials
 from regroup.server.security.plain import PlainServer
 from regroup.server.security.scram import (
@@ -46,6 +45,7 @@ from regroup.server.security.scram import (
     ScramMechanism,
     ScramServer,
 )
+from regroup.server.wire.kio_build import build
 
 __all__ = [
     "SASL_AUTHENTICATE_KEY",
@@ -84,7 +84,7 @@ class Step:
 
 
 def _response(api_key: int, version: int, values: dict[str, Any]) -> Any:
-    from regroup.server.codec import response_class
+    from regroup.server.wire.codec import response_class
 
     return build(response_class(api_key, version), values)
 

@@ -28,9 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from regroup.model.uuid import Uuid
-from regroup.server import codec
-from regroup.server.codec import DecodedRequest, MalformedRequestError, UnsupportedApiError
-from regroup.server.connection import CloseConnection
+from regroup.server.net.connection import CloseConnection
 from regroup.server.security import cluster_rules, group_rules
 from regroup.server.security.acl import (
     AclBinding,
@@ -51,6 +49,8 @@ from regroup.server.security.config import (
     SecurityProtocol,
 )
 from regroup.server.security.credentials import Credentials, load_credentials
+from regroup.server.wire import codec
+from regroup.server.wire.codec import DecodedRequest, MalformedRequestError, UnsupportedApiError
 
 __all__ = ["ACL_KEYS", "ANONYMOUS", "Security", "Session"]
 

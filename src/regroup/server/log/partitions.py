@@ -61,7 +61,7 @@ from kio.records.writers import write_batch
 from regroup.model.errors import ErrorCode, KafkaProtocolError
 from regroup.model.metadata import MetadataImage, TopicImage
 from regroup.model.uuid import Uuid
-from regroup.server.record_batch import (
+from regroup.server.log.record_batch import (
     HEADER_SIZE,
     MAX_MESSAGE_BYTES,
     ClientBatch,

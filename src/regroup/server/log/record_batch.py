@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from crc32c import crc32c
 
 from regroup.model.errors import ErrorCode, KafkaProtocolError
-from regroup.server import compression
+from regroup.server.log import compression
 
 __all__ = [
     "HEADER_SIZE",

@@ -34,7 +34,7 @@ import ssl
 from collections.abc import Callable
 from typing import Final
 
-from regroup.server.log_limit import RateLimitedLog
+from regroup.server.net.log_limit import RateLimitedLog
 
 __all__ = ["RETRY_AFTER_S", "Acceptor", "ConnectionSlots", "bind_listening_sockets"]
 

@@ -35,8 +35,8 @@ from typing import Any
 
 from regroup.model.errors import ErrorCode
 from regroup.model.requests import admin, classic, consumer, offsets
-from regroup.server.codec import DecodedRequest, response_class
-from regroup.server.kio_build import build, ms, to_uuid
+from regroup.server.wire.codec import DecodedRequest, response_class
+from regroup.server.wire.kio_build import build, ms, to_uuid
 
 __all__ = ["GROUP_APIS", "GroupApi"]
 

@@ -20,7 +20,7 @@ from regroup.model.requests.offsets import (
     OffsetCommitResponsePartition,
     OffsetCommitResponseTopic,
 )
-from regroup.server.log import Log
+from regroup.server.log.partitions import Log
 
 __all__ = ["known_partitions", "with_unknown"]
 

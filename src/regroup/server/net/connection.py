@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from regroup.model.requests.classic import HeartbeatRequest
-    from regroup.server.heartbeat_codec import RegroupHeartbeat
-    from regroup.server.log_limit import RateLimitedLog
+    from regroup.server.net.log_limit import RateLimitedLog
+    from regroup.server.wire.heartbeat_codec import RegroupHeartbeat
 
 __all__ = [
     "CloseConnection",

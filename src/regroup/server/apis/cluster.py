@@ -32,11 +32,11 @@ from typing import Any
 
 from regroup.model.errors import ErrorCode, KafkaProtocolError
 from regroup.model.uuid import Uuid
-from regroup.server.codec import DecodedRequest, MalformedRequestError, response_class
-from regroup.server.kio_build import build, ms, to_uuid
-from regroup.server.log import Log, TopicLog, check_client_batches
-from regroup.server.record_batch import LOG_OVERHEAD, ClientBatch
-from regroup.server.versions import ADVERTISED
+from regroup.server.log.partitions import Log, TopicLog, check_client_batches
+from regroup.server.log.record_batch import LOG_OVERHEAD, ClientBatch
+from regroup.server.wire.codec import DecodedRequest, MalformedRequestError, response_class
+from regroup.server.wire.kio_build import build, ms, to_uuid
+from regroup.server.wire.versions import ADVERTISED
 
 __all__ = [
     "Checked",

@@ -20,7 +20,7 @@ import typing
 from types import NoneType, UnionType
 from typing import Any
 
-from regroup.server.frame_check import FIXED_SIZES, SIZED_TYPES
+from regroup.server.wire.frame_check import FIXED_SIZES, SIZED_TYPES
 
 __all__ = ["TagWalkError", "strip_unknown_tags"]
 

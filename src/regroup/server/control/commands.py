@@ -34,11 +34,11 @@ from regroup.coordinator.config import GroupCoordinatorConfig, InvalidConfigErro
 from regroup.coordinator.result import CoordinatorResult
 from regroup.coordinator.service import GroupCoordinator
 from regroup.model.errors import KafkaProtocolError
-from regroup.server import group_faults
-from regroup.server.connection import ConnectionState, Served
-from regroup.server.error_responses import UnsupportedErrorResponse
-from regroup.server.faults import FaultError, RequestFaults
-from regroup.server.group_faults import GroupFaultError
+from regroup.server.control import group_faults
+from regroup.server.control.faults import FaultError, RequestFaults
+from regroup.server.control.group_faults import GroupFaultError
+from regroup.server.net.connection import ConnectionState, Served
+from regroup.server.wire.error_responses import UnsupportedErrorResponse
 
 __all__ = [
     "CONTROL_KEY",

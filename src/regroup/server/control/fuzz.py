@@ -47,9 +47,9 @@ from regroup.model.requests.consumer import (
 )
 from regroup.model.uuid import Uuid
 from regroup.server.app import RegroupServer, ServerOptions
-from regroup.server.client import RequestEncoder
-from regroup.server.connection import CloseConnection, ConnectionState, Stopping
-from regroup.server.versions import ADVERTISED, INSTALL_ASSIGNMENT_KEY, PREPARE_ASSIGNMENT_KEY
+from regroup.server.clients.wire_client import RequestEncoder
+from regroup.server.net.connection import CloseConnection, ConnectionState, Stopping
+from regroup.server.wire.versions import ADVERTISED, INSTALL_ASSIGNMENT_KEY, PREPARE_ASSIGNMENT_KEY
 
 __all__ = [
     "FuzzReport",

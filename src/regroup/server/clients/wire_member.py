@@ -37,10 +37,10 @@ from regroup.model.requests.offsets import (
     OffsetCommitResponsePartition,
     OffsetCommitResponseTopic,
 )
-from regroup.server import heartbeat_codec
-from regroup.server.client import WireClient, WireClientError
-from regroup.server.kio_build import to_uuid
-from regroup.server.versions import INSTALL_ASSIGNMENT_KEY, PREPARE_ASSIGNMENT_KEY
+from regroup.server.clients.wire_client import WireClient, WireClientError
+from regroup.server.wire import heartbeat_codec
+from regroup.server.wire.kio_build import to_uuid
+from regroup.server.wire.versions import INSTALL_ASSIGNMENT_KEY, PREPARE_ASSIGNMENT_KEY
 
 __all__ = ["WireMember", "fetch_metadata"]
 

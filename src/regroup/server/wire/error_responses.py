@@ -2,7 +2,7 @@
 
 Kafka builds these with ``AbstractRequest.getErrorResponse(throttleTimeMs, e)``:
 each request class knows where its error goes. The fault injection of
-``regroup.server.faults`` answers an injected error the same way, without
+``regroup.server.control.faults`` answers an injected error the same way, without
 serving the request: the top-level ``error_code`` for the APIs that have one
 (JoinGroup, SyncGroup, Heartbeat, LeaveGroup, ConsumerGroupHeartbeat,
 FindCoordinator v0-3, ListGroups, OffsetFetch v2-7, Fetch v7+, InitProducerId,
@@ -27,10 +27,10 @@ import typing
 from collections.abc import Mapping
 from typing import Any
 
-from regroup.server import codec
-from regroup.server.codec import DecodedRequest
-from regroup.server.kio_build import build
-from regroup.server.versions import API_NAMES
+from regroup.server.wire import codec
+from regroup.server.wire.codec import DecodedRequest
+from regroup.server.wire.kio_build import build
+from regroup.server.wire.versions import API_NAMES
 
 __all__ = ["UnsupportedErrorResponse", "check_supported", "encode_error_response"]
 

@@ -44,8 +44,8 @@ from kio.schema.response_header.v0.header import ResponseHeader as ResponseHeade
 from kio.serial import entity_reader, entity_writer
 from kio.serial.errors import SerialError
 
-from regroup.server import assignor_rpc, frame_check, tags
-from regroup.server.versions import (
+from regroup.server.wire import assignor_rpc, frame_check, tags
+from regroup.server.wire.versions import (
     ADVERTISED,
     INSTALL_ASSIGNMENT_KEY,
     PREPARE_ASSIGNMENT_KEY,

@@ -18,9 +18,9 @@ from typing import Any
 from kio.index import load_request_schema, load_response_schema
 from kio.serial import entity_reader, entity_writer
 
-from regroup.server import assignor_rpc
-from regroup.server.kio_build import build
-from regroup.server.versions import INSTALL_ASSIGNMENT_KEY, PREPARE_ASSIGNMENT_KEY
+from regroup.server.wire import assignor_rpc
+from regroup.server.wire.kio_build import build
+from regroup.server.wire.versions import INSTALL_ASSIGNMENT_KEY, PREPARE_ASSIGNMENT_KEY
 
 __all__ = [
     "RequestEncoder",

@@ -50,7 +50,7 @@ __all__ = [
     "replay",
 ]
 
-logger = logging.getLogger("regroup.server.store")
+logger = logging.getLogger("regroup.server.log.store")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS records (

@@ -39,7 +39,7 @@ from regroup.model.requests.consumer import (
 )
 from regroup.model.uuid import Uuid
 from regroup.model.wire import ByteReader, ByteWriter, WireFormatError
-from regroup.server.versions import INSTALL_ASSIGNMENT_KEY, PREPARE_ASSIGNMENT_KEY
+from regroup.server.wire.versions import INSTALL_ASSIGNMENT_KEY, PREPARE_ASSIGNMENT_KEY
 
 __all__ = ["decode_request", "decode_response", "encode_request", "encode_response"]
 

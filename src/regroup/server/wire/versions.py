@@ -34,10 +34,10 @@ removed from Apache Kafka before release and have no API key. regroup serves
 them on two keys from the top of the int16 range, which Kafka will not reach:
 ``PREPARE_ASSIGNMENT_KEY`` and ``INSTALL_ASSIGNMENT_KEY``, version 0 only,
 request header v1 and response header v0 (non-flexible bodies, see
-``regroup.server.assignor_rpc``). They are *not* listed in ApiVersions, so no
+``regroup.server.wire.assignor_rpc``). They are *not* listed in ApiVersions, so no
 real client ever sees them; only regroup's own Python member uses them
-(``regroup.server.wire_member``), together with the private tagged field of
-``regroup.server.heartbeat_codec`` that carries its ``ClientAssignors``.
+(``regroup.server.clients.wire_member``), together with the private tagged field of
+``regroup.server.wire.heartbeat_codec`` that carries its ``ClientAssignors``.
 """
 
 from __future__ import annotations

@@ -42,11 +42,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from regroup.model.errors import ErrorCode
-from regroup.server import codec
-from regroup.server.codec import DecodedRequest, RequestError
-from regroup.server.connection import ConnectionState, Served
-from regroup.server.error_responses import check_supported, encode_error_response
-from regroup.server.versions import ADVERTISED, API_NAMES
+from regroup.server.net.connection import ConnectionState, Served
+from regroup.server.wire import codec
+from regroup.server.wire.codec import DecodedRequest, RequestError
+from regroup.server.wire.error_responses import check_supported, encode_error_response
+from regroup.server.wire.versions import ADVERTISED, API_NAMES
 
 __all__ = [
     "FaultError",
