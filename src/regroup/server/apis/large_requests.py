@@ -32,6 +32,7 @@ from regroup.model.requests.offsets import (
     OffsetFetchResponsePartition,
     OffsetFetchResponseTopic,
 )
+from regroup.server.wire.api_keys import ApiKey
 
 __all__ = ["CHUNK_PARTITIONS", "LARGE_FRAME_BYTES", "merge_offset_fetch", "split_offset_fetch"]
 
@@ -39,7 +40,7 @@ __all__ = ["CHUNK_PARTITIONS", "LARGE_FRAME_BYTES", "merge_offset_fetch", "split
 LARGE_FRAME_BYTES = 16 * 1024
 #: Partitions the coordinator answers in one go before the loop runs again.
 CHUNK_PARTITIONS = 2_000
-OFFSET_FETCH_KEY = 9
+OFFSET_FETCH_KEY = ApiKey.OFFSET_FETCH
 
 
 def split_offset_fetch(request: OffsetFetchRequest, size: int) -> Iterator[OffsetFetchRequest]:

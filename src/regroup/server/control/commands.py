@@ -38,6 +38,7 @@ from regroup.server.control import group_faults
 from regroup.server.control.faults import FaultError, RequestFaults
 from regroup.server.control.group_faults import GroupFaultError
 from regroup.server.net.connection import ConnectionState, Served
+from regroup.server.wire.api_keys import ApiKey
 from regroup.server.wire.error_responses import UnsupportedErrorResponse
 
 __all__ = [
@@ -51,7 +52,7 @@ __all__ = [
 ]
 
 #: The private API key of the control channel (module docstring).
-CONTROL_KEY = 32002
+CONTROL_KEY = ApiKey.REGROUP_CONTROL
 
 _HEADER = struct.Struct(">hhi")
 #: How often a wait looks at the group again (server milliseconds).

@@ -45,6 +45,7 @@ from regroup.server.security.scram import (
     ScramMechanism,
     ScramServer,
 )
+from regroup.server.wire.api_keys import ApiKey
 from regroup.server.wire.kio_build import build
 
 __all__ = [
@@ -57,9 +58,9 @@ __all__ = [
     "after_authentication",
 ]
 
-SASL_HANDSHAKE_KEY = 17
-SASL_AUTHENTICATE_KEY = 36
-API_VERSIONS_KEY = 18
+SASL_HANDSHAKE_KEY = ApiKey.SASL_HANDSHAKE
+SASL_AUTHENTICATE_KEY = ApiKey.SASL_AUTHENTICATE
+API_VERSIONS_KEY = ApiKey.API_VERSIONS
 SUPPORTED_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 AFTER_AUTHENTICATION = "SaslAuthenticate request received after successful authentication"
 

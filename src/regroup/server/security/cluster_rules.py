@@ -32,6 +32,7 @@ from regroup.model.uuid import Uuid
 from regroup.server.apis.cluster import Cluster
 from regroup.server.security.acl import CLUSTER_NAME, AclOperation, ResourceType
 from regroup.server.security.group_rules import Check
+from regroup.server.wire.api_keys import ApiKey
 from regroup.server.wire.codec import DecodedRequest
 from regroup.server.wire.kio_build import build, kio_error, to_uuid
 
@@ -41,13 +42,13 @@ TOPIC_DENIED = ErrorCode.TOPIC_AUTHORIZATION_FAILED
 Inner = Callable[[DecodedRequest], Any]
 
 PRODUCE, FETCH, LIST_OFFSETS, METADATA, FIND_COORDINATOR, CREATE_TOPICS, INIT_PRODUCER_ID = (
-    0,
-    1,
-    2,
-    3,
-    10,
-    19,
-    22,
+    ApiKey.PRODUCE,
+    ApiKey.FETCH,
+    ApiKey.LIST_OFFSETS,
+    ApiKey.METADATA,
+    ApiKey.FIND_COORDINATOR,
+    ApiKey.CREATE_TOPICS,
+    ApiKey.INIT_PRODUCER_ID,
 )
 GUARDED_KEYS = frozenset(
     {PRODUCE, FETCH, LIST_OFFSETS, METADATA, FIND_COORDINATOR, CREATE_TOPICS, INIT_PRODUCER_ID}

@@ -50,6 +50,7 @@ from regroup.server.security.config import (
 )
 from regroup.server.security.credentials import Credentials, load_credentials
 from regroup.server.wire import codec
+from regroup.server.wire.api_keys import ApiKey
 from regroup.server.wire.codec import DecodedRequest, MalformedRequestError, UnsupportedApiError
 
 __all__ = ["ACL_KEYS", "ANONYMOUS", "Security", "Session"]
@@ -289,7 +290,7 @@ class Security:
             )
         else:
             served = inner(req)
-        if session is None or session.advertised is None or req.api_key not in (3, 10):
+        if session is None or session.advertised is None or req.api_key not in _ADVERTISED_ADDRESS:
             return served
         return _advertise(served, session.advertised)
 
@@ -365,6 +366,10 @@ def _read(path: Path) -> str:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise SecurityError(f"cannot read {path}: {exc}") from None
+
+
+#: The responses that name the listener's address (``_advertise``).
+_ADVERTISED_ADDRESS = frozenset({ApiKey.METADATA, ApiKey.FIND_COORDINATOR})
 
 
 def _advertise(response: Any, address: tuple[str, int]) -> Any:

@@ -45,6 +45,7 @@ from kio.serial import entity_reader, entity_writer
 from kio.serial.errors import SerialError
 
 from regroup.server.wire import assignor_rpc, frame_check, tags
+from regroup.server.wire.api_keys import ApiKey
 from regroup.server.wire.versions import (
     ADVERTISED,
     INSTALL_ASSIGNMENT_KEY,
@@ -66,7 +67,7 @@ __all__ = [
     "frame",
 ]
 
-API_VERSIONS_KEY = 18
+API_VERSIONS_KEY = ApiKey.API_VERSIONS
 #: Kafka's ``socket.request.max.bytes`` default (100 MiB).
 DEFAULT_MAX_FRAME_BYTES = 104_857_600
 

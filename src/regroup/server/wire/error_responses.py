@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from regroup.server.wire import codec
+from regroup.server.wire.api_keys import ApiKey
 from regroup.server.wire.codec import DecodedRequest
 from regroup.server.wire.kio_build import build
 from regroup.server.wire.versions import API_NAMES
@@ -38,7 +39,15 @@ __all__ = ["UnsupportedErrorResponse", "check_supported", "encode_error_response
 _MINUS_ONE = frozenset({"generation_id", "node_id", "port", "controller_id"})
 
 #: API keys whose error is per entry: their entries are echoed (module docstring).
-_PER_ENTRY = frozenset({8, 9, 10, 15, 69})
+_PER_ENTRY = frozenset(
+    {
+        ApiKey.OFFSET_COMMIT,
+        ApiKey.OFFSET_FETCH,
+        ApiKey.FIND_COORDINATOR,
+        ApiKey.DESCRIBE_GROUPS,
+        ApiKey.CONSUMER_GROUP_DESCRIBE,
+    }
+)
 
 
 class UnsupportedErrorResponse(ValueError):
@@ -96,7 +105,7 @@ def _has_top_level_error(cls: type[Any]) -> bool:
 
 def check_supported(api_key: int, api_version: int) -> None:
     """Raise ``UnsupportedErrorResponse`` unless an error response exists for this API."""
-    if api_key == 12 or api_key in _PER_ENTRY:
+    if api_key == ApiKey.HEARTBEAT or api_key in _PER_ENTRY:
         return
     if not _has_top_level_error(codec.response_class(api_key, api_version)):
         name = API_NAMES.get(api_key, f"API key {api_key}")
@@ -109,7 +118,7 @@ def check_supported(api_key: int, api_version: int) -> None:
 def _per_entry(req: DecodedRequest, cls: type[Any], code: int) -> dict[str, Any]:
     body = req.body
     key, version = req.api_key, req.api_version
-    if key == 8:
+    if key == ApiKey.OFFSET_COMMIT:
         topic_cls = _entity_of(cls, "topics")
         partition_cls = _entity_of(topic_cls, "partitions")
         topics = [
@@ -129,7 +138,7 @@ def _per_entry(req: DecodedRequest, cls: type[Any], code: int) -> dict[str, Any]
             for t in body.topics
         ]
         return _nothing(cls, {"topics": topics})
-    if key == 10:
+    if key == ApiKey.FIND_COORDINATOR:
         if version < 4:
             return _nothing(cls, {"error_code": code})
         entry = _entity_of(cls, "coordinators")
@@ -137,7 +146,7 @@ def _per_entry(req: DecodedRequest, cls: type[Any], code: int) -> dict[str, Any]
         return _nothing(
             cls, {"coordinators": [_nothing(entry, {"key": k, "error_code": code}) for k in keys]}
         )
-    if key == 9:
+    if key == ApiKey.OFFSET_FETCH:
         if version < 8:
             return _nothing(cls, {"error_code": code})
         entry = _entity_of(cls, "groups")
@@ -146,7 +155,7 @@ def _per_entry(req: DecodedRequest, cls: type[Any], code: int) -> dict[str, Any]
         ]
         return _nothing(cls, {"groups": groups})
     entry = _entity_of(cls, "groups")
-    names = body.groups if key == 15 else body.group_ids
+    names = body.groups if key == ApiKey.DESCRIBE_GROUPS else body.group_ids
     return _nothing(
         cls, {"groups": [_nothing(entry, {"group_id": g, "error_code": code}) for g in names]}
     )
@@ -154,7 +163,7 @@ def _per_entry(req: DecodedRequest, cls: type[Any], code: int) -> dict[str, Any]
 
 def encode_error_response(req: DecodedRequest, code: int) -> bytes:
     """The framed response of ``req`` failed as a whole with ``code`` (module docstring)."""
-    if req.api_key == 12:
+    if req.api_key == ApiKey.HEARTBEAT:
         return codec.encode_heartbeat_response(req.api_version, req.correlation_id, code)
     cls = codec.response_class(req.api_key, req.api_version)
     if req.api_key in _PER_ENTRY:

@@ -60,6 +60,7 @@ from regroup.model.requests.consumer import (
     TopicPartitions,
 )
 from regroup.model.uuid import Uuid
+from regroup.server.wire.api_keys import ApiKey
 
 __all__ = [
     "REGROUP_TAG",
@@ -233,7 +234,7 @@ def decode_request(body: bytes, client_host: str = "") -> RegroupHeartbeat:
     if len(body) < 10:
         raise HeartbeatDecodeError("request shorter than its header")
     api_key, version, cid = _PREFIX.unpack_from(body, 0)
-    if api_key != 68 or version not in (0, 1):
+    if api_key != ApiKey.CONSUMER_GROUP_HEARTBEAT or version not in (0, 1):
         raise HeartbeatDecodeError(f"not ConsumerGroupHeartbeat v0-1: {api_key} v{version}")
     r = _Reader(body, 8)
     (size,) = _I16.unpack(r.take(2))

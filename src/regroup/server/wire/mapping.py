@@ -35,6 +35,7 @@ from typing import Any
 
 from regroup.model.errors import ErrorCode
 from regroup.model.requests import admin, classic, consumer, offsets
+from regroup.server.wire.api_keys import ApiKey
 from regroup.server.wire.codec import DecodedRequest, response_class
 from regroup.server.wire.kio_build import build, ms, to_uuid
 
@@ -504,14 +505,14 @@ def _encode_describe_groups(version: int, requests: Sequence[Any], responses: Se
 
 #: api key -> (decode, encode) for every API the coordinator serves.
 GROUP_APIS: dict[int, GroupApi] = {
-    8: (_decode_commit, _encode_commit),
-    9: (_decode_offset_fetch, _encode_offset_fetch),
-    11: (_decode_join, _encode_join),
-    12: (_decode_heartbeat, _encode_heartbeat),
-    13: (_decode_leave, _encode_leave),
-    14: (_decode_sync, _encode_sync),
-    15: (_decode_describe_groups, _encode_describe_groups),
-    16: (_decode_list_groups, _encode_list_groups),
-    68: (_decode_cg_heartbeat, _encode_cg_heartbeat),
-    69: (_decode_cg_describe, _encode_cg_describe),
+    ApiKey.OFFSET_COMMIT: (_decode_commit, _encode_commit),
+    ApiKey.OFFSET_FETCH: (_decode_offset_fetch, _encode_offset_fetch),
+    ApiKey.JOIN_GROUP: (_decode_join, _encode_join),
+    ApiKey.HEARTBEAT: (_decode_heartbeat, _encode_heartbeat),
+    ApiKey.LEAVE_GROUP: (_decode_leave, _encode_leave),
+    ApiKey.SYNC_GROUP: (_decode_sync, _encode_sync),
+    ApiKey.DESCRIBE_GROUPS: (_decode_describe_groups, _encode_describe_groups),
+    ApiKey.LIST_GROUPS: (_decode_list_groups, _encode_list_groups),
+    ApiKey.CONSUMER_GROUP_HEARTBEAT: (_decode_cg_heartbeat, _encode_cg_heartbeat),
+    ApiKey.CONSUMER_GROUP_DESCRIBE: (_decode_cg_describe, _encode_cg_describe),
 }

@@ -45,6 +45,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
+from regroup.server.wire.api_keys import ApiKey
+
 __all__ = [
     "ADVERTISED",
     "API_NAMES",
@@ -57,8 +59,8 @@ __all__ = [
 VersionRange = tuple[int, int]
 
 #: Our private API keys for the KIP-848 client-side assignor RPCs.
-PREPARE_ASSIGNMENT_KEY = 32000
-INSTALL_ASSIGNMENT_KEY = 32001
+PREPARE_ASSIGNMENT_KEY = ApiKey.CONSUMER_GROUP_PREPARE_ASSIGNMENT
+INSTALL_ASSIGNMENT_KEY = ApiKey.CONSUMER_GROUP_INSTALL_ASSIGNMENT
 
 API_NAMES: Mapping[int, str] = MappingProxyType(
     {
