@@ -1,5 +1,6 @@
 """Kafka's wire protocol as bytes and kio messages; no sockets, no state of a server.
 
+* ``api_keys``: the API keys by Kafka's names (Kafka's ``ApiKeys``);
 * ``versions``: the versions the server advertises in ApiVersions (KIP-35, KIP-511);
 * ``frame_check`` / ``tags``: every length and count proved to fit in its frame, and unknown
   tagged fields skipped (KIP-482), before kio reads a request;
