@@ -19,7 +19,6 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from migration_harness import MigrationHarness
 
 from regroup.classic.group import ClassicGroup
 from regroup.consumer.group import ConsumerGroup, IllegalGroupStateError
@@ -37,6 +36,7 @@ from regroup.records import CoordinatorRecord, RecordKey
 from regroup.records.classic import GroupMetadataKey
 from regroup.records.consumer import ConsumerGroupMemberMetadataKey, ConsumerGroupMetadataKey
 from regroup.records.offsets import OffsetCommitKey
+from tests.coordinator.migration_harness import MigrationHarness
 
 
 def commit(h: MigrationHarness, offset: int, member_id: str = "", generation: int = -1) -> None:
@@ -130,7 +130,7 @@ def test_an_upgraded_classic_group_with_offsets_replays_compacted() -> None:
     # Compaction removes the classic group's record with its tombstone; its offsets stay
     # ahead of the consumer group's records and rebuild a simple group on replay.
     h = MigrationHarness()
-    a, _b = h.classic_group([[0, 1], [2]])
+    a, _b = h.stable_classic_group([[0, 1], [2]])
     commit(h, 5, a, 1)
     assert h.join("k").error_code == ErrorCode.NONE
     assert h.coordinator.offsets.committed("g", TopicPartition("foo", 0)) is not None
@@ -152,7 +152,7 @@ def test_a_classic_group_with_members_is_never_replaced_by_replay() -> None:
     # consumer group over a group its records describe is a contradiction (Kafka:
     # IllegalStateException), left to the caller to report.
     h = MigrationHarness()
-    h.classic_group([[0, 1, 2]])
+    h.stable_classic_group([[0, 1, 2]])
     epoch_record = next(
         r
         for r in simple_commit_then_kip848_join().records

@@ -27,10 +27,11 @@ from regroup.server.wire.mapping import GROUP_APIS
 ids = st.builds(Uuid, st.integers(-(2**63), 2**63 - 1), st.integers(-(2**63), 2**63 - 1))
 names = st.text(max_size=8)
 maybe = st.none() | names
-owned = st.none() | st.lists(
+partitions = st.lists(
     st.builds(TopicPartitions, ids, st.lists(st.integers(0, 2**31 - 1), max_size=4).map(tuple)),
     max_size=3,
 ).map(tuple)
+owned = st.none() | partitions
 assignors = st.none() | st.lists(
     st.builds(
         ClientAssignor,
@@ -141,10 +142,7 @@ responses = st.builds(
     maybe,
     st.integers(-1, 2**31 - 1),
     st.integers(0, 10_000),
-    st.none()
-    | owned.filter(lambda o: o is not None).map(
-        lambda o: ConsumerGroupHeartbeatAssignment(o)  # type: ignore[arg-type]
-    ),
+    st.none() | partitions.map(ConsumerGroupHeartbeatAssignment),
     st.integers(0, 100),
 )
 

@@ -6,11 +6,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from security_support import plain_login, secure_options
 
 from regroup.server.app import ServerOptions
 from regroup.server.background import BackgroundServer
 from regroup.server.clients.wire_client import WireClient, WireClientError
+from tests.server.security_support import plain_login, secure_options
 
 ILLEGAL_SASL_STATE = 34
 UNSUPPORTED_SASL_MECHANISM = 33
@@ -30,7 +30,7 @@ def sasl_server(tmp_path: Path) -> Iterator[BackgroundServer]:
 
 
 def client_as(server: BackgroundServer, user: str) -> WireClient:
-    from security_support import PASSWORDS
+    from tests.server.security_support import PASSWORDS
 
     client = WireClient("127.0.0.1", server.port)
     answer = plain_login(client, user, PASSWORDS[user])
@@ -264,9 +264,8 @@ def test_regroup_groups_logs_in_with_a_command_config(
     sasl_server: BackgroundServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """``regroup groups --command-config`` (kafka-consumer-groups.sh's option) over SASL."""
-    from security_support import PASSWORDS
-
     from regroup.cli.main import main
+    from tests.server.security_support import PASSWORDS
 
     with client_as(sasl_server, "alice") as alice:
         assert alice.request(11, 5, _join("shop")).error_code.value == 79
