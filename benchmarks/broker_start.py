@@ -24,7 +24,7 @@ import sys
 import time
 from pathlib import Path
 
-from regroup.server.client import WireClient
+from regroup.server.clients.wire_client import WireClient
 from regroup.testing import Broker
 
 METADATA_V12 = {

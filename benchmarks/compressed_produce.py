@@ -22,12 +22,12 @@ from typing import Any
 
 from crc32c import crc32c
 
-from regroup.server import compression
 from regroup.server.app import RegroupServer, ServerOptions
-from regroup.server.client import RequestEncoder
-from regroup.server.connection import ConnectionState
-from regroup.server.log import check_client_batches, encode_batch
-from regroup.server.record_batch import HEADER_SIZE, check_client_batch
+from regroup.server.clients.wire_client import RequestEncoder
+from regroup.server.log import compression
+from regroup.server.log.partitions import check_client_batches, encode_batch
+from regroup.server.log.record_batch import HEADER_SIZE, check_client_batch
+from regroup.server.net.connection import ConnectionState
 
 
 def compressed(codec: int, values: list[bytes]) -> bytes:

@@ -1,7 +1,7 @@
 """What kio reserves for a request's arrays, per byte of the request (issue 20, defect 1).
 
 kio's native reader reserves one 8-byte slot per array element from the count it
-reads, before reading an element. ``regroup.server.frame_check`` walks every
+reads, before reading an element. ``regroup.server.wire.frame_check`` walks every
 request first and refuses a count whose elements, at the least size the schema
 allows each, would not fit in the bytes left; so kio reads only counts that the
 body backs. This prints, for every API version the server accepts:
@@ -40,10 +40,10 @@ from kio.serial._introspect import (
     classify_field,
 )
 
-from regroup.server import codec, frame_check
-from regroup.server.client import RequestEncoder
-from regroup.server.fuzz import minimal_request
-from regroup.server.versions import ADVERTISED
+from regroup.server.clients.wire_client import RequestEncoder
+from regroup.server.control.fuzz import minimal_request
+from regroup.server.wire import codec, frame_check
+from regroup.server.wire.versions import ADVERTISED
 
 SLOT = 8
 

@@ -1,7 +1,7 @@
 """Wire fuzzing at scale, in process: mutated frames of every API and version (issue 20).
 
 Serves ``--frames`` mutated requests (default 1,000,000) through
-``RegroupServer.serve_now`` (``regroup.server.fuzz``: decoders, mapping,
+``RegroupServer.serve_now`` (``regroup.server.control.fuzz``: decoders, mapping,
 coordinator, cluster APIs) and prints frames/s, how many were answered or
 refused, and the crashes, which must be 0. CI runs a bounded sample
 (``tests/server/test_server_fuzz.py``).
@@ -15,7 +15,7 @@ import argparse
 import sys
 import time
 
-from regroup.server.fuzz import FuzzReport, fuzz
+from regroup.server.control.fuzz import FuzzReport, fuzz
 
 
 def main() -> int:

@@ -25,8 +25,8 @@ from kio.serial import entity_reader
 
 from regroup.coordinator.config import GroupCoordinatorConfig
 from regroup.server.app import RegroupServer, ServerOptions
-from regroup.server.client import RequestEncoder, join_group_values, sync_group_values
-from regroup.server.connection import ConnectionState
+from regroup.server.clients.wire_client import RequestEncoder, join_group_values, sync_group_values
+from regroup.server.net.connection import ConnectionState
 
 ENC = RequestEncoder("bench")
 CONFIG = dataclasses.replace(GroupCoordinatorConfig(), group_initial_rebalance_delay_ms=0)

@@ -76,8 +76,8 @@ def bench_heartbeat(with_authorizer: bool, beats: int) -> float:
     import asyncio
 
     from regroup.server.app import RegroupServer, ServerOptions
-    from regroup.server.client import RequestEncoder
-    from regroup.server.connection import ConnectionState
+    from regroup.server.clients.wire_client import RequestEncoder
+    from regroup.server.net.connection import ConnectionState
     from regroup.server.security.config import SecurityConfig
 
     security = (
@@ -138,8 +138,8 @@ def bench_consumer_heartbeat(with_authorizer: bool, beats: int, regex: bool) -> 
     import asyncio
 
     from regroup.server.app import RegroupServer, ServerOptions
-    from regroup.server.client import RequestEncoder
-    from regroup.server.connection import ConnectionState
+    from regroup.server.clients.wire_client import RequestEncoder
+    from regroup.server.net.connection import ConnectionState
     from regroup.server.security.config import SecurityConfig
 
     security = (
@@ -216,7 +216,7 @@ def bench_consumer_heartbeat(with_authorizer: bool, beats: int, regex: bool) -> 
 
 
 def _answer(server: Any, conn: Any, encoder: Any, key: int, version: int, values: Any) -> Any:
-    from regroup.server.client import WireClient
+    from regroup.server.clients.wire_client import WireClient
 
     cid, frame = encoder.encode(key, version, values)
     served = server.serve_now(conn, frame[4:])
@@ -227,7 +227,7 @@ def _answer(server: Any, conn: Any, encoder: Any, key: int, version: int, values
 async def _answer_async(
     server: Any, conn: Any, encoder: Any, key: int, version: int, values: Any
 ) -> Any:
-    from regroup.server.client import WireClient
+    from regroup.server.clients.wire_client import WireClient
 
     cid, frame = encoder.encode(key, version, values)
     served = server.serve_now(conn, frame[4:])

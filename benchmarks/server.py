@@ -64,12 +64,12 @@ from kio.index import load_response_schema
 from kio.serial import entity_reader
 
 from regroup.coordinator.config import GroupCoordinatorConfig
-from regroup.server import codec, heartbeat_codec
 from regroup.server.app import RegroupServer, ServerOptions
-from regroup.server.client import RequestEncoder, join_group_values, sync_group_values
-from regroup.server.connection import ConnectionProtocol, ConnectionState
-from regroup.server.log_limit import RateLimitedLog
-from regroup.server.mapping import GROUP_APIS
+from regroup.server.clients.wire_client import RequestEncoder, join_group_values, sync_group_values
+from regroup.server.net.connection import ConnectionProtocol, ConnectionState
+from regroup.server.net.log_limit import RateLimitedLog
+from regroup.server.wire import codec, heartbeat_codec
+from regroup.server.wire.mapping import GROUP_APIS
 
 TOPIC = "bench"
 

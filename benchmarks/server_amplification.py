@@ -31,9 +31,9 @@ from pathlib import Path
 from typing import Any
 
 from regroup.server.app import RegroupServer, ServerOptions
-from regroup.server.client import RequestEncoder, fetch_values
-from regroup.server.connection import ConnectionState
-from regroup.server.log import encode_batch
+from regroup.server.clients.wire_client import RequestEncoder, fetch_values
+from regroup.server.log.partitions import encode_batch
+from regroup.server.net.connection import ConnectionState
 
 ENC = RequestEncoder("bench")
 

@@ -5,7 +5,7 @@ regroup.cli.main serve --data-dir DIR``) and prints figures; nothing is
 asserted, but a crash or a lost acknowledged record is counted and printed.
 
 ``wire``: attacker connections send mutated frames over TCP
-(``regroup.server.fuzz.mutate`` on its seeds of every API and version): one
+(``regroup.server.control.fuzz.mutate`` on its seeds of every API and version): one
 frame, then the answer, the server's close (a refusal) or 0.2 s of silence (a
 parked request: the attacker hangs up), then the next, on a new connection
 when needed. Meanwhile a well-behaved client (a ``WireClient`` in its own
@@ -72,9 +72,14 @@ from typing import Any
 
 from kio.records.readers import read_batch
 
-from regroup.server.client import WireClient, fetch_values, join_group_values, sync_group_values
-from regroup.server.fuzz import mutate, seeds
-from regroup.server.log import encode_batch
+from regroup.server.clients.wire_client import (
+    WireClient,
+    fetch_values,
+    join_group_values,
+    sync_group_values,
+)
+from regroup.server.control.fuzz import mutate, seeds
+from regroup.server.log.partitions import encode_batch
 
 TOPIC = "soak"
 PARTITIONS = 4

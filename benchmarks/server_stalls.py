@@ -40,13 +40,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from regroup.server.client import (
+from regroup.server.clients.wire_client import (
     WireClient,
     fetch_values,
     join_group_values,
     sync_group_values,
 )
-from regroup.server.log import encode_batch
+from regroup.server.log.partitions import encode_batch
 
 API_VERSIONS = {"client_software_name": "bench", "client_software_version": "1"}
 

@@ -47,8 +47,9 @@ R = TypeVar("R")
 
 
 class _NoopAssignor(ConsumerPartitionAssignor):
+    name = "a"
+
     def __init__(self, protocols: tuple[RebalanceProtocol, ...]) -> None:
-        self.name = "a"
         self._protocols = protocols
 
     def supported_protocols(self) -> tuple[RebalanceProtocol, ...]:

@@ -26,6 +26,7 @@ from regroup.classic.member.state import MemberState
 from regroup.coordinator.config import GroupCoordinatorConfig
 from regroup.members.errors import MemberFatalError
 from regroup.model import ErrorCode, TopicPartition
+from regroup.model.requests.classic import JoinGroupRequest
 from regroup.testing import InProcessGroup, RecordingListener
 
 GROUP = "g"
@@ -68,8 +69,7 @@ def bounce(h: InProcessGroup, name: str, strategy: Sequence[str] | None, **kwarg
 
 
 def generation_of(h: InProcessGroup) -> int:
-    group = h.context.groups.get(GROUP)
-    return -1 if group is None else int(group.generation_id)  # type: ignore[attr-defined]
+    return -1 if GROUP not in h.context.groups else h.context.classic_group(GROUP).generation_id
 
 
 def partitions(topic: str, *ns: int) -> set[TopicPartition]:
@@ -143,7 +143,7 @@ def test_callback_errors_in_a_real_rebalance_keep_the_assignment() -> None:
 
 
 def protocols(h: InProcessGroup) -> set[RebalanceProtocol]:
-    return {m.protocol for m in h.members.values()}
+    return {h.classic_member(name).protocol for name in h.members}
 
 
 def test_double_rolling_bounce_from_range_to_cooperative_sticky_kafka_static() -> None:
@@ -162,7 +162,7 @@ def test_double_rolling_bounce_from_range_to_cooperative_sticky_kafka_static() -
         h.advance(20_000)
         assert h.is_stable(), (name, h.assignments())
     assert protocols(h) == {RebalanceProtocol.EAGER}
-    assert h.members["m1"].protocol_name == "cooperative-sticky"
+    assert h.classic_member("m1").protocol_name == "cooperative-sticky"
     for name in names:
         bounce(h, name, ["cooperative-sticky"], selection="static")
         h.advance(20_000)
@@ -197,7 +197,7 @@ def test_kip_726_single_rolling_bounce_with_the_default_list() -> None:
         h.advance(20_000)
         assert h.is_stable(), (name, h.assignments())
         expected = "range" if i < len(names) - 1 else "cooperative-sticky"
-        assert h.members[name].protocol_name == expected
+        assert h.classic_member(name).protocol_name == expected
     assert protocols(h) == {RebalanceProtocol.COOPERATIVE}
     # cooperative from now on: a scale-out revokes only what moves
     add(h, "m4", None)
@@ -221,7 +221,7 @@ def test_kip_726_downgrade_a_member_back_to_range_is_safe() -> None:
     bounce(h, "m3", ["range"], selection="static")
     h.advance(30_000)
     assert h.is_stable() and not h.errors
-    assert h.members["m1"].protocol_name == "range"
+    assert h.classic_member("m1").protocol_name == "range"
     assert protocols(h) == {RebalanceProtocol.EAGER}
     for name in ("m1", "m2"):
         assert any(kind == "lost" for kind, _ in callbacks(h, name)), callbacks(h, name)
@@ -243,7 +243,7 @@ def test_kip_429_downgrade_by_two_rolling_bounces_kafka_static() -> None:
         bounce(h, name, ["range"], selection="static")
         h.advance(20_000)
         assert h.is_stable()
-    assert h.members["m1"].protocol_name == "range"
+    assert h.classic_member("m1").protocol_name == "range"
     assert not h.errors
 
 
@@ -347,8 +347,8 @@ def test_enforce_rebalance_while_idle_rebalances_without_revoking() -> None:
     assert h.assignments() == before
     for name in ("m1", "m2"):
         assert [kind for kind, _ in callbacks(h, name)] == ["assigned", "assigned"]
-    joins = [r for _, n, r in h.sent if n == "m1" and type(r).__name__ == "JoinGroupRequest"]
-    assert joins[-1].reason == "standby caught up"  # type: ignore[union-attr]
+    joins = [r for _, n, r in h.sent if n == "m1" and isinstance(r, JoinGroupRequest)]
+    assert joins[-1].reason == "standby caught up"
 
 
 def test_enforce_rebalance_while_a_rebalance_is_in_progress_is_a_no_op() -> None:
@@ -359,9 +359,9 @@ def test_enforce_rebalance_while_a_rebalance_is_in_progress_is_a_no_op() -> None
     # run until m1 is in the middle of the rebalance m2's arrival causes
     for _ in range(10_000):
         h.advance(1)
-        if h.members["m1"].rebalance_in_progress:
+        if h.classic_member("m1").rebalance_in_progress:
             break
-    assert h.members["m1"].rebalance_in_progress
+    assert h.classic_member("m1").rebalance_in_progress
     generation = generation_of(h)
     assert not h.members["m1"].enforce_rebalance("too late")
     h.advance(30_000)
@@ -439,7 +439,7 @@ def test_random_membership_changes_keep_ownership_safe_and_settle(
     if not h.members:
         add(h, "last", strategy, selection=selection, **FAST)
     h.advance(200_000)
-    assert {m.protocol for m in h.members.values()} == {protocol}
+    assert protocols(h) == {protocol}
     assert h.is_stable(), (h.now_ms, h.assignments(), {n: m.state for n, m in h.members.items()})
     assert h.is_balanced(), h.assignments()
     assert not [e for _, e in h.errors if isinstance(e, MemberFatalError)]

@@ -123,7 +123,7 @@ def test_closed_is_terminal_and_every_state_can_close_or_is_closed() -> None:
 
 class _FixedAssignor(ConsumerPartitionAssignor):
     def __init__(self, name: str, protocols: tuple[RebalanceProtocol, ...]) -> None:
-        self.name = name
+        self.name = name  # type: ignore[misc]  # a test double named per instance
         self._protocols = protocols
 
     def supported_protocols(self) -> tuple[RebalanceProtocol, ...]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pytest
 
@@ -89,7 +89,7 @@ class ScriptedAssignor(ConsumerPartitionAssignor):
         protocols: tuple[RebalanceProtocol, ...],
         plan: Callable[[GroupSubscription], Mapping[str, Sequence[TopicPartition]]] | None = None,
     ) -> None:
-        self.name = name
+        self.name = name  # type: ignore[misc]  # a test double named per instance
         self._protocols = protocols
         self._plan = plan
         self.seen: list[GroupSubscription] = []
@@ -126,10 +126,10 @@ def make(
     assignors: Sequence[ConsumerPartitionAssignor] | None = None,
     clock: Callable[[str, Sequence[TopicPartition]], int] | None = None,
     metadata: Mapping[str, int] | None = None,
-    **config: object,
+    **config: Any,
 ) -> tuple[ClassicMember, RecordingListener]:
     listener = listener or RecordingListener()
-    cfg = ClassicMemberConfig(group_id="g", client_id="c", **config)  # type: ignore[arg-type]
+    cfg = ClassicMemberConfig(group_id="g", client_id="c", **config)
     member = ClassicMember(
         cfg,
         listener=listener,

@@ -9,14 +9,15 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from regroup.cli.main import main
 from regroup.server.app import ServerOptions
 from regroup.server.background import BackgroundServer
-from regroup.server.client import WireClient
-from regroup.server.control import CONTROL_KEY, decode_answer, encode_command
+from regroup.server.clients.wire_client import WireClient
+from regroup.server.control.commands import CONTROL_KEY, decode_answer, encode_command
 from regroup.testing import Broker
 
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -28,7 +29,7 @@ def broker() -> Iterator[Broker]:
         yield running
 
 
-def _ctl(broker: Broker, capsys: pytest.CaptureFixture[str], *argv: str) -> object:
+def _ctl(broker: Broker, capsys: pytest.CaptureFixture[str], *argv: str) -> Any:
     code = main(["ctl", "--bootstrap-server", broker.bootstrap, *argv])
     out = capsys.readouterr().out
     assert code == 0
@@ -58,7 +59,7 @@ def test_ctl_sets_and_reports_every_request_fault(
     # The ctl requests themselves are not tracked; only the clients'.
     assert _ctl(broker, capsys, "requests") == []
     _ctl(broker, capsys, "coordinator-unavailable", "--duration-ms", "1000")
-    assert "FindCoordinator" in _ctl(broker, capsys, "faults")["sticky"]  # type: ignore[index]
+    assert "FindCoordinator" in _ctl(broker, capsys, "faults")["sticky"]
     _ctl(broker, capsys, "reset")
     faults = _ctl(broker, capsys, "faults")
     assert isinstance(faults, dict)
@@ -79,7 +80,7 @@ def test_ctl_test_data_configs_and_group_inspection(
     assert _ctl(broker, capsys, "describe", "nobody") is None
     assert _ctl(broker, capsys, "committed", "nobody") == {}
     _ctl(broker, capsys, "pause-timers")
-    assert _ctl(broker, capsys, "faults")["timers_paused"] is True  # type: ignore[index]
+    assert _ctl(broker, capsys, "faults")["timers_paused"] is True
     _ctl(broker, capsys, "resume-timers")
     assert _ctl(broker, capsys, "raw", "list_groups") == []
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -33,7 +32,7 @@ def test_demo_grid_is_the_documented_one() -> None:
     assert settings.scenario.data.max_poll_records == 500
 
 
-def test_demo_quick_end_to_end(tmp_path: Path, capsys: Any) -> None:
+def test_demo_quick_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "demo"
     assert main(["demo", "--quick", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
@@ -72,7 +71,9 @@ def test_demo_quick_end_to_end(tmp_path: Path, capsys: Any) -> None:
         ["demo", "--seeds", "0", "--quick", "--out", "OUT"],
     ],
 )
-def test_demo_usage_errors(argv: list[str], tmp_path: Path, capsys: Any) -> None:
+def test_demo_usage_errors(
+    argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     argv = [str(tmp_path / "out") if a == "OUT" else a for a in argv]
     assert main(argv) == 2
     assert capsys.readouterr().err.startswith("regroup demo: error: ")

@@ -16,7 +16,7 @@ from regroup.cli.main import main
 from regroup.coordinator.config import GroupCoordinatorConfig
 from regroup.server.app import ServerOptions
 from regroup.server.background import BackgroundServer
-from regroup.server.client import WireClient
+from regroup.server.clients.wire_client import WireClient
 
 MEMBER = "AAAAAAAAAAAAAAAAAAAAAA"
 

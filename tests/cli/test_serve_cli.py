@@ -20,8 +20,8 @@ from regroup.cli.serve import options_from_args
 from regroup.coordinator.config import GroupCoordinatorConfig
 from regroup.server.app import ServerOptions
 from regroup.server.background import BackgroundServer
-from regroup.server.client import WireClient
-from regroup.server.log import Log
+from regroup.server.clients.wire_client import WireClient
+from regroup.server.log.partitions import Log
 
 
 def test_serve_cli_parses_options_and_kafka_configs(tmp_path: Path) -> None:

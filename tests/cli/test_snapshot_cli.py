@@ -291,7 +291,7 @@ def test_an_empty_group_is_kafkas_message_and_exit_2(
     live: BackgroundServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A group with committed offsets and no member (an admin's commit, generation -1)."""
-    from regroup.server.client import WireClient
+    from regroup.server.clients.wire_client import WireClient
 
     with WireClient("127.0.0.1", live.port) as client:
         committed = client.request(
@@ -530,7 +530,7 @@ def secured(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     member (alice's). Yields the bootstrap and the CA certificate."""
     import ssl
 
-    from regroup.server.client import WireClient
+    from regroup.server.clients.wire_client import WireClient
     from regroup.server.security.client_login import login
     from regroup.server.security.config import SecurityConfig
 

@@ -91,10 +91,11 @@ def test_a_classic_group_on_tansu(
     tansu: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from confluent_kafka import Consumer, Producer
-    from confluent_kafka.admin import AdminClient, NewTopic
+    from confluent_kafka import admin as kafka_admin
 
-    admin = AdminClient({"bootstrap.servers": tansu, "log_level": 0})
-    admin.create_topics([NewTopic(TOPIC, PARTITIONS, 1)], request_timeout=10)[TOPIC].result(10)
+    admin = kafka_admin.AdminClient({"bootstrap.servers": tansu, "log_level": 0})
+    new_topic = kafka_admin.NewTopic(TOPIC, PARTITIONS, 1)  # type: ignore[attr-defined]
+    admin.create_topics([new_topic], request_timeout=10)[TOPIC].result(10)
     consumers = [
         Consumer(
             {

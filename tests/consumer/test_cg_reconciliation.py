@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -41,7 +43,7 @@ def free(topic: Uuid, p: int) -> int:
     return -1
 
 
-def held_by_other(*held: int):  # type: ignore[no-untyped-def]
+def held_by_other(*held: int) -> Callable[[Uuid, int], int]:
     return lambda topic, p: 1 if p in held else -1
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import pytest
 
@@ -74,9 +75,9 @@ def make_member(
     instance_id: str | None = None,
     positions: Mapping[TopicPartition, int] | None = None,
     metadata: MetadataImage = METADATA,
-    **config: object,
+    **config: Any,
 ) -> ConsumerMember:
-    cfg = ConsumerMemberConfig(group_id="grp", group_instance_id=instance_id, **config)  # type: ignore[arg-type]
+    cfg = ConsumerMemberConfig(group_id="grp", group_instance_id=instance_id, **config)
     return ConsumerMember(
         cfg,
         rng=random.Random(7),
@@ -360,7 +361,7 @@ def test_a_retried_heartbeat_is_full_and_keeps_its_epoch() -> None:
     steady = heartbeat(member, INTERVAL)
     assert steady.topic_partitions is None and steady.subscribed_topic_names is None
     retry = member.retry_request(steady)
-    assert retry is not steady
+    assert isinstance(retry, ConsumerGroupHeartbeatRequest) and retry is not steady
     assert retry.member_epoch == steady.member_epoch == 1
     assert retry.member_id == steady.member_id
     assert retry.subscribed_topic_names == ("foo",)

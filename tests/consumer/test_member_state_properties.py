@@ -188,7 +188,8 @@ class Driver:
         elif action == "ok":
             hb = self._take(ConsumerGroupHeartbeatRequest)
             if hb is not None:
-                epoch, parts = arg  # type: ignore[misc]
+                assert isinstance(arg, tuple)
+                epoch, parts = arg
                 payload = None
                 if parts is not None:
                     payload = ConsumerGroupHeartbeatAssignment(

@@ -24,6 +24,7 @@ from regroup.model.requests.classic import (
     JoinGroupResponse,
     SyncGroupResponse,
 )
+from regroup.records.classic import GroupMetadataValue
 from regroup.testing import CoordinatorTestContext
 
 GROUP = "g"
@@ -118,6 +119,12 @@ class ClassicContext(CoordinatorTestContext):
         fresh = self.replay_into_new()
         assert isinstance(fresh, ClassicContext)
         return fresh
+
+    def group_metadata(self, index: int = -1) -> GroupMetadataValue:
+        """The value of the ``index``-th record written, which must be a GroupMetadata value."""
+        value = self.records[index].value
+        assert isinstance(value, GroupMetadataValue), value
+        return value
 
     def stable_group(self, n: int, **join_kwargs: Any) -> list[str]:
         """Form a Stable group of ``n`` dynamic members; returns their ids (the leader first)."""

@@ -11,8 +11,6 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from consumer_group_harness import Harness
-
 from regroup.assignors.classic.api import Assignment as ClassicAssignment
 from regroup.assignors.classic.api import Subscription
 from regroup.classic import protocol as consumer_protocol
@@ -29,6 +27,7 @@ from regroup.model.requests.classic import (
     SyncGroupResponse,
 )
 from regroup.testing import ConfigLike, ManualClock, TopicsLike
+from tests.coordinator.consumer_group_harness import Harness
 
 __all__ = ["MigrationHarness", "tps"]
 
@@ -121,7 +120,7 @@ class MigrationHarness(Harness):
 
     # -- a stable classic group -------------------------------------------------------------
 
-    def classic_group(
+    def stable_classic_group(
         self, assignment: list[list[int]], *, name: str = "cooperative-sticky", version: int = 3
     ) -> list[str]:
         """A Stable classic group, one member per entry of ``assignment`` (generation 1)."""

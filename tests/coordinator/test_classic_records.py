@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from regroup.classic.group.group_state import ClassicGroupState
 from regroup.coordinator.classic.rebalance import delete_group
 from regroup.coordinator.classic.records import group_from_value, group_metadata_value
+from regroup.events import GroupStateChanged, MemberLeft
 from regroup.model.errors import ErrorCode
 from regroup.model.requests.classic import MemberIdentity
 from regroup.records import RECORD_TYPES, CoordinatorRecord
 from regroup.records.classic import GroupMetadataKey, GroupMetadataValue, GroupMetadataValueMember
 from regroup.records.offsets import OffsetCommitKey
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from tests.coordinator.conftest import ClassicContext
 
 S = ClassicGroupState
 
@@ -41,9 +47,9 @@ def test_json_round_trip() -> None:
     assert CoordinatorRecord.from_json(tombstone.to_json()) == tombstone
 
 
-def test_records_written_where_kafka_writes_them(classic_cc: Any) -> None:
+def test_records_written_where_kafka_writes_them(classic_cc: ClassicContext) -> None:
     a, b = classic_cc.stable_group(2)
-    values = [r.value for r in classic_cc.records]
+    values = [classic_cc.group_metadata(i) for i in range(len(classic_cc.records))]
     # the empty record of the new group, then the leader's assignment
     assert [v.generation for v in values] == [0, 1]
     assert values[0].members == ()
@@ -56,11 +62,11 @@ def test_records_written_where_kafka_writes_them(classic_cc: Any) -> None:
     assert all(m.subscription == b"r" for m in stable.members)
     classic_cc.leave_group("g", MemberIdentity(a))
     classic_cc.leave_group("g", MemberIdentity(b))
-    assert classic_cc.records[-1].value.members == ()
-    assert classic_cc.records[-1].value.generation == 2
+    assert classic_cc.group_metadata(-1).members == ()
+    assert classic_cc.group_metadata(-1).generation == 2
 
 
-def test_replay_rebuilds_stable_group(classic_cc: Any) -> None:
+def test_replay_rebuilds_stable_group(classic_cc: ClassicContext) -> None:
     classic_cc.stable_group(3)
     live = classic_cc.group()
     replayed = classic_cc.replayed().group()
@@ -70,7 +76,7 @@ def test_replay_rebuilds_stable_group(classic_cc: Any) -> None:
     assert replayed.supported_protocol_counts() == live.supported_protocol_counts()
 
 
-def test_replayed_group_keeps_serving(classic_cc: Any) -> None:
+def test_replayed_group_keeps_serving(classic_cc: ClassicContext) -> None:
     """After a "restart", members heartbeat and sync against the rebuilt group."""
     a, b = classic_cc.stable_group(2)
     restarted = classic_cc.replayed()
@@ -98,17 +104,17 @@ def test_kafka_only_record_falls_back_to_selected_protocol() -> None:
     assert group.state is S.STABLE and group.leader_id == "m"
 
 
-def test_tombstone_removes_group(classic_cc: Any) -> None:
+def test_tombstone_removes_group(classic_cc: ClassicContext) -> None:
     classic_cc.join_reply(classic_cc.join())
     classic_cc.leave_group("g", MemberIdentity(classic_cc.group().pending_members.copy().pop()))
     result = classic_cc.absorb(delete_group(classic_cc.coordinator.state, "g", classic_cc.now_ms))
     assert result.records[-1].is_tombstone
     assert "g" not in classic_cc.groups
-    assert [e.new_state for e in classic_cc.events_of("group_state_changed")] == ["Dead"]
+    assert [e.new_state for e in classic_cc.events_of(GroupStateChanged)] == ["Dead"]
     assert "g" not in classic_cc.replayed().groups
 
 
-def test_delete_non_empty_group_refused(classic_cc: Any) -> None:
+def test_delete_non_empty_group_refused(classic_cc: ClassicContext) -> None:
     import pytest
 
     from regroup.model.errors import KafkaProtocolError
@@ -119,7 +125,7 @@ def test_delete_non_empty_group_refused(classic_cc: Any) -> None:
     assert info.value.code == ErrorCode.NON_EMPTY_GROUP
 
 
-def test_on_loaded_arms_session_timers(classic_cc: Any) -> None:
+def test_on_loaded_arms_session_timers(classic_cc: ClassicContext) -> None:
     a, _ = classic_cc.stable_group(2)
     restarted = classic_cc.replayed()
     assert restarted.now_ms == classic_cc.now_ms
@@ -129,11 +135,11 @@ def test_on_loaded_arms_session_timers(classic_cc: Any) -> None:
     restarted.heartbeat("g", a, 1)
     restarted.advance(1000)  # b never heartbeats after the restart
     assert list(restarted.group().members) == [a]
-    assert restarted.events_of("member_left")[0].reason == "session_timeout"
+    assert restarted.events_of(MemberLeft)[0].reason == "session_timeout"
 
 
 def test_on_loaded_rebalances_group_over_capacity(
-    classic_cc: Any, classic_coordinator: Any
+    classic_cc: ClassicContext, classic_coordinator: Callable[..., ClassicContext]
 ) -> None:
     from regroup.coordinator.config import GroupCoordinatorConfig
 

@@ -10,13 +10,17 @@ member is refused, a static member comes back without a rebalance.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from regroup.assignors.classic.api import Assignment, Subscription
 from regroup.classic.group.group_state import ClassicGroupState
 from regroup.classic.protocol import decode_subscription, encode_assignment, encode_subscription
+from regroup.events import RebalanceCompleted, RebalanceStarted
 from regroup.model import TopicPartition
 from regroup.model.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from tests.coordinator.conftest import ClassicContext
 
 S = ClassicGroupState
 A0, B0 = TopicPartition("a", 0), TopicPartition("b", 0)
@@ -33,7 +37,7 @@ def asg(*partitions: TopicPartition) -> bytes:
     return encode_assignment(Assignment(list(partitions)))
 
 
-def test_kip429_new_member_joins_and_only_b0_moves(classic_cc: Any) -> None:
+def test_kip429_new_member_joins_and_only_b0_moves(classic_cc: ClassicContext) -> None:
     """KIP-429, Consumer Coordinator Algorithm: the a-0 / b-0 example, broker side.
 
     Member 1 owns a-0 and b-0; member 2 joins. Round 1: the leader sees
@@ -59,7 +63,7 @@ def test_kip429_new_member_joins_and_only_b0_moves(classic_cc: Any) -> None:
     s2 = cc.sync(m2, 2)
     cc.sync(m1, 2, {m1: asg(A0), m2: asg()})  # b-0 withheld: still owned by m1
     assert cc.sync_reply(s2).assignment == asg()
-    completed = cc.events_of("rebalance_completed")[-1]
+    completed = cc.events_of(RebalanceCompleted)[-1]
     assert dict(completed.assignment) == {m1: (A0,), m2: ()}
 
     # member 1 revoked b-0 and rejoins at once: the follow-up rebalance
@@ -73,11 +77,11 @@ def test_kip429_new_member_joins_and_only_b0_moves(classic_cc: Any) -> None:
     s2 = cc.sync(m2, 3)
     cc.sync(m1, 3, {m1: asg(A0), m2: asg(B0)})
     assert cc.sync_reply(s2).assignment == asg(B0)
-    assert dict(cc.events_of("rebalance_completed")[-1].assignment) == {m1: (A0,), m2: (B0,)}
+    assert dict(cc.events_of(RebalanceCompleted)[-1].assignment) == {m1: (A0,), m2: (B0,)}
 
 
 def _bounce(
-    cc: Any, members: dict[str, str], name: str, protocols: tuple[tuple[str, bytes], ...]
+    cc: ClassicContext, members: dict[str, str], name: str, protocols: tuple[tuple[str, bytes], ...]
 ) -> str:
     """Restart one static member with a new config; every member rejoins; returns the protocol."""
     tokens = {name: cc.join(instance_id=name, protocols=protocols)}
@@ -108,7 +112,9 @@ def _bounce(
     return str(cc.group().protocol_name)
 
 
-def _static_group(cc: Any, protocols: tuple[tuple[str, bytes], ...], n: int = 3) -> dict[str, str]:
+def _static_group(
+    cc: ClassicContext, protocols: tuple[tuple[str, bytes], ...], n: int = 3
+) -> dict[str, str]:
     tokens = {f"i{k}": cc.join(instance_id=f"i{k}", protocols=protocols) for k in range(n)}
     cc.settle(*tokens.values())
     members = {i: cc.join_reply(t).member_id for i, t in tokens.items()}
@@ -120,7 +126,9 @@ def _static_group(cc: Any, protocols: tuple[tuple[str, bytes], ...], n: int = 3)
     return members
 
 
-def test_kip429_double_rolling_bounce_from_range_to_cooperative_sticky(classic_cc: Any) -> None:
+def test_kip429_double_rolling_bounce_from_range_to_cooperative_sticky(
+    classic_cc: ClassicContext,
+) -> None:
     """KIP-429, Compatibility and Upgrade Path, Consumer: two rolling bounces."""
     members = _static_group(classic_cc, (("range", b""),))
     both = ((COOP, b""), ("range", b""))
@@ -134,7 +142,7 @@ def test_kip429_double_rolling_bounce_from_range_to_cooperative_sticky(classic_c
         assert _bounce(classic_cc, members, instance, ((COOP, b""),)) == COOP
 
 
-def test_kip726_single_rolling_bounce(classic_cc: Any) -> None:
+def test_kip726_single_rolling_bounce(classic_cc: ClassicContext) -> None:
     """KIP-726: one bounce from [range] to [cooperative-sticky, range]."""
     members = _static_group(classic_cc, (("range", b""),))
     new_default = ((COOP, b""), ("range", b""))
@@ -145,7 +153,7 @@ def test_kip726_single_rolling_bounce(classic_cc: Any) -> None:
     ]
 
 
-def test_kip429_misconfigured_eager_only_member_is_refused(classic_cc: Any) -> None:
+def test_kip429_misconfigured_eager_only_member_is_refused(classic_cc: ClassicContext) -> None:
     """KIP-429, Edge Cases: an eager-only new member joining a cooperative group."""
     classic_cc.stable_group(2, protocols=((COOP, b""),))
     reply = classic_cc.join_reply(classic_cc.join(protocols=(("range", b""),)))
@@ -153,7 +161,7 @@ def test_kip429_misconfigured_eager_only_member_is_refused(classic_cc: Any) -> N
     assert classic_cc.group().state is S.STABLE  # the group is not disturbed
 
 
-def test_kip429_downgrade_the_right_way(classic_cc: Any) -> None:
+def test_kip429_downgrade_the_right_way(classic_cc: ClassicContext) -> None:
     """KIP-429, Downgrading: add range back in one bounce, then drop cooperative-sticky."""
     members = _static_group(classic_cc, ((COOP, b""),))
     # a downgraded member with the old config only cannot join
@@ -167,16 +175,18 @@ def test_kip429_downgrade_the_right_way(classic_cc: Any) -> None:
     ] * 3
 
 
-def test_static_member_bounce_within_session_timeout_no_rebalance(classic_cc: Any) -> None:
+def test_static_member_bounce_within_session_timeout_no_rebalance(
+    classic_cc: ClassicContext,
+) -> None:
     members = _static_group(classic_cc, (("range", b""),))
-    started = len(classic_cc.events_of("rebalance_started"))
+    started = len(classic_cc.events_of(RebalanceStarted))
     classic_cc.advance(5000)
     assert _bounce(classic_cc, members, "i1", (("range", b""),)) == "range"
-    assert len(classic_cc.events_of("rebalance_started")) == started
+    assert len(classic_cc.events_of(RebalanceStarted)) == started
     assert classic_cc.group().generation_id == 1
 
 
-def test_kip568_enforced_rebalance_by_the_leader(classic_cc: Any) -> None:
+def test_kip568_enforced_rebalance_by_the_leader(classic_cc: ClassicContext) -> None:
     """KIP-568: enforceRebalance rejoins without revoking; the leader's JoinGroup always rebalances.
 
     A follower's JoinGroup with unchanged metadata in Stable only returns the
@@ -188,6 +198,6 @@ def test_kip568_enforced_rebalance_by_the_leader(classic_cc: Any) -> None:
     assert follower.generation_id == 1 and classic_cc.group().state is S.STABLE
     ta = classic_cc.join(a, reason="enforce: refresh standbys")
     assert classic_cc.group().state is S.PREPARING_REBALANCE
-    assert "enforce: refresh standbys" in classic_cc.events_of("rebalance_started")[-1].reason
+    assert "enforce: refresh standbys" in classic_cc.events_of(RebalanceStarted)[-1].reason
     tb = classic_cc.join(b)
     assert classic_cc.join_reply(ta).generation_id == classic_cc.join_reply(tb).generation_id == 2

@@ -73,9 +73,21 @@ class _ConsumerGroupStub:
     def is_empty(self) -> bool:
         return False
 
+    def validate_offset_commit(
+        self,
+        member_id: str,
+        group_instance_id: str | None,
+        generation_id_or_member_epoch: int,
+        supports_member_epoch: bool,
+    ) -> None:
+        raise AssertionError("this test commits no offsets to the stub")
+
+    def validate_offset_fetch(self, member_id: str | None, member_epoch: int) -> None:
+        raise AssertionError("this test fetches no offsets from the stub")
+
 
 def test_join_to_a_kip848_group_is_inconsistent() -> None:
     ctx = CoordinatorTestContext()
-    ctx.groups["kip848"] = _ConsumerGroupStub()  # type: ignore[assignment]
+    ctx.groups["kip848"] = _ConsumerGroupStub()
     reply = ctx.call(_join(group_id="kip848"), JoinGroupResponse)
     assert reply.error_code == ErrorCode.INCONSISTENT_GROUP_PROTOCOL

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from regroup.classic.group.group_state import ClassicGroupState
+from regroup.events import MemberLeft, RebalanceStarted
 from regroup.model.errors import ErrorCode
 from regroup.model.requests.classic import MemberIdentity
+
+if TYPE_CHECKING:
+    from tests.coordinator.conftest import ClassicContext
 
 S = ClassicGroupState
 
 
-def _static_stable(cc: Any, *instances: str, **kwargs: Any) -> dict[str, str]:
+def _static_stable(cc: ClassicContext, *instances: str, **kwargs: Any) -> dict[str, str]:
     """A Stable group of static members; returns instance id -> member id."""
     tokens = {i: cc.join(instance_id=i, **kwargs) for i in instances}
     cc.settle(*tokens.values())
@@ -26,7 +30,7 @@ def _static_stable(cc: Any, *instances: str, **kwargs: Any) -> dict[str, str]:
     return ids
 
 
-def test_static_member_needs_no_member_id_round_trip(classic_cc: Any) -> None:
+def test_static_member_needs_no_member_id_round_trip(classic_cc: ClassicContext) -> None:
     token = classic_cc.join(instance_id="i1")
     assert classic_cc.reply(token) is None
     classic_cc.settle(token)
@@ -34,7 +38,7 @@ def test_static_member_needs_no_member_id_round_trip(classic_cc: Any) -> None:
     assert reply.member_id.startswith("i1-")
 
 
-def test_bounce_within_session_timeout_without_rebalance(classic_cc: Any) -> None:
+def test_bounce_within_session_timeout_without_rebalance(classic_cc: ClassicContext) -> None:
     """The spec's acceptance case: a static member bounced within its session timeout."""
     ids = _static_stable(classic_cc, "i1", "i2")
     records_before = len(classic_cc.records)
@@ -44,9 +48,7 @@ def test_bounce_within_session_timeout_without_rebalance(classic_cc: Any) -> Non
     assert reply.generation_id == 1
     assert reply.member_id != ids["i2"]
     assert classic_cc.group().state is S.STABLE
-    assert classic_cc.events_of("rebalance_started") == [
-        classic_cc.events_of("rebalance_started")[0]
-    ]
+    assert classic_cc.events_of(RebalanceStarted) == [classic_cc.events_of(RebalanceStarted)[0]]
     assert len(classic_cc.records) == records_before + 1  # the replacement is persisted
     sync = classic_cc.sync_reply(classic_cc.sync(reply.member_id, 1, instance_id="i2"))
     assert sync.assignment == b"assign-i2"  # the new id inherits the assignment
@@ -55,11 +57,11 @@ def test_bounce_within_session_timeout_without_rebalance(classic_cc: Any) -> Non
         classic_cc.heartbeat("g", ids["i2"], 1, group_instance_id="i2").error_code
         == ErrorCode.FENCED_INSTANCE_ID
     )
-    reasons = [(e.member_id, e.reason) for e in classic_cc.events_of("member_left")]
+    reasons = [(e.member_id, e.reason) for e in classic_cc.events_of(MemberLeft)]
     assert reasons == [(ids["i2"], "replaced")]
 
 
-def test_returning_static_leader_skips_assignment(classic_cc: Any) -> None:
+def test_returning_static_leader_skips_assignment(classic_cc: ClassicContext) -> None:
     ids = _static_stable(classic_cc, "i1", "i2")
     leader_instance = next(i for i, m in ids.items() if classic_cc.group().is_leader(m))
     reply = classic_cc.join_reply(classic_cc.join(instance_id=leader_instance))
@@ -69,7 +71,9 @@ def test_returning_static_leader_skips_assignment(classic_cc: Any) -> None:
     assert classic_cc.group().state is S.STABLE
 
 
-def test_returning_static_leader_on_old_version_acts_as_follower(classic_cc: Any) -> None:
+def test_returning_static_leader_on_old_version_acts_as_follower(
+    classic_cc: ClassicContext,
+) -> None:
     ids = _static_stable(classic_cc, "i1", "i2")
     leader_instance, old_leader = next(
         (i, m) for i, m in ids.items() if classic_cc.group().is_leader(m)
@@ -82,17 +86,17 @@ def test_returning_static_leader_on_old_version_acts_as_follower(classic_cc: Any
     assert reply.members == ()
 
 
-def test_replacement_rebalances_when_vote_changes(classic_cc: Any) -> None:
+def test_replacement_rebalances_when_vote_changes(classic_cc: ClassicContext) -> None:
     _static_stable(classic_cc, "i1", protocols=(("range", b""), ("roundrobin", b"")))
     token = classic_cc.join(instance_id="i1", protocols=(("roundrobin", b""), ("range", b"")))
     # the vote changes: a rebalance (which, with one member, completes at once)
     reply = classic_cc.join_reply(token)
     assert reply.generation_id == 2 and reply.protocol_name == "roundrobin"
     assert classic_cc.group().state is S.COMPLETING_REBALANCE
-    assert len(classic_cc.events_of("rebalance_started")) == 2
+    assert len(classic_cc.events_of(RebalanceStarted)) == 2
 
 
-def test_replacement_fences_parked_requests_of_old_id(classic_cc: Any) -> None:
+def test_replacement_fences_parked_requests_of_old_id(classic_cc: ClassicContext) -> None:
     t1 = classic_cc.join(instance_id="i1")
     t2 = classic_cc.join(instance_id="i2")
     classic_cc.settle(t1, t2)
@@ -106,7 +110,9 @@ def test_replacement_fences_parked_requests_of_old_id(classic_cc: Any) -> None:
     assert classic_cc.group().state is S.PREPARING_REBALANCE
 
 
-def test_replacement_during_preparing_rebalance_fences_parked_join(classic_cc: Any) -> None:
+def test_replacement_during_preparing_rebalance_fences_parked_join(
+    classic_cc: ClassicContext,
+) -> None:
     ids = _static_stable(classic_cc, "i1", "i2")
     t_old = classic_cc.join(ids["i1"], instance_id="i1", reason="leader or not, rejoin")
     if classic_cc.group().state is S.STABLE:  # a follower with same metadata gets the generation
@@ -121,7 +127,7 @@ def test_replacement_during_preparing_rebalance_fences_parked_join(classic_cc: A
     assert classic_cc.join_reply(t_new).error_code == ErrorCode.NONE
 
 
-def test_stale_member_id_is_fenced_everywhere(classic_cc: Any) -> None:
+def test_stale_member_id_is_fenced_everywhere(classic_cc: ClassicContext) -> None:
     ids = _static_stable(classic_cc, "i1")
     classic_cc.join_reply(classic_cc.join(instance_id="i1"))
     old = ids["i1"]
@@ -141,7 +147,7 @@ def test_stale_member_id_is_fenced_everywhere(classic_cc: Any) -> None:
     assert response.members[0].error_code == ErrorCode.FENCED_INSTANCE_ID
 
 
-def test_admin_removal_by_instance_id(classic_cc: Any) -> None:
+def test_admin_removal_by_instance_id(classic_cc: ClassicContext) -> None:
     ids = _static_stable(classic_cc, "i1", "i2")
     response = classic_cc.leave_group("g", MemberIdentity("", "i2"), MemberIdentity("", "nobody"))
     assert [m.error_code for m in response.members] == [ErrorCode.NONE, ErrorCode.UNKNOWN_MEMBER_ID]
@@ -149,7 +155,9 @@ def test_admin_removal_by_instance_id(classic_cc: Any) -> None:
     assert classic_cc.group().state is S.PREPARING_REBALANCE
 
 
-def test_static_member_not_rejoining_is_kept_then_removed_by_sync_timeout(classic_cc: Any) -> None:
+def test_static_member_not_rejoining_is_kept_then_removed_by_sync_timeout(
+    classic_cc: ClassicContext,
+) -> None:
     ids = _static_stable(
         classic_cc, "i1", "i2", session_timeout_ms=600000, rebalance_timeout_ms=30000
     )
@@ -172,7 +180,7 @@ def test_static_member_not_rejoining_is_kept_then_removed_by_sync_timeout(classi
 
 
 def test_zero_rebalance_timeout_join_phase_waits_for_the_session_timeout_not_forever(
-    classic_cc: Any,
+    classic_cc: ClassicContext,
 ) -> None:
     """A static replacement with ``rebalance_timeout`` 0, then the other member leaves.
 
@@ -194,5 +202,5 @@ def test_zero_rebalance_timeout_join_phase_waits_for_the_session_timeout_not_for
     assert classic_cc.group().has_member(replaced.member_id)
     classic_cc.advance(5000)  # i2's session times out: the group ends its join phase Empty
     assert classic_cc.group().state is S.EMPTY
-    reasons = [e.reason for e in classic_cc.events_of("member_left")]
+    reasons = [e.reason for e in classic_cc.events_of(MemberLeft)]
     assert reasons[-1] == "session_timeout"

@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from regroup.assignors.classic.api import Assignment
 from regroup.classic.group.group_state import ClassicGroupState
 from regroup.classic.protocol import encode_assignment
+from regroup.events import MemberLeft, RebalanceCompleted
 from regroup.model import TopicPartition
 from regroup.model.errors import ErrorCode
 from regroup.model.requests.classic import MemberIdentity
 
+if TYPE_CHECKING:
+    from tests.coordinator.conftest import ClassicContext
+
 S = ClassicGroupState
 
 
-def _two_joined(cc: Any) -> tuple[str, str, int]:
+def _two_joined(cc: ClassicContext) -> tuple[str, str, int]:
     a, ta = cc.join_new()
     b, tb = cc.join_new()
     cc.settle(ta, tb)
@@ -24,7 +28,7 @@ def _two_joined(cc: Any) -> tuple[str, str, int]:
 # -- SyncGroup -----------------------------------------------------------------------
 
 
-def test_followers_wait_for_the_leader(classic_cc: Any) -> None:
+def test_followers_wait_for_the_leader(classic_cc: ClassicContext) -> None:
     a, b, gen = _two_joined(classic_cc)
     tb = classic_cc.sync(b, gen)
     assert classic_cc.reply(tb) is None
@@ -37,7 +41,7 @@ def test_followers_wait_for_the_leader(classic_cc: Any) -> None:
     assert classic_cc.sync_reply(classic_cc.sync(b, gen)).assignment == b"for-b"
 
 
-def test_members_without_assignment_get_empty_bytes(classic_cc: Any) -> None:
+def test_members_without_assignment_get_empty_bytes(classic_cc: ClassicContext) -> None:
     a, b, gen = _two_joined(classic_cc)
     tb = classic_cc.sync(b, gen)
     classic_cc.sync(a, gen, {a: b"x", "stranger": b"y"})
@@ -46,7 +50,7 @@ def test_members_without_assignment_get_empty_bytes(classic_cc: Any) -> None:
     assert classic_cc.group().group_assignment() == {a: b"x", b: b""}
 
 
-def test_sync_errors(classic_cc: Any) -> None:
+def test_sync_errors(classic_cc: ClassicContext) -> None:
     a, _b, gen = _two_joined(classic_cc)
     assert (
         classic_cc.sync_reply(classic_cc.sync(a, gen + 1)).error_code
@@ -65,14 +69,14 @@ def test_sync_errors(classic_cc: Any) -> None:
     assert classic_cc.sync_reply(right).error_code == ErrorCode.NONE
 
 
-def test_sync_during_preparing_rebalance(classic_cc: Any) -> None:
+def test_sync_during_preparing_rebalance(classic_cc: ClassicContext) -> None:
     a, b = classic_cc.stable_group(2)
     classic_cc.join(a)
     reply = classic_cc.sync_reply(classic_cc.sync(b, 1))
     assert reply.error_code == ErrorCode.REBALANCE_IN_PROGRESS
 
 
-def test_new_rebalance_fails_parked_syncs(classic_cc: Any) -> None:
+def test_new_rebalance_fails_parked_syncs(classic_cc: ClassicContext) -> None:
     _a, b, gen = _two_joined(classic_cc)
     tb = classic_cc.sync(b, gen)
     classic_cc.join_new()  # a third member arrives before the leader syncs
@@ -80,12 +84,12 @@ def test_new_rebalance_fails_parked_syncs(classic_cc: Any) -> None:
     assert classic_cc.group().state is S.PREPARING_REBALANCE
 
 
-def test_rebalance_completed_event_decodes_consumer_assignment(classic_cc: Any) -> None:
+def test_rebalance_completed_event_decodes_consumer_assignment(classic_cc: ClassicContext) -> None:
     a, b, gen = _two_joined(classic_cc)
     bytes_a = encode_assignment(Assignment([TopicPartition("t", 0)]))
     bytes_b = encode_assignment(Assignment([TopicPartition("t", 1)]))
     classic_cc.sync(a, gen, {a: bytes_a, b: bytes_b})
-    completed = classic_cc.events_of("rebalance_completed")
+    completed = classic_cc.events_of(RebalanceCompleted)
     assert len(completed) == 1
     assert completed[0].generation == gen
     assert dict(completed[0].assignment) == {
@@ -94,13 +98,13 @@ def test_rebalance_completed_event_decodes_consumer_assignment(classic_cc: Any) 
     }
 
 
-def test_rebalance_completed_event_without_decodable_bytes(classic_cc: Any) -> None:
+def test_rebalance_completed_event_without_decodable_bytes(classic_cc: ClassicContext) -> None:
     a, b, gen = _two_joined(classic_cc)
     classic_cc.sync(a, gen, {a: b"\xff", b: b""})
-    assert dict(classic_cc.events_of("rebalance_completed")[0].assignment) == {}
+    assert dict(classic_cc.events_of(RebalanceCompleted)[0].assignment) == {}
 
 
-def test_pending_sync_timeout_removes_silent_members(classic_cc: Any) -> None:
+def test_pending_sync_timeout_removes_silent_members(classic_cc: ClassicContext) -> None:
     a, b, gen = _two_joined(classic_cc)
     classic_cc.sync(a, gen, {a: b"x", b: b"y"})
     for _ in range(11):  # 55000 ms of heartbeats, but b never syncs
@@ -112,14 +116,14 @@ def test_pending_sync_timeout_removes_silent_members(classic_cc: Any) -> None:
     classic_cc.advance(1)
     assert not classic_cc.group().has_member(b)
     assert classic_cc.group().state is S.PREPARING_REBALANCE
-    reasons = [(e.member_id, e.reason) for e in classic_cc.events_of("member_left")]
+    reasons = [(e.member_id, e.reason) for e in classic_cc.events_of(MemberLeft)]
     assert reasons == [(b, "sync_timeout")]
 
 
 # -- Heartbeat -----------------------------------------------------------------------
 
 
-def test_heartbeat_errors(classic_cc: Any) -> None:
+def test_heartbeat_errors(classic_cc: ClassicContext) -> None:
     a, _b = classic_cc.stable_group(2)
     assert classic_cc.heartbeat("g", a, 1).error_code == ErrorCode.NONE
     assert classic_cc.heartbeat("g", a, 2).error_code == ErrorCode.ILLEGAL_GENERATION
@@ -131,12 +135,14 @@ def test_heartbeat_errors(classic_cc: Any) -> None:
     )
 
 
-def test_heartbeat_in_completing_rebalance_is_fine(classic_cc: Any) -> None:
+def test_heartbeat_in_completing_rebalance_is_fine(classic_cc: ClassicContext) -> None:
     _a, b, gen = _two_joined(classic_cc)
     assert classic_cc.heartbeat("g", b, gen).error_code == ErrorCode.NONE
 
 
-def test_heartbeat_keeps_member_alive_and_session_timeout_removes_it(classic_cc: Any) -> None:
+def test_heartbeat_keeps_member_alive_and_session_timeout_removes_it(
+    classic_cc: ClassicContext,
+) -> None:
     a, b = classic_cc.stable_group(2, session_timeout_ms=10000)
     for _ in range(5):
         classic_cc.advance(9000)
@@ -147,14 +153,14 @@ def test_heartbeat_keeps_member_alive_and_session_timeout_removes_it(classic_cc:
     classic_cc.advance(1000)  # b's session is over
     assert not classic_cc.group().has_member(b)
     assert classic_cc.group().state is S.PREPARING_REBALANCE
-    assert [(e.member_id, e.reason) for e in classic_cc.events_of("member_left")] == [
+    assert [(e.member_id, e.reason) for e in classic_cc.events_of(MemberLeft)] == [
         (b, "session_timeout")
     ]
     # a heartbeat during PreparingRebalance still resets the timer
     assert classic_cc.heartbeat("g", a, 1).error_code == ErrorCode.REBALANCE_IN_PROGRESS
 
 
-def test_new_member_join_timeout(classic_cc: Any) -> None:
+def test_new_member_join_timeout(classic_cc: ClassicContext) -> None:
     """A member added in this join phase expires after the 300000 ms join timeout."""
     a, b = classic_cc.stable_group(2, rebalance_timeout_ms=600000, session_timeout_ms=10000)
     classic_cc.join(a, rebalance_timeout_ms=600000, session_timeout_ms=10000)  # rebalance starts
@@ -164,14 +170,14 @@ def test_new_member_join_timeout(classic_cc: Any) -> None:
         classic_cc.heartbeat("g", b, 1)
     assert classic_cc.join_reply(tc).error_code == ErrorCode.UNKNOWN_MEMBER_ID
     assert ("join_timeout", c) in [
-        (e.reason, e.member_id) for e in classic_cc.events_of("member_left")
+        (e.reason, e.member_id) for e in classic_cc.events_of(MemberLeft)
     ]
 
 
 # -- LeaveGroup ----------------------------------------------------------------------
 
 
-def test_leave_triggers_rebalance(classic_cc: Any) -> None:
+def test_leave_triggers_rebalance(classic_cc: ClassicContext) -> None:
     a, b = classic_cc.stable_group(2)
     response = classic_cc.leave_group("g", MemberIdentity(b, reason="bye"))
     assert response.error_code == ErrorCode.NONE
@@ -181,15 +187,15 @@ def test_leave_triggers_rebalance(classic_cc: Any) -> None:
     assert classic_cc.join_reply(ta).generation_id == 2
 
 
-def test_last_member_leaving_empties_the_group(classic_cc: Any) -> None:
+def test_last_member_leaving_empties_the_group(classic_cc: ClassicContext) -> None:
     (a,) = classic_cc.stable_group(1)
     classic_cc.leave_group("g", MemberIdentity(a))
     group = classic_cc.group()
     assert group.state is S.EMPTY and group.generation_id == 2 and len(group) == 0
-    assert classic_cc.records[-1].value.members == ()
+    assert classic_cc.group_metadata(-1).members == ()
 
 
-def test_batch_leave_with_per_member_errors(classic_cc: Any) -> None:
+def test_batch_leave_with_per_member_errors(classic_cc: ClassicContext) -> None:
     a, b, c = classic_cc.stable_group(3)
     response = classic_cc.leave_group(
         "g", MemberIdentity(b), MemberIdentity("ghost"), MemberIdentity(c)
@@ -203,14 +209,14 @@ def test_batch_leave_with_per_member_errors(classic_cc: Any) -> None:
     assert list(classic_cc.group().members) == [a]
 
 
-def test_leave_of_pending_member(classic_cc: Any) -> None:
+def test_leave_of_pending_member(classic_cc: ClassicContext) -> None:
     first = classic_cc.join_reply(classic_cc.join())
     response = classic_cc.leave_group("g", MemberIdentity(first.member_id))
     assert response.members[0].error_code == ErrorCode.NONE
     assert classic_cc.group().pending_members == set()
 
 
-def test_parked_join_of_leaving_member_answered_unknown_member(classic_cc: Any) -> None:
+def test_parked_join_of_leaving_member_answered_unknown_member(classic_cc: ClassicContext) -> None:
     a, b = classic_cc.stable_group(2)
     tb = classic_cc.join(b, protocols=(("range", b"new"),))
     classic_cc.leave_group("g", MemberIdentity(b))
@@ -219,20 +225,20 @@ def test_parked_join_of_leaving_member_answered_unknown_member(classic_cc: Any) 
     assert classic_cc.join_reply(ta).generation_id == 2
 
 
-def test_leave_unknown_group(classic_cc: Any) -> None:
+def test_leave_unknown_group(classic_cc: ClassicContext) -> None:
     assert (
         classic_cc.leave_group("nope", MemberIdentity("a")).error_code
         == ErrorCode.UNKNOWN_MEMBER_ID
     )
 
 
-def test_leader_leaving_passes_leadership(classic_cc: Any) -> None:
+def test_leader_leaving_passes_leadership(classic_cc: ClassicContext) -> None:
     a, b, _c = classic_cc.stable_group(3)
     classic_cc.leave_group("g", MemberIdentity(a))
     assert classic_cc.group().leader_id == b
 
 
-def test_empty_group_id_is_invalid_everywhere(classic_cc: Any) -> None:
+def test_empty_group_id_is_invalid_everywhere(classic_cc: ClassicContext) -> None:
     assert classic_cc.heartbeat("", "a", 1).error_code == ErrorCode.INVALID_GROUP_ID
     assert (
         classic_cc.sync_reply(classic_cc.sync("a", 1, group_id="")).error_code

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from consumer_group_harness import Harness, response_parts
-
 from regroup.model.errors import ErrorCode
 from regroup.model.requests.consumer import (
     ClientAssignor,
@@ -15,6 +13,7 @@ from regroup.model.requests.consumer import (
     ConsumerGroupPrepareAssignmentResponse,
     TopicPartitions,
 )
+from tests.coordinator.consumer_group_harness import Harness, response_parts
 
 
 def assignors(low: int, high: int, name: str = "streams") -> dict[str, Any]:
@@ -132,14 +131,22 @@ def test_only_the_chosen_member_may_prepare_and_install() -> None:
     h.join("B", **assignors(2, 3))
     assert prepare(h, "B").error_code is ErrorCode.INVALID_REQUEST
     assert install(h, "B", 2, {}).error_code is ErrorCode.INVALID_REQUEST
-    wrong_epoch = h.call(ConsumerGroupPrepareAssignmentRequest("g", "A", 7))
+    wrong_epoch = h.call(
+        ConsumerGroupPrepareAssignmentRequest("g", "A", 7), ConsumerGroupPrepareAssignmentResponse
+    )
     assert wrong_epoch.error_code is ErrorCode.FENCED_MEMBER_EPOCH
     assert (
-        h.call(ConsumerGroupPrepareAssignmentRequest("g", "Z", 0)).error_code
+        h.call(
+            ConsumerGroupPrepareAssignmentRequest("g", "Z", 0),
+            ConsumerGroupPrepareAssignmentResponse,
+        ).error_code
         is ErrorCode.UNKNOWN_MEMBER_ID
     )
     assert (
-        h.call(ConsumerGroupPrepareAssignmentRequest("nope", "A", 0)).error_code
+        h.call(
+            ConsumerGroupPrepareAssignmentRequest("nope", "A", 0),
+            ConsumerGroupPrepareAssignmentResponse,
+        ).error_code
         is ErrorCode.GROUP_ID_NOT_FOUND
     )
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from consumer_group_harness import Harness, response_parts
 
 from regroup.assignors.consumer.api import (
     ConsumerGroupPartitionAssignor,
@@ -15,11 +14,18 @@ from regroup.assignors.consumer.api import (
 )
 from regroup.assignors.errors import PartitionAssignorError
 from regroup.consumer.group.group_member import MemberState
+from regroup.events import TargetAssignmentComputed
 from regroup.model.errors import ErrorCode
 from regroup.model.requests.consumer import (
     ClientAssignor,
     ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
 )
+from regroup.records.consumer import (
+    ConsumerGroupCurrentMemberAssignmentValue,
+    ConsumerGroupMemberMetadataValue,
+)
+from tests.coordinator.consumer_group_harness import Harness, response_parts
 
 # -- validation (Kafka's order) ------------------------------------------------------------
 
@@ -63,16 +69,16 @@ def test_invalid_requests(fields: dict[str, Any], message: str) -> None:
         topic_partitions=(),
     )
     base.update(fields)
-    response = h.call(ConsumerGroupHeartbeatRequest(**base))
+    response = h.call(ConsumerGroupHeartbeatRequest(**base), ConsumerGroupHeartbeatResponse)
     assert response.error_code is ErrorCode.INVALID_REQUEST
-    assert message in response.error_message
+    assert message in (response.error_message or "")
     assert h.records == []
     assert "g" not in h.coordinator.groups
 
 
 def test_names_and_regex_together_only_under_the_kip() -> None:
     """The KIP refuses SubscribedTopicNames with SubscribedTopicRegex; Kafka 4.0 takes both."""
-    join = dict(
+    join: dict[str, Any] = dict(
         group_id="g",
         member_id="m",
         member_epoch=0,
@@ -82,11 +88,11 @@ def test_names_and_regex_together_only_under_the_kip() -> None:
         topic_partitions=(),
     )
     kip = Harness(regroup_consumer_semantics="kip-848", topics={"foo": 3, "bar": 2})
-    refused = kip.call(ConsumerGroupHeartbeatRequest(**join))
+    refused = kip.call(ConsumerGroupHeartbeatRequest(**join), ConsumerGroupHeartbeatResponse)
     assert refused.error_code is ErrorCode.INVALID_REQUEST
     assert "cannot be used together" in (refused.error_message or "")
     kafka = Harness(topics={"foo": 3, "bar": 2})
-    accepted = kafka.call(ConsumerGroupHeartbeatRequest(**join))
+    accepted = kafka.call(ConsumerGroupHeartbeatRequest(**join), ConsumerGroupHeartbeatResponse)
     assert accepted.error_code is ErrorCode.NONE
     member = kafka.group().members["m"]
     assert (member.subscribed_topic_names, member.subscribed_topic_regex) == (
@@ -227,6 +233,7 @@ def test_null_fields_mean_unchanged() -> None:
     response = h.hb("a", 1, subscribed_topic_names=("foo", "bar"))
     assert h.group().group_epoch == 2
     assert response.member_epoch == 2
+    assert response.assignment is not None
     assert sorted(tp.topic_id for tp in response.assignment.topic_partitions) == sorted(
         [h.topic_id("foo"), h.topic_id("bar")]
     )
@@ -455,6 +462,7 @@ def test_regex_subscription() -> None:
     h = Harness(topics={"foo-1": 1, "foo-2": 1, "bar": 1}, regroup_consumer_semantics="kip-848")
     response = h.join("a", subscribed_topic_regex="foo-.*")
     assert response.error_code is ErrorCode.NONE
+    assert response.assignment is not None
     assert sorted(tp.topic_id for tp in response.assignment.topic_partitions) == sorted(
         [h.topic_id("foo-1"), h.topic_id("foo-2")]
     )
@@ -462,6 +470,7 @@ def test_regex_subscription() -> None:
     h.set_topics({"foo-3": 1})
     assert h.group().resolved_regexes["foo-.*"].topics == frozenset({"foo-1", "foo-2", "foo-3"})
     response = h.hb("a", 1)
+    assert response.assignment is not None
     assert len(response.assignment.topic_partitions) == 3
     # clearing the regex drops its record.
     h.hb("a", 2, subscribed_topic_regex="", subscribed_topic_names=("bar",))
@@ -495,6 +504,7 @@ def test_regex_subscription_is_resolved_asynchronously_under_kafka() -> None:
     assert h.group().group_epoch == 2
     response = h.hb("a", 1, [])
     assert response.member_epoch == 2
+    assert response.assignment is not None
     assert sorted(tp.topic_id for tp in response.assignment.topic_partitions) == sorted(
         [h.topic_id("foo-1"), h.topic_id("foo-2")]
     )
@@ -530,12 +540,12 @@ def test_most_voted_assignor_runs() -> None:
     h.join("a", server_assignor="range")
     h.join("b", server_assignor="range")
     h.join("c", server_assignor="uniform")
-    computed = [e for e in h.events if e.kind == "target_assignment_computed"]
+    computed = h.events_of(TargetAssignmentComputed)
     assert [e.assignor for e in computed] == ["range", "range", "range"]
     h2 = Harness()
     h2.join("a")
-    computed = next(e for e in h2.events if e.kind == "target_assignment_computed")
-    assert computed.assignor  # type: ignore[attr-defined] == "uniform"
+    (first,) = h2.events_of(TargetAssignmentComputed)
+    assert first.assignor == "uniform"
 
 
 class _Failing(ConsumerGroupPartitionAssignor):
@@ -587,7 +597,7 @@ def test_a_subscribed_topic_without_metadata_is_not_an_assignor_error() -> None:
 def test_events_name_topics() -> None:
     h = Harness()
     h.join("a")
-    computed = next(e for e in h.events if e.kind == "target_assignment_computed")
+    computed = h.events_of(TargetAssignmentComputed)[0]
     assert [str(p) for p in computed.assignment["a"]] == ["foo-0", "foo-1", "foo-2"]
     kinds = [e.kind for e in h.events]
     for kind in (
@@ -664,6 +674,7 @@ def test_static_member_rejoins_with_new_subscribed_topics() -> None:
     )
     assert rejoin.error_code is ErrorCode.NONE
     assert rejoin.member_epoch == epoch + 1
+    assert rejoin.assignment is not None
     by_topic = {tp.topic_id: sorted(tp.partitions) for tp in rejoin.assignment.topic_partitions}
     assert by_topic == {h.topic_id("foo"): [3, 4, 5], h.topic_id("bar"): [0, 1, 2]}
     records = h.last_records
@@ -685,8 +696,11 @@ def test_static_member_rejoins_with_new_subscribed_topics() -> None:
         ("ConsumerGroupCurrentMemberAssignment", "m2-rejoin", False),
     ]
     copied, updated = records[3].value, records[6].value
+    assert isinstance(copied, ConsumerGroupMemberMetadataValue)
+    assert isinstance(updated, ConsumerGroupMemberMetadataValue)
     assert copied.subscribed_topic_names == ("foo",)
     assert sorted(updated.subscribed_topic_names) == ["bar", "foo"]
     copy_state = records[5].value
+    assert isinstance(copy_state, ConsumerGroupCurrentMemberAssignmentValue)
     assert (copy_state.member_epoch, copy_state.previous_member_epoch) == (0, 0)
     assert h.rebuilt() == h.group()

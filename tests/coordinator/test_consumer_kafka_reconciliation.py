@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
-
-from consumer_group_harness import Harness
+from typing import Any
 
 from regroup.assignors.consumer.api import GroupAssignment, MemberAssignment, TopicMetadata
 from regroup.consumer.group.group_member import Assignment, ConsumerGroupMember, MemberState
@@ -22,6 +21,8 @@ from regroup.coordinator.consumer.rebalance import ScriptedAssignor
 from regroup.model.errors import ErrorCode
 from regroup.model.requests.consumer import ConsumerGroupHeartbeatResponse
 from regroup.model.uuid import Uuid
+from regroup.records.consumer import ConsumerGroupCurrentMemberAssignmentValue
+from tests.coordinator.consumer_group_harness import Harness
 
 G = "fooup"
 FOO = Uuid.for_name("foo")
@@ -43,7 +44,7 @@ def tps(foo: tuple[int, ...] = (), bar: tuple[int, ...] = ()) -> dict[str, tuple
     return {name: ps for name, ps in (("foo", foo), ("bar", bar)) if ps}
 
 
-def stable_member(member_id: str, assigned: Assignment, **fields: object) -> ConsumerGroupMember:
+def stable_member(member_id: str, assigned: Assignment, **fields: Any) -> ConsumerGroupMember:
     member = ConsumerGroupMember(
         member_id,
         rebalance_timeout_ms=5000,
@@ -56,7 +57,7 @@ def stable_member(member_id: str, assigned: Assignment, **fields: object) -> Con
         previous_member_epoch=9,
         assigned_partitions=assigned,
     )
-    return replace(member, **fields)  # type: ignore[arg-type]
+    return replace(member, **fields)
 
 
 def group_with(h: Harness, epoch: int, members: list[ConsumerGroupMember]) -> None:
@@ -66,8 +67,8 @@ def group_with(h: Harness, epoch: int, members: list[ConsumerGroupMember]) -> No
         records.partition_metadata_record(
             G,
             {
-                "bar": TopicMetadata(BAR, "bar", 3, {}),
-                "foo": TopicMetadata(FOO, "foo", 6, {}),
+                "bar": TopicMetadata(BAR, "bar", 3, ()),
+                "foo": TopicMetadata(FOO, "foo", 6, ()),
             },
         )
     )
@@ -327,7 +328,8 @@ def test_no_group_epoch_bump_when_static_member_temporarily_leaves() -> None:
     written = h.last_result.records
     assert len(written) == 1
     value = written[0].value
-    assert value is not None and value.member_epoch == -2
+    assert isinstance(value, ConsumerGroupCurrentMemberAssignmentValue)
+    assert value.member_epoch == -2
     assert h.consumer_group(G).group_epoch == 10
 
 

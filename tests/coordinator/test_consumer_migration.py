@@ -8,9 +8,9 @@ refusals, classic members served by the consumer group, and the downgrade.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import pytest
-from migration_harness import MigrationHarness, tps
 
 from regroup.assignors.classic.api import Assignment
 from regroup.classic import protocol
@@ -18,6 +18,7 @@ from regroup.classic.group.group import ClassicGroup
 from regroup.consumer.group.group import ConsumerGroup
 from regroup.consumer.group.group_member import MemberState
 from regroup.coordinator.classic.records import group_metadata_value
+from regroup.events import MemberLeft
 from regroup.model.errors import ErrorCode
 from regroup.model.requests.classic import (
     JoinGroupResponse,
@@ -28,12 +29,14 @@ from regroup.model.requests.offsets import (
     OffsetCommitResponse,
 )
 from regroup.records.classic import GroupMetadataKey
+from regroup.records.consumer import ConsumerGroupMemberMetadataKey, ConsumerGroupMetadataValue
+from tests.coordinator.migration_harness import MigrationHarness, tps
 
 
-def upgraded(**config: object) -> tuple[MigrationHarness, list[str]]:
+def upgraded(**config: Any) -> tuple[MigrationHarness, list[str]]:
     """A classic group a=[0, 1], b=[2] (generation 1) that KIP-848 member "k" joins."""
-    h = MigrationHarness(**config)  # type: ignore[arg-type]
-    ids = h.classic_group([[0, 1], [2]])
+    h = MigrationHarness(**config)
+    ids = h.stable_classic_group([[0, 1], [2]])
     response = h.join("k")
     assert response.error_code == ErrorCode.NONE, response.error_message
     return h, ids
@@ -75,7 +78,7 @@ def test_upgrade_converts_every_classic_member_with_its_assignment() -> None:
 
 def test_upgrade_writes_kafkas_records_in_kafkas_order() -> None:
     h = MigrationHarness()
-    _a, _b = h.classic_group([[0, 1], [2]])
+    _a, _b = h.stable_classic_group([[0, 1], [2]])
     h.join("k")
     names = [(r.key.record_name, r.value is None) for r in h.last_records]
     assert names[:12] == [
@@ -94,9 +97,13 @@ def test_upgrade_writes_kafkas_records_in_kafkas_order() -> None:
         ("ConsumerGroupPartitionMetadata", False),
         ("ConsumerGroupMetadata", False),
     ]
-    assert h.last_records[3].value.epoch == 1  # type: ignore[union-attr]
-    assert h.last_records[9].key.member_id == "k"  # type: ignore[attr-defined]
-    assert h.last_records[11].value.epoch == 2  # type: ignore[union-attr]
+    converted, joining, bumped = (h.last_records[i] for i in (3, 9, 11))
+    assert isinstance(converted.value, ConsumerGroupMetadataValue)
+    assert converted.value.epoch == 1
+    assert isinstance(joining.key, ConsumerGroupMemberMetadataKey)
+    assert joining.key.member_id == "k"
+    assert isinstance(bumped.value, ConsumerGroupMetadataValue)
+    assert bumped.value.epoch == 2
 
 
 def test_a_converted_group_replays_to_the_live_state() -> None:
@@ -115,18 +122,19 @@ def test_a_converted_group_replays_to_the_live_state() -> None:
 
 def test_the_classic_group_parked_requests_are_answered_rebalance_in_progress() -> None:
     h = MigrationHarness()
-    a, _b = h.classic_group([[0, 1], [2]])
-    parked = h.submit(h.join_request(a, tps(0, 1)))  # a rejoin parks: PreparingRebalance
+    a, _b = h.stable_classic_group([[0, 1], [2]])
+    # a rejoin parks: PreparingRebalance
+    parked = h.submit(h.join_request(a, tps(0, 1)), JoinGroupResponse)
     assert not parked.answered
     h.join("k")
-    assert parked.response.error_code == ErrorCode.REBALANCE_IN_PROGRESS  # type: ignore[attr-defined]
+    assert parked.response.error_code == ErrorCode.REBALANCE_IN_PROGRESS
     assert isinstance(h.coordinator.groups["g"], ConsumerGroup)
 
 
 @pytest.mark.parametrize("policy", ["DISABLED", "DOWNGRADE"])
 def test_upgrade_refused_by_the_policy(policy: str) -> None:
     h = MigrationHarness(group_consumer_migration_policy=policy)
-    h.classic_group([[0, 1], [2]])
+    h.stable_classic_group([[0, 1], [2]])
     before = list(h.records)
     response = h.join("k")
     assert response.error_code == ErrorCode.GROUP_ID_NOT_FOUND
@@ -143,14 +151,14 @@ def test_upgrade_allowed_by_the_upgrade_policy() -> None:
 
 def test_upgrade_refused_above_the_consumer_group_size_limit() -> None:
     h = MigrationHarness(group_consumer_max_size=1)
-    h.classic_group([[0, 1], [2]])
+    h.stable_classic_group([[0, 1], [2]])
     assert h.join("k").error_code == ErrorCode.GROUP_ID_NOT_FOUND
     assert isinstance(h.coordinator.groups["g"], ClassicGroup)
 
 
 def test_a_failed_heartbeat_rolls_the_conversion_back() -> None:
     h = MigrationHarness()
-    h.classic_group([[0, 1], [2]])
+    h.stable_classic_group([[0, 1], [2]])
     before = list(h.records)
     response = h.join("k", server_assignor="no-such-assignor")
     assert response.error_code == ErrorCode.UNSUPPORTED_ASSIGNOR
@@ -162,7 +170,7 @@ def test_a_failed_heartbeat_rolls_the_conversion_back() -> None:
 
 def test_an_empty_classic_group_makes_way_for_a_consumer_group() -> None:
     h = MigrationHarness()
-    (a,) = h.classic_group([[0, 1, 2]])
+    (a,) = h.stable_classic_group([[0, 1, 2]])
     h.cleave(a)
     assert h.coordinator.groups["g"].state_name() == "Empty"
     assert h.join("k").error_code == ErrorCode.NONE
@@ -201,7 +209,7 @@ def test_a_cooperative_classic_member_revokes_then_gets_its_target() -> None:
 
 def test_an_eager_classic_member_rejoins_with_nothing_and_gets_its_target() -> None:
     h = MigrationHarness()
-    a, _b = h.classic_group([[0, 1], [2]], name="range", version=0)
+    a, _b = h.stable_classic_group([[0, 1], [2]], name="range", version=0)
     h.join("k")
     group = h.group()
     join = h.cjoin(a, [], name="range", version=0)
@@ -281,15 +289,15 @@ def test_a_classic_member_leaves_the_consumer_group() -> None:
 
 def test_a_classic_member_expires_by_its_own_session_timeout() -> None:
     h = MigrationHarness(group_min_session_timeout_ms=1000)
-    h.classic_group([[0, 1], [2]])
+    h.stable_classic_group([[0, 1], [2]])
     h.join("k")
     c = h.cjoin("", [], session_timeout_ms=10000).member_id
     assert c in h.group().members
     h.hb("k", h.group().members["k"].member_epoch, h.parts("k"))
     h.advance(10001)
     assert c not in h.group().members
-    left = [e for e in h.events if e.kind == "member_left" and e.member_id == c]  # type: ignore[attr-defined]
-    assert [e.reason for e in left] == ["session_timeout"]  # type: ignore[attr-defined]
+    left = [e for e in h.events_of(MemberLeft) if e.member_id == c]
+    assert [e.reason for e in left] == ["session_timeout"]
 
 
 def test_a_classic_member_told_to_rejoin_is_removed_after_its_rebalance_timeout() -> None:
@@ -304,8 +312,8 @@ def test_a_classic_member_told_to_rejoin_is_removed_after_its_rebalance_timeout(
             assert a in h.group().members
             assert h.cheartbeat(a, 1) == ErrorCode.REBALANCE_IN_PROGRESS
     assert a not in h.group().members
-    left = [e for e in h.events if e.kind == "member_left"]
-    assert [(e.member_id, e.reason) for e in left] == [(a, "join_timeout")]  # type: ignore[attr-defined]
+    left = h.events_of(MemberLeft)
+    assert [(e.member_id, e.reason) for e in left] == [(a, "join_timeout")]
 
 
 def test_offset_commits_of_classic_members_use_the_generation() -> None:
@@ -369,7 +377,7 @@ def test_a_fenced_kip_848_member_downgrades_too() -> None:
             h.cheartbeat(m, h.group().members[m].member_epoch)
     h.advance(20000)  # k's session timeout (45 s) has passed; a and b are alive
     assert isinstance(h.coordinator.groups["g"], ClassicGroup)
-    reasons = [e.reason for e in h.events if e.kind == "member_left"]  # type: ignore[attr-defined]
+    reasons = [e.reason for e in h.events_of(MemberLeft)]
     assert reasons == ["session_timeout"]
 
 
@@ -399,7 +407,7 @@ def static_kip_848_member_replaced(
     with ``topics``, under migration ``policy``. Returns the harness, (a, b), k's
     partitions, the join reply, and how many events there were before that join."""
     h = MigrationHarness(topics={"foo": 3, "bar": 1})
-    ids = h.classic_group([[0, 1], [2]])
+    ids = h.stable_classic_group([[0, 1], [2]])
     assert h.join("k", instance_id="ik").error_code == ErrorCode.NONE
     for _ in range(6):  # a and b give up what k is to get; k takes it
         for m in ids:
@@ -431,7 +439,7 @@ def test_a_classic_static_member_replacing_the_last_kip_848_member_downgrades() 
     assert classic.state_name() == "Stable"
     since = h.events[before:]
     assert [e.kind for e in since if e.kind == "rebalance_started"] == []
-    left = [(e.member_id, e.reason) for e in since if e.kind == "member_left"]  # type: ignore[attr-defined]
+    left = [(e.member_id, e.reason) for e in since if isinstance(e, MemberLeft)]
     assert left == [("k", "replaced")]
     # The joining member syncs with the classic group and gets what k held; the others
     # carry on with no rebalance in progress.
@@ -464,7 +472,7 @@ def test_no_downgrade_when_a_classic_static_member_replaces_a_classic_one() -> N
     """Only the last KIP-848 member's replacement downgrades (Kafka
     ``allMembersUseClassicProtocolExcept``): k stays, a classic static member is replaced."""
     h = MigrationHarness()
-    h.classic_group([[0, 1], [2]])
+    h.stable_classic_group([[0, 1], [2]])
     h.join("k")
     first = h.cjoin("", instance_id="is")
     assert first.error_code == ErrorCode.NONE
@@ -478,9 +486,9 @@ def test_a_classic_join_into_an_empty_consumer_group_makes_it_classic() -> None:
     h.join("k")
     h.hb("k", -1)
     assert h.coordinator.groups["g"].state_name() == "Empty"
-    join = h.submit(h.join_request())
+    join = h.submit(h.join_request(), JoinGroupResponse)
     h.advance(1)
-    assert join.response.error_code == ErrorCode.NONE  # type: ignore[attr-defined]
+    assert join.response.error_code == ErrorCode.NONE
     assert isinstance(h.coordinator.groups["g"], ClassicGroup)
 
 
@@ -491,11 +499,11 @@ def test_a_kip_848_static_member_replaces_its_classic_predecessor_without_a_reba
     """Kafka 3.8+: a static member held by a classic member is replaced at once (no
     UNRELEASED_INSTANCE_ID: the classic member never sends a leave with epoch -2)."""
     h = MigrationHarness()
-    calls = [h.submit(h.join_request(instance_id=f"i{n}")) for n in range(2)]
+    calls = [h.submit(h.join_request(instance_id=f"i{n}"), JoinGroupResponse) for n in range(2)]
     h.advance(1)
     joins = [c.response for c in calls]
-    a, b = (j.member_id for j in joins)  # type: ignore[attr-defined]
-    leader = joins[0].leader  # type: ignore[attr-defined]
+    a, b = (j.member_id for j in joins)
+    leader = joins[0].leader
     assignments = tuple(
         SyncGroupRequestAssignment(m, protocol.encode_assignment(Assignment(tps(*ps))))
         for m, ps in ((a, [0, 1]), (b, [2]))

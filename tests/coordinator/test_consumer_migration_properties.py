@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from migration_harness import MigrationHarness, tps
 
 from regroup.model import TopicPartition
 from regroup.model.errors import ErrorCode
+from tests.coordinator.migration_harness import MigrationHarness, tps
 
 PARTITIONS = 6
 
@@ -77,7 +77,7 @@ def test_property_converted_groups_are_exclusive_and_replay(
 ) -> None:
     h = MigrationHarness(topics={"foo": PARTITIONS}, group_consumer_migration_policy="UPGRADE")
     split = [list(range(PARTITIONS))[i :: len(eager)] for i in range(len(eager))]
-    ids = h.classic_group(split)
+    ids = h.stable_classic_group(split)
     clients = [
         Client(m, classic=True, eager=e, generation=1, holds=set(tps(*ps)))
         for m, e, ps in zip(ids, eager, split, strict=True)
@@ -99,9 +99,11 @@ def test_property_converted_groups_are_exclusive_and_replay(
             if h.join(member_id).error_code == ErrorCode.NONE:
                 clients.append(Client(member_id, False, holds=_kip848_holds(h, member_id)))
         elif op == "tick":
-            h.advance(int(arg))  # type: ignore[call-overload]
+            assert isinstance(arg, int)
+            h.advance(arg)
         elif live:
-            c = live[int(arg) % len(live)]  # type: ignore[call-overload]
+            assert isinstance(arg, int)
+            c = live[arg % len(live)]
             _step(h, c, op)
         _check(h, clients)
         if h.group().is_empty():
@@ -128,12 +130,12 @@ def _step(h: MigrationHarness, c: Client, op: str) -> None:
     if op == "rejoin":
         if c.eager:
             c.holds.clear()  # eager: everything is revoked before JoinGroup
-        response = h.cjoin(c.member_id, sorted(c.holds))
-        assert response.error_code == ErrorCode.NONE
-        c.generation = response.generation_id
+        joined = h.cjoin(c.member_id, sorted(c.holds))
+        assert joined.error_code == ErrorCode.NONE
+        c.generation = joined.generation_id
     elif op == "sync":
-        response = h.csync(c.member_id, c.generation)
-        if response.error_code == ErrorCode.NONE:
-            c.holds = set(h.decoded(response))
+        synced = h.csync(c.member_id, c.generation)
+        if synced.error_code == ErrorCode.NONE:
+            c.holds = set(h.decoded(synced))
     else:
         h.cheartbeat(c.member_id, c.generation)

@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from regroup.coordinator.partition_names import NamedTargets
+from regroup.model.uuid import Uuid
 
 _ids = st.sets(st.sampled_from([f"m{i:02d}" for i in range(40)]), max_size=40)
 
@@ -15,7 +16,9 @@ _ids = st.sets(st.sampled_from([f"m{i:02d}" for i in range(40)]), max_size=40)
 def test_sync_ids_keeps_the_sorted_member_ids(rounds: list[set[str]]) -> None:
     cache = NamedTargets(None, None)
     for ids in rounds:
-        targets = {member_id: {} for member_id in sorted(ids, reverse=True)}
+        targets: dict[str, dict[Uuid, frozenset[int]]] = {
+            member_id: {} for member_id in sorted(ids, reverse=True)
+        }
         cache.sync_ids(targets)
         assert cache.ids == sorted(ids)
         assert cache.named.keys() == targets.keys()

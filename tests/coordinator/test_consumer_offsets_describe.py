@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from consumer_group_harness import Harness
 
 from regroup.consumer.group.group import ConsumerGroup
 from regroup.model.errors import ErrorCode, KafkaProtocolError
@@ -15,8 +14,10 @@ from regroup.model.requests.consumer import (
     ConsumerGroupDescribeRequest,
     ConsumerGroupDescribeResponse,
     DescribeGroupConfigsRequest,
+    DescribeGroupConfigsResponse,
     IncrementalAlterGroupConfigsRequest,
 )
+from tests.coordinator.consumer_group_harness import Harness
 
 # -- offsets ----------------------------------------------------------------------------------
 
@@ -126,7 +127,7 @@ def test_group_configs_within_broker_bounds() -> None:
         AlterableGroupConfig("consumer.heartbeat.interval.ms", value="15000"),
     )
     assert bad.error_code is ErrorCode.NONE  # 15000 < 45000
-    described = h.call(DescribeGroupConfigsRequest("g"))
+    described = h.call(DescribeGroupConfigsRequest("g"), DescribeGroupConfigsResponse)
     assert {(c.name, c.value, c.is_default) for c in described.configs} == {
         ("consumer.heartbeat.interval.ms", "15000", False),
         ("consumer.session.timeout.ms", "45000", False),

@@ -281,7 +281,7 @@ def _assert_converged(world: World, homogeneous: bool) -> None:
 @given(operations)
 def test_random_schedules_homogeneous(ops: list[tuple[str, object]]) -> None:
     world = World({"foo": 4, "bar": 3})
-    topics = {m: ("foo", "bar", "baz") for m in MEMBERS}
+    topics: dict[str, tuple[str, ...]] = {m: ("foo", "bar", "baz") for m in MEMBERS}
     _run(world, ops, topics)
     world.settle()
     _assert_converged(world, homogeneous=True)
@@ -311,7 +311,7 @@ def test_random_schedules_heterogeneous(ops: list[tuple[str, object]]) -> None:
 @given(operations)
 def test_random_schedules_static_members(ops: list[tuple[str, object]]) -> None:
     world = World({"foo": 4, "bar": 3})
-    topics = {m: ("foo", "bar") for m in MEMBERS}
+    topics: dict[str, tuple[str, ...]] = {m: ("foo", "bar") for m in MEMBERS}
     _run(world, ops, topics, static=True)
     world.settle()
     _assert_converged(world, homogeneous=True)

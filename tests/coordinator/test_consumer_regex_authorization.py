@@ -8,7 +8,6 @@ import re
 from collections.abc import Callable
 
 import pytest
-from consumer_group_harness import Harness
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -17,6 +16,7 @@ from regroup.model.requests.consumer import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
 )
+from tests.coordinator.consumer_group_harness import Harness
 
 KAFKA, KIP = "kafka", "kip-848"
 #: The principal may describe the ``open-`` topics only.

@@ -10,9 +10,9 @@ linear time. The syntax and texts themselves are tested in
 from __future__ import annotations
 
 import pytest
-from consumer_group_harness import Harness
 
 from regroup.model.errors import ErrorCode
+from tests.coordinator.consumer_group_harness import Harness
 
 
 @pytest.mark.parametrize("semantics", ["kafka", "kip-848"])

@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from consumer_group_harness import Harness, response_parts
 
 from regroup.consumer.group.group_member import MemberState
 from regroup.coordinator.config import ConsumerSemantics, GroupCoordinatorConfig, InvalidConfigError
@@ -18,8 +17,10 @@ from regroup.model.requests.consumer import (
     CONFIG_OP_DELETE,
     AlterableGroupConfig,
     DescribeGroupConfigsRequest,
+    DescribeGroupConfigsResponse,
     IncrementalAlterGroupConfigsRequest,
 )
+from tests.coordinator.consumer_group_harness import Harness, response_parts
 
 KIP = "kip-848"
 
@@ -29,7 +30,7 @@ def _alter(h: Harness, *configs: AlterableGroupConfig) -> Any:
 
 
 def _described(h: Harness) -> dict[str, tuple[str | None, bool]]:
-    configs = h.call(DescribeGroupConfigsRequest("g")).configs
+    configs = h.call(DescribeGroupConfigsRequest("g"), DescribeGroupConfigsResponse).configs
     return {c.name: (c.value, c.is_default) for c in configs}
 
 
@@ -50,7 +51,8 @@ def test_broker_config_defaults_to_kafka_and_refuses_other_values() -> None:
 def test_group_config_overrides_the_broker_and_is_described() -> None:
     h = Harness()
     described = {
-        c.name: (c.value, c.is_default) for c in h.call(DescribeGroupConfigsRequest("g")).configs
+        c.name: (c.value, c.is_default)
+        for c in h.call(DescribeGroupConfigsRequest("g"), DescribeGroupConfigsResponse).configs
     }
     assert described["regroup.consumer.semantics"] == ("kafka", True)
     assert _alter(
@@ -60,7 +62,8 @@ def test_group_config_overrides_the_broker_and_is_described() -> None:
         ErrorCode.NONE
     )
     described = {
-        c.name: (c.value, c.is_default) for c in h.call(DescribeGroupConfigsRequest("g")).configs
+        c.name: (c.value, c.is_default)
+        for c in h.call(DescribeGroupConfigsRequest("g"), DescribeGroupConfigsResponse).configs
     }
     assert described["regroup.consumer.semantics"] == (KIP, False)
     # the group now follows the KIP: a blocked new member stays at epoch 0.
@@ -72,7 +75,8 @@ def test_group_config_overrides_the_broker_and_is_described() -> None:
     }
     _alter(h, AlterableGroupConfig("regroup.consumer.semantics", CONFIG_OP_DELETE))
     described = {
-        c.name: (c.value, c.is_default) for c in h.call(DescribeGroupConfigsRequest("g")).configs
+        c.name: (c.value, c.is_default)
+        for c in h.call(DescribeGroupConfigsRequest("g"), DescribeGroupConfigsResponse).configs
     }
     assert described["regroup.consumer.semantics"] == ("kafka", True)
 

@@ -11,7 +11,7 @@ waiting on the group with UNKNOWN_SERVER_ERROR.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -36,11 +36,16 @@ from regroup.model.requests.offsets import (
 from regroup.model.topic_partition import TopicPartition
 from regroup.testing import CoordinatorTestContext
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from tests.coordinator.conftest import ClassicContext
+
 TWICE = (("range", b"r"), ("range", b"r2"))
 
 
 def test_a_member_listing_one_protocol_twice_joins_and_the_group_stays_usable(
-    classic_coordinator: Any,
+    classic_coordinator: Callable[..., ClassicContext],
 ) -> None:
     cc = classic_coordinator(GroupCoordinatorConfig(group_initial_rebalance_delay_ms=0))
     dup_id, dup = cc.join_new(protocols=TWICE)
@@ -65,7 +70,7 @@ def _boom(*args: Any) -> None:
 
 
 def test_a_timer_that_raises_rebuilds_its_group_and_answers_every_waiting_join(
-    classic_coordinator: Any, monkeypatch: pytest.MonkeyPatch
+    classic_coordinator: Callable[..., ClassicContext], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     cc = classic_coordinator(GroupCoordinatorConfig(group_initial_rebalance_delay_ms=0))
     leader, first = cc.stable_group(2)
@@ -90,7 +95,7 @@ def test_a_timer_that_raises_rebuilds_its_group_and_answers_every_waiting_join(
 
 
 def test_a_handler_that_raises_changes_nothing_and_answers_unknown_server_error(
-    classic_coordinator: Any, monkeypatch: pytest.MonkeyPatch
+    classic_coordinator: Callable[..., ClassicContext], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     cc = classic_coordinator(GroupCoordinatorConfig(group_initial_rebalance_delay_ms=0))
     leader, _ = cc.stable_group(2)
@@ -101,7 +106,7 @@ def test_a_handler_that_raises_changes_nothing_and_answers_unknown_server_error(
     )
     with monkeypatch.context() as patch:
         patch.setitem(
-            service.ROUTES,  # type: ignore[arg-type]
+            service.ROUTES,
             OffsetCommitRequest,
             service.to(OffsetCommitRequest, _boom_handler),
         )
@@ -144,7 +149,9 @@ def test_a_consumer_group_handler_that_raises_leaves_the_group_as_its_records_sa
 
     joined = heartbeat("m-1", 0)
     assert joined.error_code == ErrorCode.NONE and joined.member_id == "m-1"
-    before = dict(cc.coordinator.state.consumer_group("cg").members)  # type: ignore[union-attr]
+    group = cc.coordinator.state.consumer_group("cg")
+    assert group is not None
+    before = dict(group.members)
 
     def half_then_raise(state: Any, token: Any, request: Any, now: int) -> Any:
         state.consumer_group("cg").members.clear()  # a half-applied change
@@ -152,7 +159,7 @@ def test_a_consumer_group_handler_that_raises_leaves_the_group_as_its_records_sa
 
     with monkeypatch.context() as patch:
         patch.setitem(
-            service.ROUTES,  # type: ignore[arg-type]
+            service.ROUTES,
             ConsumerGroupHeartbeatRequest,
             service.to(ConsumerGroupHeartbeatRequest, half_then_raise),
         )
@@ -166,7 +173,7 @@ def test_a_consumer_group_handler_that_raises_leaves_the_group_as_its_records_sa
 
 
 def test_a_runaway_join_timer_fails_its_group_and_answers_its_waiters(
-    classic_coordinator: Any, monkeypatch: pytest.MonkeyPatch
+    classic_coordinator: Callable[..., ClassicContext], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Without the one-tick wait, the zero-rebalance-timeout join phase re-arms itself at
     one instant: the timer stops it as a runaway, and the guard fails that group alone."""

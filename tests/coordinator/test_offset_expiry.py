@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from regroup.coordinator.config import GroupCoordinatorConfig
 from regroup.model.errors import ErrorCode
@@ -17,11 +17,16 @@ from regroup.model.topic_partition import TopicPartition
 from regroup.records.classic import GroupMetadataKey
 from regroup.records.offsets import OffsetCommitKey
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from tests.coordinator.conftest import ClassicContext
+
 DAY_MS = 24 * 3_600_000
 RETENTION_MS = 7 * DAY_MS  # offsets.retention.minutes = 10080, Kafka's default
 
 
-def _commit(cc: Any, group: str, generation: int = -1, member: str = "") -> None:
+def _commit(cc: ClassicContext, group: str, generation: int = -1, member: str = "") -> None:
     request = OffsetCommitRequest(
         group,
         generation,
@@ -32,12 +37,12 @@ def _commit(cc: Any, group: str, generation: int = -1, member: str = "") -> None
     assert response.topics[0].partitions[0].error_code == ErrorCode.NONE
 
 
-def _expire(cc: Any) -> Any:
+def _expire(cc: ClassicContext) -> Any:
     return cc.absorb(cc.coordinator.expire_offsets(cc.now_ms))
 
 
 def test_a_simple_groups_offsets_expire_after_the_retention_and_the_group_goes(
-    classic_coordinator: Any,
+    classic_coordinator: Callable[..., ClassicContext],
 ) -> None:
     cc = classic_coordinator()
     _commit(cc, "simple")
@@ -56,7 +61,7 @@ def test_a_simple_groups_offsets_expire_after_the_retention_and_the_group_goes(
 
 
 def test_an_empty_classic_groups_offsets_age_from_when_it_became_empty(
-    classic_coordinator: Any,
+    classic_coordinator: Callable[..., ClassicContext],
 ) -> None:
     cc = classic_coordinator(GroupCoordinatorConfig(group_initial_rebalance_delay_ms=0))
     (member,) = cc.stable_group(1)
@@ -73,7 +78,9 @@ def test_an_empty_classic_groups_offsets_age_from_when_it_became_empty(
     assert "g" not in cc.groups
 
 
-def test_a_group_with_members_keeps_its_offsets(classic_coordinator: Any) -> None:
+def test_a_group_with_members_keeps_its_offsets(
+    classic_coordinator: Callable[..., ClassicContext],
+) -> None:
     # The suite's members send the Subscription bytes b"r", which Kafka's
     # ClassicGroup.computeSubscribedTopics cannot read: the Stable rule does not apply
     # (test_offset_expiry_subscribed covers groups whose topics are known).

@@ -14,18 +14,20 @@ expiry pass runs.
 
 from __future__ import annotations
 
-from migration_harness import MigrationHarness
+from typing import Any
 
 from regroup.consumer.group.group import ConsumerGroup
 from regroup.model import TopicPartition
 from regroup.model.errors import ErrorCode
+from regroup.model.requests.classic import JoinGroupResponse
 from regroup.records.offsets import OffsetCommitKey
+from tests.coordinator.migration_harness import MigrationHarness
 
 RETENTION_MS = 60_000  # offsets.retention.minutes = 1
 FOO, BAR = TopicPartition("foo", 0), TopicPartition("bar", 0)
 
 
-def harness(**fields: object) -> MigrationHarness:
+def harness(**fields: Any) -> MigrationHarness:
     return MigrationHarness(
         topics={"foo": 3, "bar": 1, "baz": 1}, offsets_retention_minutes=1, **fields
     )
@@ -62,7 +64,7 @@ def committed(h: MigrationHarness) -> set[TopicPartition]:
 
 def test_a_stable_classic_group_loses_the_offsets_of_topics_it_no_longer_reads() -> None:
     h = harness()
-    leader, _ = h.classic_group([[0, 1], [2]])  # both subscribe to foo only
+    leader, _ = h.stable_classic_group([[0, 1], [2]])  # both subscribe to foo only
     commit(h, leader, 1, FOO, BAR)
     h.clock.advance(RETENTION_MS - 1)
     assert expire(h) == []
@@ -79,7 +81,7 @@ def test_a_stable_classic_group_loses_the_offsets_of_topics_it_no_longer_reads()
 
 def test_a_classic_group_ages_each_unsubscribed_offset_from_its_own_commit() -> None:
     h = harness()
-    leader, _ = h.classic_group([[0, 1], [2]])
+    leader, _ = h.stable_classic_group([[0, 1], [2]])
     commit(h, leader, 1, BAR)
     h.clock.advance(RETENTION_MS // 2)
     commit(h, leader, 1, TopicPartition("baz", 0))
@@ -91,7 +93,7 @@ def test_a_classic_group_ages_each_unsubscribed_offset_from_its_own_commit() -> 
 
 def test_a_classic_group_mid_rebalance_keeps_every_offset() -> None:
     h = harness()
-    leader, _ = h.classic_group([[0, 1], [2]])
+    leader, _ = h.stable_classic_group([[0, 1], [2]])
     commit(h, leader, 1, BAR)
     h.submit(h.join_request())  # a new member: PreparingRebalance, its join parked
     assert h.coordinator.groups["g"].state_name() == "PreparingRebalance"
@@ -102,7 +104,7 @@ def test_a_classic_group_mid_rebalance_keeps_every_offset() -> None:
 def test_a_stable_classic_group_of_another_protocol_type_keeps_every_offset() -> None:
     # Kafka: the Stable rule needs protocol type "consumer" (usesConsumerGroupProtocol).
     h = harness()
-    calls = [h.submit(h.join_request(protocol_type="connect")) for _ in range(2)]
+    calls = [h.submit(h.join_request(protocol_type="connect"), JoinGroupResponse) for _ in range(2)]
     h.advance(1)
     joins = [c.response for c in calls]
     leader = joins[0].leader
@@ -118,11 +120,11 @@ def test_unreadable_subscriptions_keep_every_offset_of_a_stable_classic_group() 
     # Kafka computeSubscribedTopics: a SchemaException leaves the topics unknown, and
     # the Stable rule then does not apply.
     h = harness()
-    calls = [h.submit(h.join_request()) for _ in range(1)]
+    calls = [h.submit(h.join_request(), JoinGroupResponse) for _ in range(1)]
     h.advance(1)
     (member,) = [c.response.member_id for c in calls]
     h.csync(member, 1)
-    group = h.coordinator.groups["g"]
+    group = h.classic_group("g")
     commit(h, member, 1, BAR)
     protocol = group.members[member].supported_protocols[0]
     group.members[member].supported_protocols = (

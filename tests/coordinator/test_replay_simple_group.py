@@ -11,7 +11,7 @@ regroup, or a data directory with such a group never starts again.
 
 The property at the end drives one group through random simple commits, KIP-848
 and classic members, migrations and timeouts, and replays what was written
-after every step, in full and compacted as ``regroup.server.store`` keeps it.
+after every step, in full and compacted as ``regroup.server.log.store`` keeps it.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from migration_harness import MigrationHarness
 
 from regroup.classic.group.group import ClassicGroup
 from regroup.consumer.group.group import ConsumerGroup, IllegalGroupStateError
@@ -37,6 +36,7 @@ from regroup.records import CoordinatorRecord, RecordKey
 from regroup.records.classic import GroupMetadataKey
 from regroup.records.consumer import ConsumerGroupMemberMetadataKey, ConsumerGroupMetadataKey
 from regroup.records.offsets import OffsetCommitKey
+from tests.coordinator.migration_harness import MigrationHarness
 
 
 def commit(h: MigrationHarness, offset: int, member_id: str = "", generation: int = -1) -> None:
@@ -54,7 +54,7 @@ def commit(h: MigrationHarness, offset: int, member_id: str = "", generation: in
 
 
 def compacted(records: list[CoordinatorRecord]) -> list[CoordinatorRecord]:
-    """What log compaction leaves (``regroup.server.store``, rule 2): each key's last
+    """What log compaction leaves (``regroup.server.log.store``, rule 2): each key's last
     value, in the order of those last writes, without tombstones."""
     latest: dict[RecordKey, CoordinatorRecord] = {}
     for record in records:
@@ -130,7 +130,7 @@ def test_an_upgraded_classic_group_with_offsets_replays_compacted() -> None:
     # Compaction removes the classic group's record with its tombstone; its offsets stay
     # ahead of the consumer group's records and rebuild a simple group on replay.
     h = MigrationHarness()
-    a, _b = h.classic_group([[0, 1], [2]])
+    a, _b = h.stable_classic_group([[0, 1], [2]])
     commit(h, 5, a, 1)
     assert h.join("k").error_code == ErrorCode.NONE
     assert h.coordinator.offsets.committed("g", TopicPartition("foo", 0)) is not None
@@ -152,7 +152,7 @@ def test_a_classic_group_with_members_is_never_replaced_by_replay() -> None:
     # consumer group over a group its records describe is a contradiction (Kafka:
     # IllegalStateException), left to the caller to report.
     h = MigrationHarness()
-    h.classic_group([[0, 1, 2]])
+    h.stable_classic_group([[0, 1, 2]])
     epoch_record = next(
         r
         for r in simple_commit_then_kip848_join().records

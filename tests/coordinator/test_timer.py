@@ -100,7 +100,11 @@ def test_timer_matches_the_model(script: list[tuple[object, ...]]) -> None:
 def test_a_later_reschedule_runs_once_at_the_new_deadline() -> None:
     timer: Timer[str] = Timer()
     for deadline in (10, 20, 30):
-        timer.schedule("k", deadline, lambda now, d=deadline: f"at {now} (set {d})")
+
+        def fired(now: int, d: int = deadline) -> str:
+            return f"at {now} (set {d})"
+
+        timer.schedule("k", deadline, fired)
     assert timer.next_deadline() == 30
     assert timer.expire(29) == []
     assert timer.expire(30) == ["at 30 (set 30)"]

@@ -94,9 +94,9 @@ def test_json_recovers_every_rebalance_of_a_multi_broker_cluster(
             for t in expected
         ]
         assert all(
-            r["duration_ms"] == _ms(r["stabilized_at"]) - _ms(r["started_at"])
+            r["duration_ms"] == _ms(r["stabilized_at"]) - _ms(r["started_at"])  # type: ignore[operator]
             for r in group["rebalances"]
-        )  # type: ignore[operator]
+        )
         assert len(group["coordinator_moves"]) == 1
         assert group["rebalance_protocol"] == "eager"
     kinds = {f["kind"] for f in result["findings"]}

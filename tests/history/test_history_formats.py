@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -415,7 +417,12 @@ def test_lines_of_no_family_or_an_unknown_wording_are_not_recognised() -> None:
 
 
 def test_render_picks_the_newest_wording_or_the_version_asked() -> None:
-    common = {"broker_id": 1, "offsets_partition": 3, "group_id": "orders", "epoch": 5}
+    common: dict[str, Any] = {
+        "broker_id": 1,
+        "offsets_partition": 3,
+        "group_id": "orders",
+        "epoch": 5,
+    }
     assert render(Kind.GROUP_EPOCH_BUMPED, Family.JAVA, metadata_hash=9, **common).endswith(
         "Bumped group epoch to 5 with metadata hash 9."
     )
@@ -423,7 +430,12 @@ def test_render_picks_the_newest_wording_or_the_version_asked() -> None:
         "[GroupId orders] Bumped group epoch to 5."
     )
     # Static or dynamic: two rows of one kind, told apart by the fields given.
-    leave = {"broker_id": 1, "offsets_partition": 3, "group_id": "g", "member_id": "m"}
+    leave: dict[str, Any] = {
+        "broker_id": 1,
+        "offsets_partition": 3,
+        "group_id": "g",
+        "member_id": "m",
+    }
     assert "Dynamic member m" in render(Kind.MEMBER_LEFT, Family.JAVA, reason="r", **leave)
     static = render(Kind.MEMBER_LEFT, Family.JAVA, reason="r", instance_id="i", **leave)
     assert "Static member m with instance id i" in static

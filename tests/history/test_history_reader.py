@@ -17,11 +17,15 @@ EVERYTHING = Window()
 def _read(
     splits: list[Split], window: Window = EVERYTHING
 ) -> tuple[list[Record], list[SplitStats]]:
-    records, stats = [], []
+    records: list[Record] = []
+    stats: list[SplitStats] = []
     for split in splits:
         for item in read_split(split, window):
-            (stats if isinstance(item, SplitStats) else records).append(item)
-    return records, stats  # type: ignore[return-value]
+            if isinstance(item, SplitStats):
+                stats.append(item)
+            else:
+                records.append(item)
+    return records, stats
 
 
 def test_splits_of_any_size_read_every_line_exactly_once(tmp_path: Path) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from regroup.history.events import record_events
 from regroup.history.formats import Family, Kind, render_line
 from regroup.history.lines import Record, parse_line
@@ -21,11 +23,11 @@ def _records(lines: list[str]) -> list[Record]:
     return out
 
 
-def _scala(at: int, kind: Kind, version: str = "3.6", **fields: object) -> str:
+def _scala(at: int, kind: Kind, version: str = "3.6", **fields: Any) -> str:
     return render_line(kind, S, T0 + at, version=version, broker_id=1, **fields)
 
 
-def _java(at: int, kind: Kind, **fields: object) -> str:
+def _java(at: int, kind: Kind, **fields: Any) -> str:
     return render_line(kind, J, T0 + at, broker_id=2, offsets_partition=7, **fields)
 
 

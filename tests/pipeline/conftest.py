@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pytest
 
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
 
 @pytest.fixture(scope="session")
-def spark() -> Iterator[Any]:
+def spark() -> Iterator[SparkSession]:
     from regroup.pipeline.spark import build_session
 
     session = build_session("local[1]", app_name="regroup-tests", shuffle_partitions=1)

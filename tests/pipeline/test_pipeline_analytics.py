@@ -16,7 +16,8 @@ static   a static member (instance i1) comes back with a new member id and
 
 from __future__ import annotations
 
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from pyspark.sql.types import LongType, StringType, StructField, StructType
@@ -51,6 +52,9 @@ from regroup.pipeline.schema import EVENT_SCHEMA, event_rows, events_frame
 from regroup.sim.metrics import compute_metrics
 from regroup.sim.scenario import builtin_scenario
 from regroup.sim.simulation import RunResult, Settings, run_simulation
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 # One worker runs the Spark tests and the real-client interop tests, one after another.
 pytestmark = pytest.mark.xdist_group("heavy")
@@ -227,7 +231,7 @@ def sim_runs() -> dict[str, RunResult]:
     return results
 
 
-def frame(spark: Any, sim_runs: dict[str, RunResult] | None = None) -> Any:
+def frame(spark: SparkSession, sim_runs: dict[str, RunResult] | None = None) -> Any:
     rows: list[dict[str, Any]] = []
     for run_id, events in LOGS.items():
         log = list(event_rows(events, scenario="hand", run_id=run_id))
@@ -238,7 +242,7 @@ def frame(spark: Any, sim_runs: dict[str, RunResult] | None = None) -> Any:
 
 
 @pytest.fixture(scope="module")
-def analysis(spark: Any, sim_runs: dict[str, RunResult]) -> Analysis:
+def analysis(spark: SparkSession, sim_runs: dict[str, RunResult]) -> Analysis:
     return analyze(frame(spark, sim_runs))
 
 
@@ -260,11 +264,11 @@ OWNERSHIP = StructType(
 )
 
 
-def test_pipeline_schema_is_explicit(spark: Any) -> None:
+def test_pipeline_schema_is_explicit(spark: SparkSession) -> None:
     assert frame(spark).schema == EVENT_SCHEMA
 
 
-def test_pipeline_ownership_intervals(spark: Any, analysis: Analysis) -> None:
+def test_pipeline_ownership_intervals(spark: SparkSession, analysis: Analysis) -> None:
     expected = spark.createDataFrame(
         [
             ("basic", "t-0", "m1", 10, 10, None, None),
@@ -284,7 +288,7 @@ def test_pipeline_ownership_intervals(spark: Any, analysis: Analysis) -> None:
     assertDataFrameEqual(hand, expected, checkRowOrder=False)
 
 
-def test_pipeline_idle_by_partition(spark: Any, analysis: Analysis) -> None:
+def test_pipeline_idle_by_partition(spark: SparkSession, analysis: Analysis) -> None:
     schema = "run_id string, partition string, idle_ms long, longest_pause_ms long"
     expected = spark.createDataFrame(
         [
@@ -390,7 +394,7 @@ def _assert_same(
 
 
 def test_pipeline_analysis_is_one_spark_job_per_table(
-    spark: Any, sim_runs: dict[str, RunResult], tmp_path: Any
+    spark: SparkSession, sim_runs: dict[str, RunResult], tmp_path: Path
 ) -> None:
     """The events are shuffled once and cached: writing the five tables runs five jobs.
 
@@ -404,7 +408,7 @@ def test_pipeline_analysis_is_one_spark_job_per_table(
         write_analysis(fresh, tmp_path)
         jobs = context.statusTracker().getJobIdsForGroup("test-job-count")
     finally:
-        context.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
+        context.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]  # None clears it
         unpersist(fresh)
     assert len(jobs) == len(TABLES)
     written = {name: spark.read.parquet(str(tmp_path / name)) for name in TABLES}

@@ -9,13 +9,16 @@ import json
 import socket
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from regroup.cli.main import main
 from regroup.pipeline.output import Output, OutputError
 from regroup.pipeline.spark import MasterError, check_master, failure_cause
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 COMMANDS = {
     "sweep": ["sweep", "--scenario", "crash", "--members", "2", "--partitions", "2"],
@@ -24,7 +27,7 @@ COMMANDS = {
 }
 
 
-def _one_line_exit_2(argv: list[str], capsys: Any) -> str:
+def _one_line_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
     started = time.monotonic()
     assert main(argv) == 2
     err = capsys.readouterr().err
@@ -51,7 +54,7 @@ def _argv(command: str, log: Path, *extra: str) -> list[str]:
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_out_that_is_an_existing_file_is_refused_up_front(
-    command: str, tmp_path: Path, log: Path, capsys: Any
+    command: str, tmp_path: Path, log: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     existing = tmp_path / "taken"
     existing.write_text("mine")
@@ -62,7 +65,7 @@ def test_out_that_is_an_existing_file_is_refused_up_front(
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_out_below_a_file_is_refused_up_front(
-    command: str, tmp_path: Path, log: Path, capsys: Any
+    command: str, tmp_path: Path, log: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (tmp_path / "file").write_text("")
     err = _one_line_exit_2(_argv(command, log, "--out", str(tmp_path / "file" / "out")), capsys)
@@ -73,7 +76,9 @@ def test_out_below_a_file_is_refused_up_front(
     not hasattr(__import__("os"), "geteuid") or __import__("os").geteuid() == 0,
     reason="root writes into read-only directories",
 )
-def test_out_unwritable_is_refused_up_front(tmp_path: Path, log: Path, capsys: Any) -> None:
+def test_out_unwritable_is_refused_up_front(
+    tmp_path: Path, log: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     locked = tmp_path / "locked"
     locked.mkdir(mode=0o500)
     err = _one_line_exit_2(_argv("sweep", log, "--out", str(locked)), capsys)
@@ -106,7 +111,7 @@ def test_output_check_local_names_an_unwritable_directory(
     ],
 )
 def test_bad_master_url_names_the_forms_spark_accepts(
-    master: str, message: str, tmp_path: Path, capsys: Any
+    master: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     argv = [*COMMANDS["sweep"], "--master", master, "--out", str(tmp_path / "o")]
     assert message in _one_line_exit_2(argv, capsys)
@@ -120,7 +125,7 @@ def _closed_port() -> int:
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_unreachable_master_fails_at_once_in_one_line(
-    command: str, tmp_path: Path, log: Path, capsys: Any
+    command: str, tmp_path: Path, log: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     master = f"spark://127.0.0.1:{_closed_port()}"
     argv = _argv(command, log, "--master", master, "--out", str(tmp_path / "o"))
@@ -141,7 +146,9 @@ def test_check_master_accepts_what_spark_parses() -> None:
         check_master("mesos")
 
 
-def test_analyze_a_directory_of_non_event_files_names_the_file(tmp_path: Path, capsys: Any) -> None:
+def test_analyze_a_directory_of_non_event_files_names_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     logs = tmp_path / "logs"
     logs.mkdir()
     (logs / "grid.json").write_text(json.dumps({"scenarios": ["crash"]}, indent=2))
@@ -157,7 +164,9 @@ def test_analyze_a_directory_of_non_event_files_names_the_file(tmp_path: Path, c
     assert not (tmp_path / "o").exists()  # refused before anything was written
 
 
-def test_analyze_a_sweep_output_instead_of_its_events_says_so(tmp_path: Path, capsys: Any) -> None:
+def test_analyze_a_sweep_output_instead_of_its_events_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -201,7 +210,7 @@ def test_failure_cause_is_the_root_cause_in_one_line() -> None:
 
 
 def test_out_uri_of_an_unknown_filesystem_is_one_line(
-    spark: Any, log: Path, tmp_path: Path, capfd: Any
+    spark: SparkSession, log: Path, tmp_path: Path, capfd: Any
 ) -> None:
     """A URI is checked through Hadoop's FileSystem once Spark is up, before the work."""
     assert main(["analyze", str(log), "--out", "nosuch://bucket/out"]) == 2
@@ -210,7 +219,7 @@ def test_out_uri_of_an_unknown_filesystem_is_one_line(
     assert 'No FileSystem for scheme "nosuch"' in err and err.count("\n") == 1, err
 
 
-def test_spark_failures_become_one_line(spark: Any, tmp_path: Path) -> None:
+def test_spark_failures_become_one_line(spark: SparkSession, tmp_path: Path) -> None:
     from regroup.cli.analyze import spark_failures
     from regroup.cli.errors import UsageError
 
@@ -233,7 +242,7 @@ def test_output_locations_keep_uris_whole() -> None:
     assert Output("out/demo").join("metrics") == str(Path("out/demo") / "metrics")
 
 
-def test_output_writes_through_hadoops_filesystem(spark: Any, tmp_path: Path) -> None:
+def test_output_writes_through_hadoops_filesystem(spark: SparkSession, tmp_path: Path) -> None:
     """The driver's files of a URI output go through the JVM's Hadoop FileSystem (here the
     ``file://`` one, taken the remote way) and a URI that is a file is refused."""
     target = tmp_path / "remote"

@@ -6,6 +6,8 @@ import io
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from regroup.cli.analyze import SUMMARY_WIDTH, print_summary
 from regroup.pipeline.spark import _forward, is_noise
 
@@ -19,7 +21,9 @@ JVM_STDERR = (
 )
 
 
-def test_pipeline_jvm_noise_is_dropped_and_errors_are_kept(capsys: Any) -> None:
+def test_pipeline_jvm_noise_is_dropped_and_errors_are_kept(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     _forward(io.BytesIO(JVM_STDERR.encode()))
     err = capsys.readouterr().err
     assert err == "".join(JVM_STDERR.splitlines(keepends=True)[3:])
@@ -43,7 +47,7 @@ def _row(scenario: str, protocol: str, assignor: str, members: int) -> dict[str,
     }
 
 
-def test_pipeline_summary_fits_an_80_column_terminal(capsys: Any) -> None:
+def test_pipeline_summary_fits_an_80_column_terminal(capsys: pytest.CaptureFixture[str]) -> None:
     protocols = (("eager", "range"), ("cooperative", "cooperative-sticky"), ("consumer", "uniform"))
     rows = [
         _row(scenario, protocol, assignor, members)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -10,11 +10,14 @@ from regroup.pipeline.soak import soak_on_spark
 from regroup.sim.soak.check import run_scenario
 from regroup.sim.soak.schedule import Limits, draw_scenario
 
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
 # One worker runs the Spark tests and the real-client interop tests, one after another.
 pytestmark = pytest.mark.xdist_group("heavy")
 
 
-def test_soak_on_spark_matches_the_local_loop(spark: Any) -> None:
+def test_soak_on_spark_matches_the_local_loop(spark: SparkSession) -> None:
     limits = Limits(max_members=3, max_partitions=4)
     protocols, seeds = ("eager", "consumer"), range(3)
     summary = soak_on_spark(spark, protocols, seeds, limits)

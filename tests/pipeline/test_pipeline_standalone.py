@@ -23,12 +23,15 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 import regroup
 from regroup.cli.main import main
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 pytestmark = [pytest.mark.xdist_group("heavy"), pytest.mark.slow]
 
@@ -139,7 +142,10 @@ def _table(path: Path, key: tuple[str, ...]) -> list[dict[str, Any]]:
 
 
 def test_standalone_sweep_matches_local_mode(
-    cluster: tuple[str, dict[str, str]], spark: Any, tmp_path: Path, capsys: Any
+    cluster: tuple[str, dict[str, str]],
+    spark: SparkSession,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     master_url, env = cluster
     on_cluster = tmp_path / "cluster"

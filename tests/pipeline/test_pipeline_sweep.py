@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -14,6 +14,9 @@ from regroup.pipeline.schema import EVENT_SCHEMA, event_rows
 from regroup.pipeline.sweep import Grid, GridError, expand, parse_grid, sized
 from regroup.sim.scenario import builtin_scenario
 from regroup.sim.simulation import run_simulation
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 # One worker runs the Spark tests and the real-client interop tests, one after another.
 pytestmark = pytest.mark.xdist_group("heavy")
@@ -57,7 +60,9 @@ def test_pipeline_expand_skips_what_the_simulator_refuses() -> None:
     assert "upgrade-double-bounce consumer" in skipped[1] and "not for this protocol" in skipped[1]
 
 
-def test_pipeline_tiny_sweep_end_to_end(spark: Any, tmp_path: Path, capsys: Any) -> None:
+def test_pipeline_tiny_sweep_end_to_end(
+    spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """``regroup sweep``: grid -> runs in Spark tasks -> Parquet -> metrics -> report."""
     out = tmp_path / "sweep"
     argv = ["sweep", "--scenario", "scale-out", "--protocol", "cooperative,consumer"]
@@ -103,7 +108,7 @@ def test_pipeline_tiny_sweep_end_to_end(spark: Any, tmp_path: Path, capsys: Any)
     assert spark.read.parquet(str(out / "runs")).count() == 4
 
 
-def test_pipeline_reads_json_lines_logs(spark: Any, tmp_path: Path) -> None:
+def test_pipeline_reads_json_lines_logs(spark: SparkSession, tmp_path: Path) -> None:
     from regroup.sim.simulation import Settings
 
     result = run_simulation(Settings(scenario=builtin_scenario("crash"), members=2, partitions=2))
@@ -129,7 +134,9 @@ def test_pipeline_reads_json_lines_logs(spark: Any, tmp_path: Path) -> None:
         ["demo", "--seeds", "0", "--out", "OUT"],
     ],
 )
-def test_pipeline_cli_usage_errors(argv: list[str], tmp_path: Path, capsys: Any) -> None:
+def test_pipeline_cli_usage_errors(
+    argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     argv = [str(tmp_path / "out") if a == "OUT" else a for a in argv]
     assert main(argv) == 2
     err = capsys.readouterr().err

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,11 +25,11 @@ FAST_CONFIG = dataclasses.replace(
 )
 
 
-def fast_options(data_dir: Path | None = None, **changes: object) -> ServerOptions:
+def fast_options(data_dir: Path | None = None, **changes: Any) -> ServerOptions:
     options = ServerOptions(
         host="127.0.0.1", port=0, data_dir=data_dir, config=FAST_CONFIG, default_partitions=3
     )
-    return dataclasses.replace(options, **changes)  # type: ignore[arg-type]
+    return dataclasses.replace(options, **changes)
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from typing import Any
 
 from regroup.coordinator.config import GroupCoordinatorConfig
 from regroup.server.app import ServerOptions
-from regroup.server.client import WireClient
+from regroup.server.clients.wire_client import WireClient
 from regroup.server.security.config import SecurityConfig
 
 PASSWORDS = {"alice": "alice-secret", "mallory": "mallory-secret", "admin": "admin-secret"}

@@ -73,7 +73,7 @@ def run_kafka_python() -> None:
         "cooperative-sticky": CooperativeStickyAssignor,
     }
 
-    class Listener(ConsumerRebalanceListener):
+    class Listener(ConsumerRebalanceListener):  # type: ignore[misc]  # kafka-python: untyped
         def on_partitions_revoked(self, revoked: Any) -> None:
             STATE.revoked.append(sorted(tp.partition for tp in revoked))
 
@@ -148,7 +148,9 @@ def run_confluent() -> None:
     while True:
         message = consumer.poll(0.1)
         if message is not None and message.error() is None:
-            STATE.consumed.append([message.partition(), message.offset(), message.value().decode()])
+            value = message.value()
+            assert value is not None
+            STATE.consumed.append([message.partition(), message.offset(), value.decode()])
         while not COMMANDS.empty():
             command = COMMANDS.get()
             assignment = [tp.partition for tp in consumer.assignment()]
@@ -176,7 +178,7 @@ async def run_aiokafka() -> None:
 
     assignors = {"range": RangePartitionAssignor, "roundrobin": RoundRobinPartitionAssignor}
 
-    class Listener(ConsumerRebalanceListener):  # type: ignore[misc]
+    class Listener(ConsumerRebalanceListener):  # type: ignore[misc]  # kafka-python: untyped
         def on_partitions_revoked(self, revoked: Any) -> None:
             STATE.revoked.append(sorted(tp.partition for tp in revoked))
 

@@ -19,12 +19,12 @@ from regroup.model.requests.offsets import (
     OffsetFetchResponsePartition,
     OffsetFetchResponseTopic,
 )
-from regroup.server import large_requests
+from regroup.server.apis import large_requests
+from regroup.server.apis.fetch_waiters import FetchWaiters
 from regroup.server.app import RegroupServer, ServerOptions
-from regroup.server.client import RequestEncoder, fetch_values
-from regroup.server.connection import ConnectionState
-from regroup.server.fetch_waiters import FetchWaiters
-from regroup.server.log import Log, encode_batch
+from regroup.server.clients.wire_client import RequestEncoder, fetch_values
+from regroup.server.log.partitions import Log, encode_batch
+from regroup.server.net.connection import ConnectionState
 
 ENC = RequestEncoder("test")
 

@@ -17,9 +17,9 @@ from regroup.model.requests.consumer import (
     TopicPartitions,
 )
 from regroup.model.uuid import Uuid
-from regroup.server import assignor_rpc, codec
-from regroup.server.client import RequestEncoder
-from regroup.server.versions import INSTALL_ASSIGNMENT_KEY, PREPARE_ASSIGNMENT_KEY
+from regroup.server.clients.wire_client import RequestEncoder
+from regroup.server.wire import assignor_rpc, codec
+from regroup.server.wire.versions import INSTALL_ASSIGNMENT_KEY, PREPARE_ASSIGNMENT_KEY
 
 ids = st.builds(Uuid, st.integers(-(2**63), 2**63 - 1), st.integers(-(2**63), 2**63 - 1))
 text = st.text(max_size=10)

@@ -19,7 +19,6 @@ import time
 from pathlib import Path
 
 import pytest
-from broker_log_clients import CLIENTS, PARTITIONS, TOPIC, Member, run_group
 
 from regroup.brokerlog import coordinator_partition
 from regroup.events import (
@@ -35,6 +34,7 @@ from regroup.history.formats import parse
 from regroup.history.lines import Record, parse_line
 from regroup.history.rebalances import reconstruct
 from regroup.testing import Broker
+from tests.server.broker_log_clients import CLIENTS, PARTITIONS, TOPIC, Member, run_group
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("heavy")]
 

@@ -25,8 +25,8 @@ from regroup.consumer.member.state import MemberState
 from regroup.model.errors import ErrorCode
 from regroup.model.topic_partition import TopicPartition
 from regroup.server.background import BackgroundServer
-from regroup.server.client import WireClient
-from regroup.server.wire_member import WireMember, fetch_metadata
+from regroup.server.clients.wire_client import WireClient
+from regroup.server.clients.wire_member import WireMember, fetch_metadata
 
 #: The members' own clock: it jumps a heartbeat interval per round, so the test
 #: never sleeps (the server keeps the wall clock; its session timeout is seconds).

@@ -15,10 +15,10 @@ from kio.serial import entity_reader
 
 from regroup.model.errors import ErrorCode
 from regroup.model.requests import classic
-from regroup.server import codec
-from regroup.server.client import RequestEncoder
-from regroup.server.mapping import GROUP_APIS
-from regroup.server.versions import ADVERTISED
+from regroup.server.clients.wire_client import RequestEncoder
+from regroup.server.wire import codec
+from regroup.server.wire.mapping import GROUP_APIS
+from regroup.server.wire.versions import ADVERTISED
 
 
 class _Encoder(RequestEncoder):
@@ -135,7 +135,7 @@ def test_server_mutated_valid_requests_never_escape(cut: int, noise: bytes) -> N
 
 def test_server_encode_response_writes_size_prefix() -> None:
     cls: Any = load_response_schema(12, 1)
-    from regroup.server.kio_build import build
+    from regroup.server.wire.kio_build import build
 
     frame = codec.encode_response(12, 1, 5, build(cls, {"throttle_time": 0, "error_code": 27}))
     (size,) = struct.unpack_from(">i", frame, 0)
@@ -147,7 +147,7 @@ def test_server_encode_response_writes_size_prefix() -> None:
 @pytest.mark.parametrize("version", range(0, 5))
 @pytest.mark.parametrize("error", [0, 27, 25])
 def test_server_direct_heartbeat_response_matches_kio(version: int, error: int) -> None:
-    from regroup.server.kio_build import build
+    from regroup.server.wire.kio_build import build
 
     cls: Any = load_response_schema(12, version)
     kio_frame = codec.encode_response(

@@ -10,7 +10,7 @@ from kio.index import load_response_schema
 from kio.serial import entity_reader
 
 from regroup.server.background import BackgroundServer
-from regroup.server.client import WireClient, WireClientError, fetch_values
+from regroup.server.clients.wire_client import WireClient, WireClientError, fetch_values
 
 
 def _client(server: BackgroundServer) -> WireClient:

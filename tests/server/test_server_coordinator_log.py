@@ -9,7 +9,7 @@ from pathlib import Path
 
 from regroup.brokerlog import timestamp
 from regroup.events import GroupEpochBumped
-from regroup.server.client import WireClient
+from regroup.server.clients.wire_client import WireClient
 from regroup.server.coordinator_log import (
     KAFKA_LOGGER,
     CoordinatorLogSink,

@@ -14,7 +14,7 @@ from regroup.events import RecordsProduced
 from regroup.model.topic_partition import TopicPartition
 from regroup.server import events as events_module
 from regroup.server.events import EventSink
-from regroup.server.log import encode_batch
+from regroup.server.log.partitions import encode_batch
 
 
 class _FullDisk:
@@ -66,8 +66,8 @@ def test_a_produce_is_answered_when_the_event_log_cannot_be_written(
     from kio.serial import entity_reader
 
     from regroup.server.app import RegroupServer, ServerOptions
-    from regroup.server.client import RequestEncoder
-    from regroup.server.connection import ConnectionState
+    from regroup.server.clients.wire_client import RequestEncoder
+    from regroup.server.net.connection import ConnectionState
 
     produce = {
         "transactional_id": None,

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from regroup.server.client import WireClient
-from regroup.server.faults import FaultError, api_key_of, error_code_of, read_client_id
+from regroup.server.clients.wire_client import WireClient
+from regroup.server.control.faults import FaultError, api_key_of, error_code_of, read_client_id
 from regroup.testing import Broker
 from regroup.testing.broker import ControlError
 

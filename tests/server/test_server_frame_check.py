@@ -46,10 +46,10 @@ from kio.serial.readers import (
 )
 
 import regroup
-from regroup.server import codec, frame_check, heartbeat_codec, tags
-from regroup.server.client import RequestEncoder, WireClient
-from regroup.server.fuzz import minimal_request, sample_request, seed_body
-from regroup.server.versions import ADVERTISED, INSTALL_ASSIGNMENT_KEY, PREPARE_ASSIGNMENT_KEY
+from regroup.server.clients.wire_client import RequestEncoder, WireClient
+from regroup.server.control.fuzz import minimal_request, sample_request, seed_body
+from regroup.server.wire import codec, frame_check, heartbeat_codec, tags
+from regroup.server.wire.versions import ADVERTISED, INSTALL_ASSIGNMENT_KEY, PREPARE_ASSIGNMENT_KEY
 
 #: The frame of the issue: size 18, ListGroups v4, correlation id 1, client id "x",
 #: no header tags, then a states_filter COMPACT_ARRAY whose count varint is 2^32 - 1.

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import random
 
-from regroup.server.fuzz import fuzz, mutate, seeds
-from regroup.server.versions import ADVERTISED
+from regroup.server.control.fuzz import fuzz, mutate, seeds
+from regroup.server.wire.versions import ADVERTISED
 
 
 def test_server_fuzz_sample_has_no_crash() -> None:

@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
-from regroup.server.acceptor import Acceptor, ConnectionSlots, bind_listening_sockets
 from regroup.server.app import RegroupServer, ServerOptions
 from regroup.server.background import BackgroundServer
-from regroup.server.client import RequestEncoder, WireClient
-from regroup.server.connection import CloseConnection, ConnectionState
+from regroup.server.clients.wire_client import RequestEncoder, WireClient
 from regroup.server.limits import ServerLimits
-from regroup.server.log_limit import RateLimitedLog
+from regroup.server.net.acceptor import Acceptor, ConnectionSlots, bind_listening_sockets
+from regroup.server.net.connection import CloseConnection, ConnectionState
+from regroup.server.net.log_limit import RateLimitedLog
 
 #: JoinGroup v3 (correlation id 1, client id ``dup``) of group ``g`` that lists ``range``
 #: twice, with the same consumer Subscription (topic ``t``) each time.
@@ -244,7 +244,7 @@ def test_server_closes_idle_and_half_sent_connections(
             assert _closed_by_server(half)
             assert _closed_by_server(idle)
         assert running.server is not None
-        assert running.call(lambda: running.server.stats["closed_idle"]) >= 2  # type: ignore[union-attr]
+        assert running.call(lambda: running.server.stats["closed_idle"]) >= 2
 
 
 def test_server_max_connections_makes_a_new_connection_wait_for_a_slot(
@@ -266,7 +266,7 @@ def test_server_max_connections_makes_a_new_connection_wait_for_a_slot(
                 third.send(frame)
                 # Waiting in the listening socket's backlog: no answer, not closed.
                 assert third.receive(within_s=0.5) is None
-                assert running.call(lambda: running.server.connections_waited) == 1  # type: ignore[union-attr]
+                assert running.call(lambda: running.server.connections_waited) == 1
                 first.close()  # a slot frees: the third is accepted and answered
                 answer = third.receive(within_s=10)
                 assert answer is not None and answer[:4] == correlation.to_bytes(4, "big")
@@ -275,7 +275,7 @@ def test_server_max_connections_makes_a_new_connection_wait_for_a_slot(
 
 
 def test_connection_slots_are_shared_by_listeners_and_an_idle_one_holds_none() -> None:
-    """Rule 1 of ``regroup.server.acceptor``: a slot is taken after accept, so a second
+    """Rule 1 of ``regroup.server.net.acceptor``: a slot is taken after accept, so a second
     listener that nobody connects to does not hold one; over the limit, the accepted
     connection waits and is made once a slot is given back."""
 

@@ -19,18 +19,19 @@ from regroup.model.requests.consumer import (
     TopicPartitions,
 )
 from regroup.model.uuid import Uuid
-from regroup.server import codec, heartbeat_codec
-from regroup.server.client import RequestEncoder
-from regroup.server.heartbeat_codec import HeartbeatDecodeError
-from regroup.server.mapping import GROUP_APIS
+from regroup.server.clients.wire_client import RequestEncoder
+from regroup.server.wire import codec, heartbeat_codec
+from regroup.server.wire.heartbeat_codec import HeartbeatDecodeError
+from regroup.server.wire.mapping import GROUP_APIS
 
 ids = st.builds(Uuid, st.integers(-(2**63), 2**63 - 1), st.integers(-(2**63), 2**63 - 1))
 names = st.text(max_size=8)
 maybe = st.none() | names
-owned = st.none() | st.lists(
+partitions = st.lists(
     st.builds(TopicPartitions, ids, st.lists(st.integers(0, 2**31 - 1), max_size=4).map(tuple)),
     max_size=3,
 ).map(tuple)
+owned = st.none() | partitions
 assignors = st.none() | st.lists(
     st.builds(
         ClientAssignor,
@@ -141,10 +142,7 @@ responses = st.builds(
     maybe,
     st.integers(-1, 2**31 - 1),
     st.integers(0, 10_000),
-    st.none()
-    | owned.filter(lambda o: o is not None).map(
-        lambda o: ConsumerGroupHeartbeatAssignment(o)  # type: ignore[arg-type]
-    ),
+    st.none() | partitions.map(ConsumerGroupHeartbeatAssignment),
     st.integers(0, 100),
 )
 

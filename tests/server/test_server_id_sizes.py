@@ -28,10 +28,10 @@ from regroup.events import MemberJoined
 from regroup.records import CoordinatorRecord
 from regroup.records.offsets import OffsetCommitKey, OffsetCommitValue
 from regroup.server.app import RegroupServer, ServerOptions
-from regroup.server.client import RequestEncoder, join_group_values, sync_group_values
-from regroup.server.connection import ConnectionState
+from regroup.server.clients.wire_client import RequestEncoder, join_group_values, sync_group_values
 from regroup.server.events import EventSink
-from regroup.server.store import SqliteRecordStore
+from regroup.server.log.store import SqliteRecordStore
+from regroup.server.net.connection import ConnectionState
 
 ID = 256 * 1024
 ENC = RequestEncoder("test")

@@ -25,7 +25,7 @@ import pytest
 
 from regroup.assignors.classic.api import Subscription
 from regroup.classic.protocol import encode_subscription
-from regroup.server.client import WireClient
+from regroup.server.clients.wire_client import WireClient
 
 JOIN_V, SYNC_V, LEAVE_V, DESCRIBE_V = 7, 5, 4, 5
 SESSION_MS = 6_000  # group.min.session.timeout.ms, so the test's wait is short

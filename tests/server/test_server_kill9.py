@@ -25,8 +25,8 @@ from typing import Any
 
 from kio.records.readers import read_batch
 
-from regroup.server.client import WireClient, fetch_values
-from regroup.server.log import encode_batch
+from regroup.server.clients.wire_client import WireClient, fetch_values
+from regroup.server.log.partitions import encode_batch
 
 TOPIC = "durable"
 PARTITIONS = 2

@@ -22,7 +22,7 @@ from crc32c import crc32c
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regroup.server.log import Log, PartitionLog, encode_batch
+from regroup.server.log.partitions import Log, PartitionLog, encode_batch
 
 
 def _records(partition: PartitionLog) -> list[tuple[int, bytes]]:

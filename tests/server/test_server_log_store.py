@@ -12,8 +12,8 @@ from kio.records.readers import read_batch
 from regroup.model.errors import ErrorCode, KafkaProtocolError
 from regroup.records import CoordinatorRecord
 from regroup.records.offsets import OffsetCommitKey, OffsetCommitValue
-from regroup.server.log import Log, encode_batch
-from regroup.server.store import SqliteRecordStore
+from regroup.server.log.partitions import Log, encode_batch
+from regroup.server.log.store import SqliteRecordStore
 
 
 def _batch(values: list[bytes]) -> bytes:

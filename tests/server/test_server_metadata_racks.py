@@ -7,14 +7,15 @@ wire member reads a cluster) does the same through ``replica_racks``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from regroup.model import Uuid
 from regroup.model.errors import ErrorCode
 from regroup.model.metadata import replica_racks
-from regroup.server.codec import response_class
-from regroup.server.kio_build import build
-from regroup.server.wire_member import fetch_metadata
+from regroup.server.clients.wire_client import WireClient
+from regroup.server.clients.wire_member import fetch_metadata
+from regroup.server.wire.codec import response_class
+from regroup.server.wire.kio_build import build
 
 
 def _partition(index: int, replicas: tuple[int, ...]) -> dict[str, Any]:
@@ -67,9 +68,14 @@ class _Client:
         return self.response
 
 
+def _client(response: Any) -> WireClient:
+    """A wire client that answers Metadata v12 with ``response`` (the one call it gets)."""
+    return cast("WireClient", _Client(response))
+
+
 def test_null_broker_racks_add_no_rack() -> None:
     response = _response({1: "a", 2: None, 3: "b"}, [(1, 2), (2,), (3, 1), (2, 4)])
-    topic = fetch_metadata(_Client(response)).topic("t")
+    topic = fetch_metadata(_client(response)).topic("t")
     assert topic is not None
     # Broker 4 is not in the response: like a null rack, it adds nothing.
     assert topic.partition_racks == (
@@ -82,7 +88,7 @@ def test_null_broker_racks_add_no_rack() -> None:
 
 def test_no_broker_with_a_rack_means_no_racks_known() -> None:
     response = _response({1: None, 2: None}, [(1, 2), (2, 1)])
-    topic = fetch_metadata(_Client(response)).topic("t")
+    topic = fetch_metadata(_client(response)).topic("t")
     assert topic is not None and topic.partitions == 2
     assert topic.partition_racks == ()
 

@@ -23,9 +23,9 @@ from regroup.records import CoordinatorRecord
 from regroup.records.offsets import OffsetCommitKey, OffsetCommitValue
 from regroup.server.app import RegroupServer, ServerOptions
 from regroup.server.background import BackgroundServer
-from regroup.server.client import WireClient
-from regroup.server.log import Log
-from regroup.server.store import SqliteRecordStore, StoreError
+from regroup.server.clients.wire_client import WireClient
+from regroup.server.log.partitions import Log
+from regroup.server.log.store import SqliteRecordStore, StoreError
 
 
 def _client(server: BackgroundServer) -> WireClient:
@@ -116,7 +116,7 @@ def test_server_skips_and_counts_a_record_that_cannot_apply(
             ('[99,"x"]', 100, '{"type": 99, "key": {}}'),
         )
     db.close()
-    with caplog.at_level(logging.ERROR, logger="regroup.server.store"):
+    with caplog.at_level(logging.ERROR, logger="regroup.server.log.store"):
         server = RegroupServer(ServerOptions(port=0, data_dir=tmp_path))
     try:
         assert server.stats["records_skipped"] == 2

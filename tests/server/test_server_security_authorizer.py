@@ -160,6 +160,8 @@ bindings = st.builds(
     st.sampled_from(OPS),
     st.sampled_from([ALLOW, DENY]),
 )
+#: A request to authorize: principal, operation, resource type, resource name.
+Request = tuple[str, AclOperation, ResourceType, str]
 requests = st.tuples(
     st.sampled_from(["User:alice", "User:bob"]),
     st.sampled_from(OPS),
@@ -170,7 +172,7 @@ requests = st.tuples(
 
 @settings(max_examples=100, deadline=None)
 @given(st.lists(bindings, max_size=8), requests, st.booleans())
-def test_deny_wins(acls: list[AclBinding], request: tuple, everyone: bool) -> None:  # type: ignore[type-arg]
+def test_deny_wins(acls: list[AclBinding], request: Request, everyone: bool) -> None:
     principal, op, rtype, name = request
     authorizer = Authorizer(AuthorizerConfig(allow_everyone_if_no_acl_found=everyone), acls)
     deny = acl(DENY, principal, op, rtype, name)
@@ -184,7 +186,7 @@ def test_deny_wins(acls: list[AclBinding], request: tuple, everyone: bool) -> No
 
 @settings(max_examples=100, deadline=None)
 @given(st.lists(bindings, max_size=8), requests)
-def test_super_users_are_always_allowed(acls: list[AclBinding], request: tuple) -> None:  # type: ignore[type-arg]
+def test_super_users_are_always_allowed(acls: list[AclBinding], request: Request) -> None:
     principal, op, rtype, name = request
     denies = [acl(DENY, principal, AclOperation.ALL, rtype, "*")]
     authorizer = Authorizer(AuthorizerConfig(super_users=frozenset({principal})), acls + denies)
@@ -193,7 +195,7 @@ def test_super_users_are_always_allowed(acls: list[AclBinding], request: tuple) 
 
 @settings(max_examples=100, deadline=None)
 @given(st.lists(bindings, max_size=8), requests)
-def test_implied_operations(acls: list[AclBinding], request: tuple) -> None:  # type: ignore[type-arg]
+def test_implied_operations(acls: list[AclBinding], request: Request) -> None:
     principal, op, rtype, name = request
     authorizer = Authorizer(acls=[a for a in acls if a.permission is ALLOW])
     if authorizer.authorize(principal, "10.0.0.1", op, rtype, name) and op in (
@@ -219,7 +221,7 @@ def test_implied_operations(acls: list[AclBinding], request: tuple) -> None:  # 
 @given(st.lists(bindings, max_size=8), requests)
 def test_adding_an_allow_never_revokes_and_a_deny_never_grants(
     acls: list[AclBinding],
-    request: tuple,  # type: ignore[type-arg]
+    request: Request,
 ) -> None:
     principal, op, rtype, name = request
     authorizer = Authorizer(acls=acls)
@@ -240,7 +242,7 @@ def test_adding_an_allow_never_revokes_and_a_deny_never_grants(
 def test_the_index_finds_what_a_scan_finds(
     acls: list[AclBinding],
     removed_names: list[str | None],
-    request: tuple,  # type: ignore[type-arg]
+    request: Request,
 ) -> None:
     """Rule 2 from the index equals rule 2 from a scan, after adds and removes."""
     _, _, rtype, name = request

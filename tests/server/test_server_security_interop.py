@@ -14,9 +14,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from security_support import MECHANISMS, PASSWORDS, secure_options
 
 from regroup.server.background import BackgroundServer
+from tests.server.security_support import MECHANISMS, PASSWORDS, secure_options
 
 TOPIC = "orders"
 
@@ -145,8 +145,10 @@ def confluent_round_trip(bootstrap: str, mechanism: str, group: str, value: byte
             if error is not None:
                 raise RuntimeError(error.name())
             if message.value() == value:
-                consumer.commit(message, asynchronous=False)
-                (tp,) = consumer.committed([TopicPartition(TOPIC, message.partition())], 10)
+                consumer.commit(message=message, asynchronous=False)
+                partition = message.partition()
+                assert partition is not None
+                (tp,) = consumer.committed([TopicPartition(TOPIC, partition)], 10)
                 return int(tp.offset)
         raise AssertionError("the produced record never came")
     finally:
@@ -221,7 +223,8 @@ def test_confluent_wrong_password_reports_kafkas_message(
 
     errors: list[str] = []
     conf = _confluent(server.bootstrap, mechanism, "alice", "wrong")
-    admin = AdminClient({**conf, "error_cb": lambda err: errors.append(err.str())})
+    # confluent-kafka's stubs type config values as str | int | float; error_cb is a callable.
+    admin = AdminClient({**conf, "error_cb": lambda err: errors.append(err.str())})  # type: ignore[dict-item]
     with pytest.raises(KafkaException):
         admin.list_topics(timeout=3)
     admin.poll(0.5)  # serve the error callbacks

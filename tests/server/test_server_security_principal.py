@@ -136,7 +136,7 @@ def test_malformed_der_only_raises_certificate_name_error(data: bytes, cut: int)
 def test_an_unreadable_certificate_closes_the_connection() -> None:
     """A certificate the TLS layer verified but whose subject cannot be read gets no
     principal: the session is refused (the connection closes), never ANONYMOUS."""
-    from regroup.server.connection import CloseConnection
+    from regroup.server.net.connection import CloseConnection
     from regroup.server.security.config import Listener, SecurityConfig, SecurityProtocol
     from regroup.server.security.service import Security
 

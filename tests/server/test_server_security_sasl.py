@@ -26,6 +26,7 @@ from regroup.server.security.scram import (
     ScramServer,
     credential_from_password,
 )
+from regroup.server.wire.codec import DecodedRequest
 
 SHA256 = ScramMechanism.SCRAM_SHA_256
 #: SaslAuthenticate v2 (header v2, client id null) carrying PLAIN's \0alice\0pw.
@@ -223,7 +224,7 @@ def test_security_configs_by_kafkas_names() -> None:
 def test_unauthenticated_frames_only_answer_or_close(frames: list[bytes]) -> None:
     """Whatever an unauthenticated client sends, a frame is answered or closes the
     connection (CloseConnection); nothing else escapes and nobody gets authenticated."""
-    from regroup.server.connection import CloseConnection
+    from regroup.server.net.connection import CloseConnection
     from regroup.server.security.config import Listener, SecurityProtocol
     from regroup.server.security.service import Security
 
@@ -253,11 +254,11 @@ def test_the_fuzzed_frames_can_authenticate() -> None:
     assert session.authenticated and session.principal == "User:alice"
 
 
-def _versions(req: object) -> object:
-    from regroup.server.cluster import Cluster
-    from regroup.server.log import Log
+def _versions(req: DecodedRequest) -> object:
+    from regroup.server.apis.cluster import Cluster
+    from regroup.server.log.partitions import Log
 
-    return Cluster(Log(None), host="h", port=1, node_id=0).api_versions(req)  # type: ignore[arg-type]
+    return Cluster(Log(None), host="h", port=1, node_id=0).api_versions(req)
 
 
 def _security() -> object:

@@ -14,10 +14,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from security_support import PASSWORDS, plain_login, secure_options
 
 from regroup.server.background import BackgroundServer
-from regroup.server.client import WireClient
+from regroup.server.clients.wire_client import WireClient
 from regroup.server.security.acl import (
     AclBinding,
     AclBindingFilter,
@@ -26,6 +25,7 @@ from regroup.server.security.acl import (
     PatternType,
     ResourceType,
 )
+from tests.server.security_support import PASSWORDS, plain_login, secure_options
 
 pytestmark = pytest.mark.xdist_group("heavy")
 
@@ -275,8 +275,9 @@ def test_a_kip_848_consumer_joins_under_acls_and_is_refused_without(
             deadline = time.monotonic() + 15
             while time.monotonic() < deadline:
                 message = consumer.poll(0.3)
-                if message is not None and message.error() is not None:
-                    errors.append(message.error().name())
+                error = None if message is None else message.error()
+                if error is not None:
+                    errors.append(error.name())
                     break
                 if expected is None and len(consumer.assignment()) == 2:
                     break

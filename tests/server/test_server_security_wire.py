@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from security_support import plain_login, secure_options
 
 from regroup.server.app import ServerOptions
 from regroup.server.background import BackgroundServer
-from regroup.server.client import WireClient, WireClientError
+from regroup.server.clients.wire_client import WireClient, WireClientError
+from tests.server.security_support import plain_login, secure_options
 
 ILLEGAL_SASL_STATE = 34
 UNSUPPORTED_SASL_MECHANISM = 33
@@ -31,7 +32,7 @@ def sasl_server(tmp_path: Path) -> Iterator[BackgroundServer]:
 
 
 def client_as(server: BackgroundServer, user: str) -> WireClient:
-    from security_support import PASSWORDS
+    from tests.server.security_support import PASSWORDS
 
     client = WireClient("127.0.0.1", server.port)
     answer = plain_login(client, user, PASSWORDS[user])
@@ -291,9 +292,8 @@ def test_regroup_groups_logs_in_with_a_command_config(
     sasl_server: BackgroundServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """``regroup groups --command-config`` (kafka-consumer-groups.sh's option) over SASL."""
-    from security_support import PASSWORDS
-
     from regroup.cli.main import main
+    from tests.server.security_support import PASSWORDS
 
     with client_as(sasl_server, "alice") as alice:
         assert alice.request(11, 5, _join("shop")).error_code.value == 79
@@ -473,7 +473,7 @@ def test_sasl_server_max_receive_size_is_a_config(tmp_path: Path) -> None:
 
 
 def _control(client: WireClient, command: str, **args: object) -> dict[str, object]:
-    from regroup.server.control import decode_answer, encode_command
+    from regroup.server.control.commands import decode_answer, encode_command
 
     client.send_raw(encode_command(7, "t", command, args))
     return decode_answer(client.read_frame())[1]
@@ -499,7 +499,7 @@ def test_the_control_channel_is_behind_the_login_and_alter_on_the_cluster(
     server = controlled_sasl_server
     for command, args in (("list_groups", {}), ("fence_member", {"group_id": "shop"})):
         with WireClient("127.0.0.1", server.port) as stranger:
-            from regroup.server.control import encode_command
+            from regroup.server.control.commands import encode_command
 
             stranger.send_raw(encode_command(1, "t", command, args))
             assert closed(stranger)
@@ -527,9 +527,8 @@ def test_regroup_ctl_logs_in_with_a_command_config(
 ) -> None:
     import json
 
-    from security_support import PASSWORDS
-
     from regroup.cli.main import main
+    from tests.server.security_support import PASSWORDS
 
     bootstrap = ["--bootstrap-server", f"127.0.0.1:{controlled_sasl_server.port}"]
     config = tmp_path / "admin.properties"
@@ -550,7 +549,7 @@ def test_regroup_ctl_logs_in_with_a_command_config(
     assert "CLUSTER_AUTHORIZATION_FAILED" in capsys.readouterr().err
 
 
-def _heartbeat_until_assigned(client: WireClient, values: dict[str, object]) -> object:
+def _heartbeat_until_assigned(client: WireClient, values: dict[str, object]) -> Any:
     """ConsumerGroupHeartbeat v1 until the answer carries an assignment (the regex is
     resolved on the server's next timer); the last answer."""
     import time

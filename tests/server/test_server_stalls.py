@@ -22,13 +22,13 @@ from kio.index import load_response_schema
 from kio.serial import entity_reader
 
 from regroup.model.requests.admin import DescribeGroupsRequest
-from regroup.server import large_requests
+from regroup.server.apis import large_requests
+from regroup.server.apis.fetch_waiters import FetchWaiters
 from regroup.server.app import RegroupServer, ServerOptions
 from regroup.server.background import BackgroundServer
-from regroup.server.client import RequestEncoder, WireClient, fetch_values
-from regroup.server.connection import ConnectionState
-from regroup.server.fetch_waiters import FetchWaiters
-from regroup.server.log import encode_batch
+from regroup.server.clients.wire_client import RequestEncoder, WireClient, fetch_values
+from regroup.server.log.partitions import encode_batch
+from regroup.server.net.connection import ConnectionState
 
 ENC = RequestEncoder("test")
 
@@ -197,7 +197,7 @@ def test_a_produce_re_runs_only_the_parked_fetches_it_satisfies() -> None:
             server.create_topic("hot", 1)
             batch = len(encode_batch([b"r"], 0))
 
-            def park(min_bytes: int, conn_id: int) -> asyncio.Task[bytes]:
+            def park(min_bytes: int, conn_id: int) -> asyncio.Task[bytes | None]:
                 values = _fetch_topics([("hot", [(0, 0)])], 1 << 20, min_bytes=min_bytes)
                 values["max_wait"] = 60_000
                 served = server.serve_now(ConnectionState(conn_id, "t"), _body(1, 12, values))

@@ -17,9 +17,9 @@ from kio.index import load_response_schema
 from kio.serial import entity_reader
 
 from regroup.server.app import RegroupServer, ServerOptions
-from regroup.server.client import RequestEncoder
-from regroup.server.connection import ConnectionState
-from regroup.server.store import SqliteRecordStore
+from regroup.server.clients.wire_client import RequestEncoder
+from regroup.server.log.store import SqliteRecordStore
+from regroup.server.net.connection import ConnectionState
 
 ENC = RequestEncoder("test")
 NOT_COORDINATOR = 16
@@ -204,7 +204,7 @@ def test_a_topic_whose_list_cannot_be_written_is_not_created(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Else it would live until a restart, and its partition files would have no name."""
-    from regroup.server import log as log_module
+    from regroup.server.log import partitions as log_module
 
     real = log_module._write_durably
 

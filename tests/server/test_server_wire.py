@@ -7,6 +7,7 @@ import struct
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -15,10 +16,10 @@ from kio.records.readers import read_batch
 from regroup.events import event_from_json_line
 from regroup.server.app import ServerOptions
 from regroup.server.background import BackgroundServer
-from regroup.server.client import WireClient, WireClientError, fetch_values
-from regroup.server.kio_build import to_uuid
-from regroup.server.log import encode_batch
-from regroup.server.versions import ADVERTISED
+from regroup.server.clients.wire_client import WireClient, WireClientError, fetch_values
+from regroup.server.log.partitions import encode_batch
+from regroup.server.wire.kio_build import to_uuid
+from regroup.server.wire.versions import ADVERTISED
 
 
 def _client(server: BackgroundServer) -> WireClient:
@@ -220,7 +221,7 @@ def test_server_unknown_api_version_of_api_versions_gets_v0_answer(
     assert (cid, error) == (9, 35)
 
 
-def _join(client: WireClient, member_id: str, session_timeout_ms: int = 30_000) -> object:
+def _join(client: WireClient, member_id: str, session_timeout_ms: int = 30_000) -> Any:
     return client.request(
         11,
         5,
@@ -246,10 +247,10 @@ def test_server_restart_keeps_groups_and_committed_offsets(
         assert first.server is not None
         first.call(first.server.create_topic, "t", 1)  # offsets only for partitions that exist
         required = _join(client, "")
-        assert required.error_code.value == 79  # type: ignore[attr-defined]
-        joined = _join(client, required.member_id)  # type: ignore[attr-defined]
-        assert joined.error_code.value == 0  # type: ignore[attr-defined]
-        member, generation = joined.member_id, joined.generation_id  # type: ignore[attr-defined]
+        assert required.error_code.value == 79
+        joined = _join(client, required.member_id)
+        assert joined.error_code.value == 0
+        member, generation = joined.member_id, joined.generation_id
         synced = client.request(
             14,
             3,
@@ -319,8 +320,8 @@ def test_server_restart_expires_a_replayed_member_that_never_returns(
     # a member that died with the old server would hold its partitions forever.
     with BackgroundServer(fast_options_factory(tmp_path)) as first, _client(first) as client:
         required = _join(client, "", session_timeout_ms=600)
-        joined = _join(client, required.member_id, session_timeout_ms=600)  # type: ignore[attr-defined]
-        member, generation = joined.member_id, joined.generation_id  # type: ignore[attr-defined]
+        joined = _join(client, required.member_id, session_timeout_ms=600)
+        member, generation = joined.member_id, joined.generation_id
         synced = client.request(
             14,
             3,

@@ -28,13 +28,14 @@ import os
 import shutil
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from regroup.coordinator.result import CoordinatorResult
 from regroup.records import CoordinatorRecord
-from regroup.server import store as store_module
-from regroup.server.store import SqliteRecordStore
+from regroup.server.log import store as store_module
+from regroup.server.log.store import SqliteRecordStore
 from regroup.testing import CoordinatorTestContext, InProcessGroup
 
 TOPICS = {"orders": 6, "audit": 2}
@@ -143,12 +144,12 @@ def crash_while_appending(acknowledged: Path, path: Path, index: int, written: i
             seen = 0
             key_text = store_module._key_text
 
-            def die_at_the_boundary(record: CoordinatorRecord) -> str:
+            def die_at_the_boundary(data: dict[str, Any]) -> str:
                 nonlocal seen
                 if seen == written:
                     os._exit(KILLED)  # mid-transaction: no COMMIT, no ROLLBACK, no close
                 seen += 1
-                return key_text(record)
+                return key_text(data)
 
             store_module._key_text = die_at_the_boundary
             store.append(BATCHES[index])

@@ -12,10 +12,10 @@ they own partitions, commits by non-owners and offsets going back included.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sim_event_logs import MEMBERS, observed_logs
 
 from regroup.events import (
     ConsumerStopped,
@@ -44,6 +44,7 @@ from regroup.sim.partition_table import (
     with_member,
     without_member,
 )
+from tests.sim.sim_event_logs import MEMBERS, observed_logs
 
 #: Ids a topic has, and ids only a hand-written log has (numbered through the sparse dict).
 partition_ids = st.one_of(st.integers(0, 5), st.sampled_from((-3, DENSE_IDS, 2**40)))
@@ -57,7 +58,7 @@ def test_numbers_are_dense_stable_and_every_column_keeps_up(
 ) -> None:
     table = PartitionTable()
     early = [table.column(d) for d in defaults[:2]]
-    numbers = {}
+    numbers: dict[TopicPartition, int] = {}
     for i, tp in enumerate(seen):
         if i == len(seen) // 2:
             late = [table.column(d) for d in defaults[2:]]
@@ -175,8 +176,8 @@ def _partition_metrics_by_definition(events: list[Event]) -> dict[str, object]:
     processed_high: dict[TopicPartition, int] = {}
     peak_lag: int | None = None  # the largest lag after an event of the window
 
-    def release(member: str, tps: object, ts: int) -> None:
-        for tp in list(tps):  # type: ignore[call-overload]
+    def release(member: str, tps: Iterable[TopicPartition], ts: int) -> None:
+        for tp in list(tps):
             owns[member].discard(tp)
             if tp in serving and member in serving[tp]:
                 serving[tp].discard(member)
@@ -206,8 +207,9 @@ def _partition_metrics_by_definition(events: list[Event]) -> dict[str, object]:
                     continue
                 if tp not in serving:
                     serving[tp], idle_since[tp] = set(), None
-                if not serving[tp] and idle_since[tp] is not None:
-                    spans[tp].append((idle_since[tp], ts))  # type: ignore[arg-type]
+                since = idle_since[tp]
+                if not serving[tp] and since is not None:
+                    spans[tp].append((since, ts))
                     idle_since[tp] = None
                 serving[tp].add(e.member_id)
         elif isinstance(e, PartitionsRevoked | PartitionsLost):
@@ -228,8 +230,9 @@ def _partition_metrics_by_definition(events: list[Event]) -> dict[str, object]:
     idle: dict[str, int] = {}
     longest = 0
     for tp in serving:
-        closed = spans[tp] + ([(idle_since[tp], end)] if idle_since[tp] is not None else [])
-        lengths = [min(b, end) - max(a, start) for a, b in closed]  # type: ignore[type-var]
+        since = idle_since[tp]
+        closed = spans[tp] + ([(since, end)] if since is not None else [])
+        lengths = [min(b, end) - max(a, start) for a, b in closed]
         lengths = [n for n in lengths if n > 0]
         idle[f"{tp.topic}-{tp.partition}"] = sum(lengths)
         longest = max([longest, *lengths])
@@ -262,9 +265,9 @@ def test_the_metrics_by_partition_are_those_of_the_definitions(events: list[Even
     expected = _partition_metrics_by_definition(events)
     assert _partition_metrics(events, ordered=False) == expected
     assert _partition_metrics(events, ordered=True) == expected
-    assert compute_metrics(events).to_json()["idle_ms_by_partition"] == dict(
-        expected["idle_ms_by_partition"]  # type: ignore[arg-type]
-    )
+    idle = expected["idle_ms_by_partition"]
+    assert isinstance(idle, list)
+    assert compute_metrics(events).to_json()["idle_ms_by_partition"] == dict(idle)
 
 
 @settings(max_examples=200, deadline=None)

@@ -33,12 +33,12 @@ def test_drawn_schedules_round_trip_through_toml(protocol: str, seed: int) -> No
 @settings(max_examples=100, deadline=None)
 @given(
     st.dictionaries(
-        st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1),
+        st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), min_size=1),
         st.integers(1, 64),
         min_size=1,
         max_size=4,
     ),
-    st.text(st.characters(codec="utf-8", exclude_categories=("Cs",))),
+    st.text(st.characters(codec="utf-8", exclude_categories=["Cs"])),
     st.dictionaries(
         st.text(min_size=1, max_size=30),
         st.one_of(st.integers(-(2**40), 2**40), st.booleans(), st.text(max_size=20)),

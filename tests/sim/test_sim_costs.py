@@ -12,7 +12,6 @@ import random
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sim_event_logs import G, observed_logs
 
 from regroup.events import (
     ConsumerStopped,
@@ -34,6 +33,7 @@ from regroup.sim.network import Network, NetworkConfig
 from regroup.sim.scenario import ScenarioError, builtin_scenario
 from regroup.sim.settings import plan_run
 from regroup.sim.simulation import RunResult, Settings, Simulation
+from tests.sim.sim_event_logs import G, observed_logs
 
 
 def _unowned_by_scan(events: list[Event]) -> list[list[TopicPartition]]:

@@ -7,6 +7,8 @@ the event log, as a user would.
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -29,8 +31,8 @@ from regroup.sim.simulation import RunResult, Settings, run_simulation
 ALL = {TopicPartition("events", p) for p in range(6)}
 
 
-def run(name: str, protocol: str, **kw: object) -> RunResult:
-    return run_simulation(Settings(builtin_scenario(name), protocol=protocol, seed=1, **kw))  # type: ignore[arg-type]
+def run(name: str, protocol: str, **kw: Any) -> RunResult:
+    return run_simulation(Settings(builtin_scenario(name), protocol=protocol, seed=1, **kw))
 
 
 def revoked_between(events: list[Event], start: int, end: int) -> set[TopicPartition]:
@@ -202,7 +204,7 @@ def test_property_no_violations_and_metrics_come_from_the_log_alone(
     assert compute_metrics(result.events).to_json() == result.metrics.to_json()
 
 
-def test_the_timeline_draws_large_groups_as_counts(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_the_timeline_draws_large_groups_as_counts(tmp_path: Path) -> None:
     from regroup.sim.timeline import MAX_LANES, build_timeline, write_timeline
 
     result = run("crash", "consumer", partitions=MAX_LANES + 4, members=4)

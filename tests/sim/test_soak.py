@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -112,7 +113,7 @@ def test_the_same_seed_gives_the_same_schedule_and_result() -> None:
 # -- the new faults ------------------------------------------------------------------------
 
 
-def _failover(protocol: str, **extra: object) -> Scenario:
+def _failover(protocol: str, **extra: Any) -> Scenario:
     actions = (
         Action("start", at_ms=20000, count=1),
         Action("coordinator_restart", at_ms=20002, downtime_ms=3000),
@@ -124,7 +125,7 @@ def _failover(protocol: str, **extra: object) -> Scenario:
         duration_ms=90000,
         consumer={"enable.auto.commit": True},
         actions=actions,
-        **extra,  # type: ignore[arg-type]
+        **extra,
     )
 
 

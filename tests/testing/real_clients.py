@@ -27,7 +27,7 @@ def wait_until(what: str, condition: Callable[[], bool], timeout: float = 20.0) 
         time.sleep(0.02)
 
 
-class KafkaPythonMember(ConsumerRebalanceListener):
+class KafkaPythonMember(ConsumerRebalanceListener):  # type: ignore[misc]  # kafka-python: untyped
     def __init__(self, bootstrap: str, group: str, topic: str, client_id: str, **options: Any):
         self.calls: list[tuple[str, list[int]]] = []
         self.errors: list[BaseException] = []

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from regroup.server.client import WireClient
+from regroup.server.clients.wire_client import WireClient
 from regroup.testing import Broker
 from regroup.testing.broker import TEST_CONFIGS, ControlError
 
@@ -92,8 +92,13 @@ def test_produce_round_robin_or_to_one_partition() -> None:
         assert broker.produce("orders", ["a", b"b", "c"]) == {0: 0, 1: 0}
         assert broker.produce("orders", ["d"], partition=1) == {1: 1}
 
+        def end(partition: int) -> int:
+            log = broker.server.log.partition("orders", partition)
+            assert log is not None
+            return log.next_offset
+
         def ends() -> list[int]:
-            return [broker.server.log.partition("orders", p).next_offset for p in (0, 1)]
+            return [end(p) for p in (0, 1)]
 
         assert broker.call(ends) == [2, 2]
         with pytest.raises(ControlError, match="no topic"):

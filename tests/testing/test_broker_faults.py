@@ -12,14 +12,21 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
 import pytest
-from confluent_kafka import KafkaError, KafkaException
-from real_clients import ConfluentMember, KafkaPythonMember, wait_until
+from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
 from regroup.testing import Broker
+from tests.testing.real_clients import ConfluentMember, KafkaPythonMember, wait_until
 
 TOPIC = "orders"
+
+
+def _described(broker: Broker, group: str) -> dict[str, Any]:
+    described = broker.describe_group(group)
+    assert described is not None, f"no group {group!r}"
+    return described
 
 
 def _only_member(broker: Broker, group: str) -> str:
@@ -48,7 +55,7 @@ def test_pushed_heartbeat_errors_make_a_classic_member_rejoin(regroup_broker: Br
         # Stable until the member's JoinGroup, the rejoin the error asked for, arrives.
         wait_until(
             "the rejoin reaches the coordinator",
-            lambda: regroup_broker.describe_group("g")["generation"] > generation,
+            lambda: _described(regroup_broker, "g")["generation"] > generation,
         )
         regroup_broker.wait_for_stable("g", members=1)
         # The eager member revoked everything and was assigned again.
@@ -79,9 +86,7 @@ def test_a_sticky_commit_error_fails_every_commit_until_cleared(regroup_broker: 
         member.close()
 
 
-def _offsets(offset: int) -> list[object]:
-    from confluent_kafka import TopicPartition
-
+def _offsets(offset: int) -> list[TopicPartition]:
     return [TopicPartition(TOPIC, p, offset) for p in (0, 1)]
 
 
@@ -198,7 +203,7 @@ def test_a_forced_kip848_rebalance_bumps_the_epoch_and_moves_nothing(
         member.poll_until(
             "the new epoch is reached",
             lambda: (
-                regroup_broker.describe_group("g")["members"][_only_member(regroup_broker, "g")][
+                _described(regroup_broker, "g")["members"][_only_member(regroup_broker, "g")][
                     "epoch"
                 ]
                 > epoch
@@ -277,7 +282,7 @@ def test_paused_timers_hold_a_classic_group_in_its_initial_delay(regroup_broker:
         # Only the coordinator's timer ends the initial delay: while it is paused, the
         # join stays parked, however long the test waits.
         time.sleep(1.0)  # > 3x the 300 ms delay: nothing may change, whatever the time
-        assert regroup_broker.describe_group("g")["state"] == "PreparingRebalance"
+        assert _described(regroup_broker, "g")["state"] == "PreparingRebalance"
         assert regroup_broker.pending_faults()["timers_paused"] is True
         assert member.calls == []
         regroup_broker.resume_timers()

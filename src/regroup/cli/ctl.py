@@ -1,7 +1,7 @@
 """``regroup ctl``: drive the faults of a ``regroup serve --control`` from outside.
 
 Every command is one request on the server's control channel
-(``regroup.server.control``: private API key 32002, a JSON command, a JSON
+(``regroup.server.control.commands``: private API key 32002, a JSON command, a JSON
 answer), so tests in any language can inject the faults a ``regroup.testing.Broker``
 injects in Python. The result is printed as JSON; a command the server refuses
 (an unknown group, API or error name) is one line on stderr and exit code 2.
@@ -255,8 +255,8 @@ def add_parser(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from regroup.server.client import WireClient, WireClientError
-    from regroup.server.control import decode_answer, encode_command
+    from regroup.server.clients.wire_client import WireClient, WireClientError
+    from regroup.server.control.commands import decode_answer, encode_command
 
     _, command, _, build = _actions()[args.action]
     if args.action == "raw":

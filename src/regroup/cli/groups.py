@@ -37,7 +37,7 @@ from regroup.cli.errors import UsageError
 from regroup.model.wire import WireFormatError
 
 if TYPE_CHECKING:  # the wire client (and kio) load only when a group command runs
-    from regroup.server.client import WireClient
+    from regroup.server.clients.wire_client import WireClient
     from regroup.server.security.client_login import ClientSecurity
 
 __all__ = ["add_parser", "connect", "run"]
@@ -114,7 +114,7 @@ def _connection_options(parser: argparse.ArgumentParser, *, defaults: bool) -> N
 
 def connect(args: argparse.Namespace) -> WireClient:
     """A client of ``--bootstrap-server``, logged in as ``--command-config`` says."""
-    from regroup.server.client import WireClient
+    from regroup.server.clients.wire_client import WireClient
 
     host, sep, port = str(args.bootstrap_server).rpartition(":")
     if not sep or not port.isdigit() or not 0 < int(port) < 65536:
@@ -136,7 +136,7 @@ def connect(args: argparse.Namespace) -> WireClient:
     except OSError as exc:
         raise UsageError(f"cannot connect to {args.bootstrap_server}: {exc}") from None
     if security.sasl:
-        from regroup.server.client import WireClientError
+        from regroup.server.clients.wire_client import WireClientError
         from regroup.server.security.client_login import LoginError, login
 
         assert security.username is not None and security.password is not None
@@ -552,7 +552,7 @@ def _print_table(rows: list[list[str]]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from regroup.server.client import WireClientError
+    from regroup.server.clients.wire_client import WireClientError
 
     try:
         with connect(args) as client:

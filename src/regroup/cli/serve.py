@@ -165,10 +165,10 @@ def options_from_args(args: argparse.Namespace) -> ServerOptions:
 
 async def _serve(options: ServerOptions) -> None:
     from regroup.server.app import RegroupServer
+    from regroup.server.log.store import StoreError
     from regroup.server.security.acl import InvalidAclError
     from regroup.server.security.config import SecurityError
     from regroup.server.security.credentials import CredentialsError
-    from regroup.server.store import StoreError
 
     try:
         server = RegroupServer(options)

@@ -147,7 +147,7 @@ def _wire_describe(
 
     def describe(kind: str, host: str, port: int) -> GroupView:
         from regroup.cli.groups import _describe_classic, _describe_consumer
-        from regroup.server.client import WireClient, WireClientError
+        from regroup.server.clients.wire_client import WireClient, WireClientError
         from regroup.server.security.client_login import LoginError, login
         from regroup.snapshot.model import GroupView, MemberView, SnapshotError
 

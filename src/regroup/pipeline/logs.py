@@ -88,7 +88,7 @@ def _check_parquet(root: Path) -> None:
     One file of each directory directly under ``root`` is read (its footer only):
     a table is written by one writer, so one file speaks for its directory, and a
     directory of several tables (a sweep's output) shows each of them."""
-    import pyarrow.parquet as pq  # type: ignore[import-untyped]
+    import pyarrow.parquet as pq
 
     wanted = {f.name for f in EVENT_SCHEMA.fields} - {"scenario", "run_id"}
     first: dict[str, Path] = {}

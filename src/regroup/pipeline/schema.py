@@ -127,7 +127,7 @@ def event_rows(events: Iterable[Event], *, scenario: str, run_id: str) -> Iterat
 
 def rows_to_arrow_batches(rows: Iterable[dict[str, Any]], *, batch_rows: int = 65536) -> Any:
     """Arrow record batches of ``EVENT_SCHEMA`` (for ``mapInArrow``), ``batch_rows`` at a time."""
-    import pyarrow as pa  # type: ignore[import-untyped]
+    import pyarrow as pa
     from pyspark.sql.pandas.types import to_arrow_schema
 
     arrow_schema = to_arrow_schema(EVENT_SCHEMA)

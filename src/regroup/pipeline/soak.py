@@ -55,7 +55,7 @@ OUTCOME_SCHEMA = StructType(
 
 def soak_batches(batches: Iterator[Any]) -> Iterator[Any]:
     """The ``mapInArrow`` function: seed rows in, outcome rows (``OUTCOME_SCHEMA``) out."""
-    import pyarrow as pa  # type: ignore[import-untyped]
+    import pyarrow as pa
     from pyspark.sql.pandas.types import to_arrow_schema
 
     schema = to_arrow_schema(OUTCOME_SCHEMA)

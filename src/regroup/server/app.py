@@ -51,7 +51,6 @@ import logging
 import random
 import socket
 import ssl
-import struct
 import time
 from collections.abc import Callable, Coroutine, Hashable
 from dataclasses import dataclass, field
@@ -66,41 +65,16 @@ from regroup.model.errors import ErrorCode
 from regroup.model.requests.classic import HeartbeatRequest, HeartbeatResponse
 from regroup.model.requests.consumer import ConsumerGroupHeartbeatRequest
 from regroup.model.topic_partition import TopicPartition
-from regroup.server import codec, heartbeat_codec, large_requests, offset_topics
-from regroup.server.acceptor import Acceptor, ConnectionSlots, bind_listening_sockets
-from regroup.server.cluster import Cluster, check_produce
-from regroup.server.codec import (
-    DecodedRequest,
-    MalformedRequestError,
-    UnsupportedApiError,
-)
-from regroup.server.connection import (
-    CloseConnection,
-    ConnectionProtocol,
-    ConnectionState,
-    Served,
-    Stopping,
-)
-from regroup.server.control import Control
+from regroup.server.apis import large_requests, offset_topics
+from regroup.server.apis.cluster import Cluster, check_produce
+from regroup.server.apis.fetch_waiters import FetchWaiters
+from regroup.server.control.commands import Control
 from regroup.server.coordinator_log import CoordinatorLogSink
 from regroup.server.events import EventSink
-from regroup.server.fetch_waiters import FetchWaiters
-from regroup.server.heartbeat_codec import HeartbeatDecodeError, RegroupHeartbeat
 from regroup.server.limits import ServerLimits
-from regroup.server.log import Log, encode_batch
-from regroup.server.log_limit import RateLimitedLog
-from regroup.server.mapping import GROUP_APIS
-from regroup.server.record_batch import has_compressed_batch
-from regroup.server.security.acl_apis import serve_acl_api
-from regroup.server.security.authenticator import (
-    SASL_AUTHENTICATE_KEY,
-    SASL_HANDSHAKE_KEY,
-    after_authentication,
-)
-from regroup.server.security.cluster_rules import GUARDED_KEYS
-from regroup.server.security.config import Listener, SecurityConfig
-from regroup.server.security.service import ACL_KEYS, Security
-from regroup.server.store import (
+from regroup.server.log.partitions import Log, encode_batch
+from regroup.server.log.record_batch import has_compressed_batch
+from regroup.server.log.store import (
     MemoryStore,
     RecordStore,
     SqliteRecordStore,
@@ -108,16 +82,35 @@ from regroup.server.store import (
     StoreWriteError,
     replay,
 )
-from regroup.server.versions import API_NAMES, INSTALL_ASSIGNMENT_KEY, PREPARE_ASSIGNMENT_KEY
+from regroup.server.net.acceptor import Acceptor, ConnectionSlots, bind_listening_sockets
+from regroup.server.net.connection import (
+    CloseConnection,
+    ConnectionProtocol,
+    ConnectionState,
+    Served,
+    Stopping,
+)
+from regroup.server.net.log_limit import RateLimitedLog
+from regroup.server.routing import DECODE, BeforeDecode, Decode, Route, RouteKind, shortcuts
+from regroup.server.security.acl_apis import serve_acl_api
+from regroup.server.security.authenticator import after_authentication
+from regroup.server.security.cluster_rules import GUARDED_KEYS
+from regroup.server.security.config import Listener, SecurityConfig
+from regroup.server.security.service import Security
+from regroup.server.wire import codec, heartbeat_codec
+from regroup.server.wire.api_keys import ApiKey
+from regroup.server.wire.codec import (
+    DecodedRequest,
+    MalformedRequestError,
+    UnsupportedApiError,
+)
+from regroup.server.wire.heartbeat_codec import HeartbeatDecodeError, RegroupHeartbeat
+from regroup.server.wire.mapping import GROUP_APIS
+from regroup.server.wire.versions import ADVERTISED, API_NAMES
 
-__all__ = ["RegroupServer", "ServerOptions", "check_data_dir"]
+__all__ = ["ROUTES", "RegroupServer", "ServerOptions", "check_data_dir"]
 
 logger = logging.getLogger("regroup.server")
-
-_PRIVATE_KEYS = (PREPARE_ASSIGNMENT_KEY, INSTALL_ASSIGNMENT_KEY)
-METADATA_KEY = 3
-CREATE_TOPICS_KEY = 19
-_SASL_KEYS = (SASL_HANDSHAKE_KEY, SASL_AUTHENTICATE_KEY)
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,21 +135,11 @@ class ServerOptions:
     #: Listeners, SASL, TLS and the authorizer (``regroup.server.security``); ``None``: one
     #: PLAINTEXT listener on ``host:port`` and no authorizer.
     security: SecurityConfig | None = None
-    #: Fault injection and the control channel (``regroup.server.control``): tests only.
+    #: Fault injection and the control channel (``regroup.server.control.commands``): tests only.
     control: bool = False
 
 
 _NO_REPLY: Any = object()
-#: The first four bytes (api key, version) of the heartbeats with a hot path.
-_CONSUMER_HEARTBEATS = frozenset({b"\x00\x44\x00\x00", b"\x00\x44\x00\x01"})
-_CLASSIC_HEARTBEATS = frozenset(struct.pack(">hh", 12, v) for v in range(5))
-#: The api key bytes of the requests that reach the coordinator (Metadata and CreateTopics
-#: may create topics, which updates its metadata): they wait while it works off the loop.
-_GATED = frozenset(
-    struct.pack(">h", key) for key in (*GROUP_APIS, *_PRIVATE_KEYS, METADATA_KEY, CREATE_TOPICS_KEY)
-)
-#: The api key bytes of the requests ``large_requests`` serves in slices when large.
-_SLICED = frozenset(struct.pack(">h", key) for key in large_requests.SLICED)
 
 
 #: The layout of ``--data-dir``: the coordinator's records, and the partition logs.
@@ -260,7 +243,7 @@ class RegroupServer:
         #: Set while the coordinator answers a large heartbeat in a worker thread
         #: (``_large_heartbeat``); done when it is back: the coordinator gate.
         self._coordinator_busy: asyncio.Future[None] | None = None
-        #: One per listening socket (``regroup.server.acceptor``), sharing ``_slots``.
+        #: One per listening socket (``regroup.server.net.acceptor``), sharing ``_slots``.
         self._acceptors: list[Acceptor] = []
         self._slots = ConnectionSlots(options.limits.max_connections)
         #: Set by ``stop``: what ``serve_forever`` waits for.
@@ -548,7 +531,7 @@ class RegroupServer:
             return
         self._apply(self.coordinator.update_metadata(self.log.metadata_image(), self.now_ms()))
 
-    # -- connections (``regroup.server.connection`` frames and orders them) ------------
+    # -- connections (``regroup.server.net.connection`` frames and orders them) ------------
 
     def connection_closed(self, protocol: ConnectionProtocol) -> None:
         """Forget a closed connection and the coordinator replies it was waiting for; its
@@ -572,33 +555,16 @@ class RegroupServer:
         if session is not None and not session.authenticated:
             assert self.security is not None
             return self.security.serve_unauthenticated(session, body, self.cluster.api_versions)
-        prefix = body[:4]  # api key and version
-        if self._coordinator_busy is not None and prefix[:2] in _GATED:
-            return self._after_coordinator(conn, body)
-        if prefix in _CONSUMER_HEARTBEATS:
-            return self._consumer_heartbeat(conn, body)
-        if prefix in _CLASSIC_HEARTBEATS:
-            same = conn.last_heartbeat
-            if same is not None and same[0] == prefix and same[1] == body[8:]:
-                cid = int.from_bytes(body[4:8], "big", signed=True)
-                return self._classic_heartbeat(conn, prefix[3], cid, same[2])
-        if len(body) > large_requests.LARGE_FRAME_BYTES and prefix[:2] in _SLICED:
-            return self._large_request(conn, body)
-        try:
-            req = codec.decode_request(body)
-        except UnsupportedApiError as exc:
-            if exc.api_key == codec.API_VERSIONS_KEY:
-                return codec.api_versions_fallback(exc.correlation_id)
-            self.bad_input_log.warning("connection %d: %s; closing", conn.conn_id, exc)
-            raise CloseConnection from None
-        except MalformedRequestError as exc:
-            self.bad_input_log.warning("connection %d: %s; closing", conn.conn_id, exc)
-            raise CloseConnection from None
-        if req.api_key == 12:
-            (request,) = GROUP_APIS[12][0](req, conn.host)
-            assert isinstance(request, HeartbeatRequest)
-            conn.last_heartbeat = (prefix, body[8:], request)
-            return self._classic_heartbeat(conn, req.api_version, req.correlation_id, request)
+        if self._coordinator_busy is not None and body[:2] in _GATED:
+            return self._after_coordinator(conn, body)  # ``_large_heartbeat``'s gate
+        shortcut = _SHORTCUTS.get(body[:4])  # api key and version: ``ROUTES``' before_decode
+        if shortcut is not None:
+            served = shortcut(self, conn, body)
+            if served is not DECODE:
+                return served
+        req = self._decode(conn, body)
+        if isinstance(req, bytes):
+            return req
         self.stats["requests"] += 1
         try:
             response = self._serve(conn, req)
@@ -611,6 +577,37 @@ class RegroupServer:
         except Exception as exc:
             self._log_failure(conn, req, exc)
             raise CloseConnection from None
+
+    def _decode(self, conn: ConnectionState, body: bytes) -> DecodedRequest | bytes:
+        """The decoded request; the KIP-511 answer to an ApiVersions of an unknown version;
+        ``CloseConnection`` for anything else that does not decode (rule 1)."""
+        try:
+            return codec.decode_request(body)
+        except UnsupportedApiError as exc:
+            if exc.api_key == ApiKey.API_VERSIONS:
+                return codec.api_versions_fallback(exc.correlation_id)
+            self.bad_input_log.warning("connection %d: %s; closing", conn.conn_id, exc)
+            raise CloseConnection from None
+        except MalformedRequestError as exc:
+            self.bad_input_log.warning("connection %d: %s; closing", conn.conn_id, exc)
+            raise CloseConnection from None
+
+    def _classic_heartbeat_frame(self, conn: ConnectionState, body: bytes) -> Served:
+        """Heartbeat v0-4 before decoding (``ROUTES``): a steady member's bytes repeat but
+        for the correlation id, so the request decoded last time on this connection is
+        reused (it is immutable); other bytes are decoded and remembered."""
+        prefix = body[:4]
+        same = conn.last_heartbeat
+        if same is not None and same[0] == prefix and same[1] == body[8:]:
+            cid = int.from_bytes(body[4:8], "big", signed=True)
+            return self._classic_heartbeat(conn, prefix[3], cid, same[2])
+        req = self._decode(conn, body)
+        if isinstance(req, bytes):
+            return req
+        (request,) = GROUP_APIS[ApiKey.HEARTBEAT][0](req, conn.host)
+        assert isinstance(request, HeartbeatRequest)
+        conn.last_heartbeat = (prefix, body[8:], request)
+        return self._classic_heartbeat(conn, req.api_version, req.correlation_id, request)
 
     def _classic_heartbeat(
         self, conn: ConnectionState, version: int, cid: int, request: object
@@ -625,7 +622,7 @@ class RegroupServer:
         token = (conn.conn_id, cid, 0)
         response = self._apply(self.coordinator.handle(token, request, self.now_ms()), token)
         if response is _NO_REPLY:
-            req = DecodedRequest(12, version, cid, None, None)
+            req = DecodedRequest(ApiKey.HEARTBEAT, version, cid, None, None)
             pending = self._park(conn, [(0, token)], [_NO_REPLY])
             return self._encode_later(conn, req, self._first(pending))
         return codec.encode_heartbeat_response(version, cid, int(response.error_code))
@@ -763,56 +760,80 @@ class RegroupServer:
         return security.denial(conn.session, request)
 
     def _serve(self, conn: ConnectionState, req: DecodedRequest) -> Any:
-        """The response object, or a coroutine when it must wait."""
-        key = req.api_key
-        if key == 18:
-            return self.cluster.api_versions(req)
-        if key in _SASL_KEYS:  # authenticated, or a PLAINTEXT listener (Kafka's KafkaApis)
-            return after_authentication(key, req.api_version)
+        """The response object, or a coroutine when it must wait: where ``ROUTES`` says.
+
+        ``codec.decode_request`` refused every key without a row, so the row exists.
+        """
+        route = ROUTES[req.api_key]
         security = self.security
-        if key in ACL_KEYS:
-            if security is None:
-                return serve_acl_api(None, None, req)  # SECURITY_DISABLED
-            return security.acl_api(conn.session, req)
-        if key in GROUP_APIS or key in _PRIVATE_KEYS:
-            return self._serve_group(conn, req)
-        if security is not None and key in GUARDED_KEYS:
-            return security.guard(conn.session, req, self._serve_cluster, self.log)
-        return self._serve_cluster(req)
+        if route.kind is RouteKind.CLUSTER and security is not None and req.api_key in GUARDED_KEYS:
+            return security.guard(
+                conn.session, req, functools.partial(route.serve, self, conn), self.log
+            )
+        return route.serve(self, conn, req)
 
-    def _serve_cluster(self, req: DecodedRequest) -> Any:
-        key = req.api_key
-        cluster = self.cluster
-        if key == 3:
-            return cluster.metadata(req)
-        if key == 10:
-            return cluster.find_coordinator(req)
-        if key == 19:
-            return cluster.create_topics(req)
-        if key == 2:
-            return cluster.list_offsets(req)
-        if key == 22:
-            return cluster.init_producer_id(req)
-        if key == 0:
-            return self._produce(req)
-        if key == 1:
-            return self._fetch(req)
-        raise AssertionError(f"no handler for API key {key}")  # codec.decode_request refused it
+    def _api_versions(self, conn: ConnectionState, req: DecodedRequest) -> Any:
+        return self.cluster.api_versions(req)
 
-    def _serve_group(self, conn: ConnectionState, req: DecodedRequest) -> Any:
-        key = req.api_key
-        if key in _PRIVATE_KEYS:
-            answers = self._authorized_coordinate(conn, req, [req.body])
-            if isinstance(answers, Coroutine):
-                return self._first(answers)
-            return answers[0]
-        decode, encode = GROUP_APIS[key]
+    def _metadata(self, conn: ConnectionState, req: DecodedRequest) -> Any:
+        return self.cluster.metadata(req)
+
+    def _find_coordinator(self, conn: ConnectionState, req: DecodedRequest) -> Any:
+        return self.cluster.find_coordinator(req)
+
+    def _create_topics(self, conn: ConnectionState, req: DecodedRequest) -> Any:
+        return self.cluster.create_topics(req)
+
+    def _list_offsets(self, conn: ConnectionState, req: DecodedRequest) -> Any:
+        return self.cluster.list_offsets(req)
+
+    def _init_producer_id(self, conn: ConnectionState, req: DecodedRequest) -> Any:
+        return self.cluster.init_producer_id(req)
+
+    def _sasl(self, conn: ConnectionState, req: DecodedRequest) -> Any:
+        """SaslHandshake or SaslAuthenticate on an authenticated connection, or on a
+        PLAINTEXT listener (Kafka's ``KafkaApis``)."""
+        return after_authentication(req.api_key, req.api_version)
+
+    def _acl(self, conn: ConnectionState, req: DecodedRequest) -> Any:
+        security = self.security
+        if security is None:
+            return serve_acl_api(None, None, req)  # SECURITY_DISABLED
+        return security.acl_api(conn.session, req)
+
+    def _assignor_rpc(self, conn: ConnectionState, req: DecodedRequest) -> Any:
+        """regroup's private client-side assignor APIs: the body is the request."""
+        answers = self._authorized_coordinate(conn, req, [req.body])
+        if isinstance(answers, Coroutine):
+            return self._first(answers)
+        return answers[0]
+
+    def _serve_offset_commit(self, conn: ConnectionState, req: DecodedRequest) -> Any:
+        return self._serve_group(conn, req, self._offset_commit)
+
+    def _serve_group(
+        self,
+        conn: ConnectionState,
+        req: DecodedRequest,
+        coordinate: Callable[
+            [ConnectionState, DecodedRequest, list[Any]],
+            list[Any] | Coroutine[Any, Any, list[Any]],
+        ]
+        | None = None,
+    ) -> Any:
+        decode, encode = GROUP_APIS[req.api_key]
         requests = decode(req, conn.host)
-        coordinate = self._offset_commit if key == 8 else self._coordinate
         responses = self._authorized_coordinate(conn, req, requests, coordinate)
         if isinstance(responses, Coroutine):
             return self._group_response_later(encode, req, requests, responses)
         return encode(req.api_version, requests, responses)
+
+    def _sliced_frame(self, conn: ConnectionState, body: bytes) -> Served | Decode:
+        """A request ``large_requests`` slices, before decoding (``ROUTES``): a large one
+        is ``_large_request``."""
+        if len(body) > large_requests.LARGE_FRAME_BYTES:
+            return self._large_request(conn, body)
+        return DECODE
 
     async def _large_request(self, conn: ConnectionState, body: bytes) -> bytes | None:
         """``large_requests``: decode and encode in a worker thread, answer in slices."""
@@ -974,7 +995,7 @@ class RegroupServer:
         self._appended([(topic, partition, log.next_offset - before, log.next_offset, len(batch))])
         return base
 
-    def _produce(self, req: DecodedRequest) -> Any:
+    def _produce(self, conn: ConnectionState, req: DecodedRequest) -> Any:
         if any(
             has_compressed_batch(p.records)
             for t in req.body.topic_data
@@ -1011,7 +1032,7 @@ class RegroupServer:
             for topic, partition, _, _, size in appended:
                 self._fetch_waiters.appended((topic, partition), size)
 
-    async def _fetch(self, req: DecodedRequest) -> Any:
+    async def _fetch(self, conn: ConnectionState, req: DecodedRequest) -> Any:
         """Fetch, parked until ``min_bytes`` or ``max_wait`` (``fetch_waiters``)."""
         assert self._loop is not None
         plan = self.cluster.fetch_plan(req)
@@ -1023,7 +1044,7 @@ class RegroupServer:
                 return response
             await self._fetch_waiters.wait(plan.partitions, plan.min_bytes - size, remaining)
 
-    # -- the test harness's hooks (``regroup.server.control``) ----------------------------
+    # -- the test harness's hooks (``regroup.server.control.commands``) ----------------------------
 
     @property
     def connections(self) -> frozenset[ConnectionProtocol]:
@@ -1047,3 +1068,89 @@ class RegroupServer:
             self._armed = None
         elif not paused:
             self._rearm()
+
+
+def _advertised(key: ApiKey) -> tuple[int, ...]:
+    low, high = ADVERTISED[key]
+    return tuple(range(low, high + 1))
+
+
+#: Where each request goes, by its API key (``routing``): the one routing table.
+ROUTES: dict[int, Route[RegroupServer]] = {
+    # The APIs without a group (``apis.cluster``; ``security.cluster_rules``).
+    ApiKey.PRODUCE: Route(RouteKind.CLUSTER, RegroupServer._produce),
+    ApiKey.FETCH: Route(RouteKind.CLUSTER, RegroupServer._fetch),
+    ApiKey.LIST_OFFSETS: Route(RouteKind.CLUSTER, RegroupServer._list_offsets),
+    ApiKey.METADATA: Route(RouteKind.CLUSTER, RegroupServer._metadata),
+    ApiKey.FIND_COORDINATOR: Route(RouteKind.CLUSTER, RegroupServer._find_coordinator),
+    ApiKey.API_VERSIONS: Route(RouteKind.CLUSTER, RegroupServer._api_versions),
+    ApiKey.CREATE_TOPICS: Route(RouteKind.CLUSTER, RegroupServer._create_topics),
+    ApiKey.INIT_PRODUCER_ID: Route(RouteKind.CLUSTER, RegroupServer._init_producer_id),
+    # The group coordinator (``wire.mapping``; ``security.group_rules``).
+    ApiKey.OFFSET_COMMIT: Route(RouteKind.GROUP, RegroupServer._serve_offset_commit),
+    ApiKey.OFFSET_FETCH: Route(
+        RouteKind.GROUP,
+        RegroupServer._serve_group,
+        # before_decode: a large OffsetFetch is decoded off the loop and served in slices.
+        before_decode=BeforeDecode(
+            _advertised(ApiKey.OFFSET_FETCH),
+            RegroupServer._sliced_frame,
+        ),
+    ),
+    ApiKey.JOIN_GROUP: Route(RouteKind.GROUP, RegroupServer._serve_group),
+    ApiKey.HEARTBEAT: Route(
+        RouteKind.GROUP,
+        RegroupServer._serve_group,
+        # before_decode, the classic hot path: a repeated request is not decoded again.
+        before_decode=BeforeDecode(
+            _advertised(ApiKey.HEARTBEAT), RegroupServer._classic_heartbeat_frame
+        ),
+    ),
+    ApiKey.LEAVE_GROUP: Route(RouteKind.GROUP, RegroupServer._serve_group),
+    ApiKey.SYNC_GROUP: Route(RouteKind.GROUP, RegroupServer._serve_group),
+    ApiKey.DESCRIBE_GROUPS: Route(
+        RouteKind.GROUP,
+        RegroupServer._serve_group,
+        # before_decode: a large DescribeGroups is decoded off the loop and served in slices.
+        before_decode=BeforeDecode(
+            _advertised(ApiKey.DESCRIBE_GROUPS), RegroupServer._sliced_frame
+        ),
+    ),
+    ApiKey.LIST_GROUPS: Route(RouteKind.GROUP, RegroupServer._serve_group),
+    ApiKey.CONSUMER_GROUP_HEARTBEAT: Route(
+        RouteKind.GROUP,
+        RegroupServer._serve_group,
+        # before_decode, the KIP-848 hot path: ``wire.heartbeat_codec`` instead of kio.
+        before_decode=BeforeDecode(
+            _advertised(ApiKey.CONSUMER_GROUP_HEARTBEAT), RegroupServer._consumer_heartbeat
+        ),
+    ),
+    ApiKey.CONSUMER_GROUP_DESCRIBE: Route(
+        RouteKind.GROUP,
+        RegroupServer._serve_group,
+        # before_decode: a large ConsumerGroupDescribe is served in slices too.
+        before_decode=BeforeDecode(
+            _advertised(ApiKey.CONSUMER_GROUP_DESCRIBE), RegroupServer._sliced_frame
+        ),
+    ),
+    ApiKey.CONSUMER_GROUP_PREPARE_ASSIGNMENT: Route(RouteKind.GROUP, RegroupServer._assignor_rpc),
+    ApiKey.CONSUMER_GROUP_INSTALL_ASSIGNMENT: Route(RouteKind.GROUP, RegroupServer._assignor_rpc),
+    # The ACL APIs (``security.acl_apis``).
+    ApiKey.DESCRIBE_ACLS: Route(RouteKind.ACL, RegroupServer._acl),
+    ApiKey.CREATE_ACLS: Route(RouteKind.ACL, RegroupServer._acl),
+    ApiKey.DELETE_ACLS: Route(RouteKind.ACL, RegroupServer._acl),
+    # SASL on an authenticated connection (``security.authenticator``).
+    ApiKey.SASL_HANDSHAKE: Route(RouteKind.SASL, RegroupServer._sasl),
+    ApiKey.SASL_AUTHENTICATE: Route(RouteKind.SASL, RegroupServer._sasl),
+}
+
+#: ``ROUTES``' before_decode shortcuts by a frame's first four bytes (api key, version).
+_SHORTCUTS = shortcuts(ROUTES)
+#: The api key bytes of the requests that reach the coordinator (the group rows; Metadata
+#: and CreateTopics may create topics, which updates its metadata): they wait while it
+#: answers a large heartbeat off the loop (``_large_heartbeat``).
+_GATED = frozenset(
+    key.to_bytes(2, "big", signed=True)
+    for key, route in ROUTES.items()
+    if route.kind is RouteKind.GROUP or key in (ApiKey.METADATA, ApiKey.CREATE_TOPICS)
+)

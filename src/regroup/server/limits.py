@@ -4,7 +4,7 @@
   written for that long, and no request in flight, is closed (Kafka's
   ``Selector`` idle expiry), so a half-sent frame no longer holds it forever;
 - ``max.connections`` (2147483647): over the limit, a new connection waits
-  for a slot, as with Kafka's acceptor (``regroup.server.acceptor``);
+  for a slot, as with Kafka's acceptor (``regroup.server.net.acceptor``);
 - ``socket.request.max.bytes`` (104857600): a larger frame closes its connection;
 - ``message.max.bytes`` (1048588): a larger record batch is MESSAGE_TOO_LARGE;
 - ``fetch.max.bytes`` (57671680): the most record bytes in one Fetch response,
@@ -19,7 +19,7 @@
   trying names or passwords.
 
 Running out of file descriptors (``EMFILE``/``ENFILE`` while accepting) is one
-rate-limited line naming the limit (``regroup.server.acceptor``, Rule 3), not a
+rate-limited line naming the limit (``regroup.server.net.acceptor``, Rule 3), not a
 traceback a second, and the server goes on serving the connections it has.
 """
 

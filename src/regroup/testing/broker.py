@@ -22,7 +22,7 @@ What it costs: the server shares the GIL with the test and its clients, so a
 client that spins in Python slows the broker down (librdkafka's threads do not
 hold the GIL). For a server in its own process, run ``regroup serve --control``
 and drive it with ``regroup ctl`` (or the same JSON commands on the control
-channel, ``regroup.server.control``).
+channel, ``regroup.server.control.commands``).
 
 Group configs are Kafka's broker configs by name. ``TEST_CONFIGS`` makes
 rebalances fast (no initial rebalance delay, sub-second heartbeats, a
@@ -44,9 +44,9 @@ from typing import Any, TypeVar
 from regroup.coordinator.config import GroupCoordinatorConfig, InvalidConfigError
 from regroup.server.app import RegroupServer, ServerOptions
 from regroup.server.background import BackgroundServer
-from regroup.server.control import USER_ERRORS, Control, ControlError
+from regroup.server.control.commands import USER_ERRORS, Control, ControlError
+from regroup.server.control.faults import TrackedRequest
 from regroup.server.coordinator_log import detach, log_to_file
-from regroup.server.faults import TrackedRequest
 
 __all__ = ["TEST_CONFIGS", "Broker", "ControlError"]
 

@@ -18,7 +18,6 @@ from collections.abc import Callable, Mapping, Sequence
 from types import SimpleNamespace
 
 import pytest
-from classic_assign_json import assign_via_json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -33,6 +32,7 @@ from regroup.assignors.classic.member_order import sorted_members
 from regroup.assignors.classic.range_assignor import RangeAssignor
 from regroup.model import TopicPartition
 from regroup.model.metadata import replica_racks as model_replica_racks
+from tests.assignors.classic.classic_assign_json import assign_via_json
 
 ALL_RACKS = ("a", "b", "c", "d", "e", "f")
 NO_RACKS: frozenset[str] = frozenset()

@@ -15,7 +15,6 @@ import random
 from collections.abc import Sequence
 
 import pytest
-from classic_assign_json import assign_via_json
 
 from regroup.assignors.classic.api import (
     Assignment,
@@ -30,6 +29,7 @@ from regroup.assignors.classic.sticky_engine import StickyResult
 from regroup.assignors.classic.sticky_engine.user_data import encode_sticky_user_data
 from regroup.model import TopicPartition
 from regroup.model.metadata import replica_racks
+from tests.assignors.classic.classic_assign_json import assign_via_json
 
 ALL_RACKS = ("a", "b", "c", "d", "e", "f")
 RACK_CONFIGS = ("NO_BROKER_RACK", "NO_CONSUMER_RACK", "BROKER_AND_CONSUMER_RACK")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from consumer_assignor_helpers import T1, T2, T3
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -15,6 +14,7 @@ from regroup.assignors.consumer.java_iteration import (
 from regroup.assignors.consumer.topic_index import TopicIndex, uuid_sort_key
 from regroup.assignors.java_order import java_hashmap_order, java_string_hash
 from regroup.model import Uuid
+from tests.assignors.consumer.consumer_assignor_helpers import T1, T2, T3
 
 
 @settings(max_examples=200, deadline=None)

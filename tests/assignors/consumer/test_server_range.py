@@ -8,12 +8,21 @@ not depend on them.
 from __future__ import annotations
 
 import pytest
-from consumer_assignor_helpers import T1, T2, T3, Plain, group, member, plain, topics
 
 from regroup.assignors.consumer.api import MemberSubscriptionSpec, SubscriptionType
 from regroup.assignors.consumer.range_assignor import RangeAssignor, sorted_member_ids
 from regroup.assignors.errors import PartitionAssignorError
 from regroup.model import Uuid
+from tests.assignors.consumer.consumer_assignor_helpers import (
+    T1,
+    T2,
+    T3,
+    Plain,
+    group,
+    member,
+    plain,
+    topics,
+)
 
 HOMOGENEOUS = SubscriptionType.HOMOGENEOUS
 HETEROGENEOUS = SubscriptionType.HETEROGENEOUS

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from consumer_assignor_helpers import group, member, plain, topics
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from regroup.assignors.consumer.api import GroupSpec
 from regroup.assignors.consumer.range_assignor import RangeAssignor, sorted_member_ids
 from regroup.model import Uuid
+from tests.assignors.consumer.consumer_assignor_helpers import group, member, plain, topics
 
 assignor = RangeAssignor()
 TOPIC_POOL = [Uuid(7 - i, i * 0x9E3779B97F4A7C15 % (1 << 63)) for i in range(5)]

@@ -8,7 +8,6 @@ Java HashMap order, which this implementation uses.
 from __future__ import annotations
 
 import pytest
-from consumer_assignor_helpers import T1, T2, T3, T4, Plain, group, member, plain, topics
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,6 +17,17 @@ from regroup.assignors.consumer.uniform import UniformAssignor
 from regroup.assignors.consumer.uniform_heterogeneous import deal
 from regroup.assignors.errors import PartitionAssignorError
 from regroup.model import Uuid
+from tests.assignors.consumer.consumer_assignor_helpers import (
+    T1,
+    T2,
+    T3,
+    T4,
+    Plain,
+    group,
+    member,
+    plain,
+    topics,
+)
 
 HETEROGENEOUS = SubscriptionType.HETEROGENEOUS
 assignor = UniformAssignor()

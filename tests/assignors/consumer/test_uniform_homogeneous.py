@@ -10,12 +10,20 @@ order here (dict order); partitions of a topic iterate in Java HashSet order.
 from __future__ import annotations
 
 import pytest
-from consumer_assignor_helpers import T1, T2, T3, group, member, plain, topics
 
 from regroup.assignors.consumer.api import SubscriptionType
 from regroup.assignors.consumer.uniform import UniformAssignor
 from regroup.assignors.errors import PartitionAssignorError
 from regroup.model import Uuid
+from tests.assignors.consumer.consumer_assignor_helpers import (
+    T1,
+    T2,
+    T3,
+    group,
+    member,
+    plain,
+    topics,
+)
 
 HOMOGENEOUS = SubscriptionType.HOMOGENEOUS
 assignor = UniformAssignor()

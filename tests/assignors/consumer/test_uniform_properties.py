@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from consumer_assignor_helpers import group, member, plain, topics
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -19,6 +18,7 @@ from regroup.assignors.consumer.api import (
 )
 from regroup.assignors.consumer.uniform import UniformAssignor
 from regroup.model import Uuid
+from tests.assignors.consumer.consumer_assignor_helpers import group, member, plain, topics
 
 assignor = UniformAssignor()
 TOPIC_POOL = [Uuid(i * 0x1F3D5B79 - 3, -i) for i in range(1, 6)]

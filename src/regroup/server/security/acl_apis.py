@@ -22,8 +22,6 @@ from collections.abc import Callable
 from typing import Any
 
 from regroup.model.errors import ErrorCode
-from regroup.server.codec import DecodedRequest, response_class
-from regroup.server.kio_build import build
 from regroup.server.security.acl import (
     CLUSTER_NAME,
     AclBinding,
@@ -36,10 +34,17 @@ from regroup.server.security.acl import (
     validate_binding,
 )
 from regroup.server.security.authorizer import Authorizer
+from regroup.server.wire.api_keys import ApiKey
+from regroup.server.wire.codec import DecodedRequest, response_class
+from regroup.server.wire.kio_build import build
 
 __all__ = ["ACL_KEYS", "serve_acl_api"]
 
-DESCRIBE_ACLS, CREATE_ACLS, DELETE_ACLS = 29, 30, 31
+DESCRIBE_ACLS, CREATE_ACLS, DELETE_ACLS = (
+    ApiKey.DESCRIBE_ACLS,
+    ApiKey.CREATE_ACLS,
+    ApiKey.DELETE_ACLS,
+)
 ACL_KEYS = frozenset({DESCRIBE_ACLS, CREATE_ACLS, DELETE_ACLS})
 NO_AUTHORIZER = "No Authorizer is configured."
 

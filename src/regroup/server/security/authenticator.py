@@ -37,7 +37,6 @@ from enum import Enum
 from typing import Any
 
 from regroup.model.errors import ErrorCode
-from regroup.server.kio_build import build
 from regroup.server.security.credentials import Credentials
 from regroup.server.security.plain import PlainServer
 from regroup.server.security.scram import (
@@ -46,6 +45,8 @@ from regroup.server.security.scram import (
     ScramMechanism,
     ScramServer,
 )
+from regroup.server.wire.api_keys import ApiKey
+from regroup.server.wire.kio_build import build
 
 __all__ = [
     "SASL_AUTHENTICATE_KEY",
@@ -57,9 +58,9 @@ __all__ = [
     "after_authentication",
 ]
 
-SASL_HANDSHAKE_KEY = 17
-SASL_AUTHENTICATE_KEY = 36
-API_VERSIONS_KEY = 18
+SASL_HANDSHAKE_KEY = ApiKey.SASL_HANDSHAKE
+SASL_AUTHENTICATE_KEY = ApiKey.SASL_AUTHENTICATE
+API_VERSIONS_KEY = ApiKey.API_VERSIONS
 SUPPORTED_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 AFTER_AUTHENTICATION = "SaslAuthenticate request received after successful authentication"
 
@@ -84,7 +85,7 @@ class Step:
 
 
 def _response(api_key: int, version: int, values: dict[str, Any]) -> Any:
-    from regroup.server.codec import response_class
+    from regroup.server.wire.codec import response_class
 
     return build(response_class(api_key, version), values)
 

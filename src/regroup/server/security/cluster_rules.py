@@ -29,11 +29,12 @@ from typing import Any
 
 from regroup.model.errors import ErrorCode
 from regroup.model.uuid import Uuid
-from regroup.server.cluster import Cluster
-from regroup.server.codec import DecodedRequest
-from regroup.server.kio_build import build, kio_error, to_uuid
+from regroup.server.apis.cluster import Cluster
 from regroup.server.security.acl import CLUSTER_NAME, AclOperation, ResourceType
 from regroup.server.security.group_rules import Check
+from regroup.server.wire.api_keys import ApiKey
+from regroup.server.wire.codec import DecodedRequest
+from regroup.server.wire.kio_build import build, kio_error, to_uuid
 
 __all__ = ["GUARDED_KEYS", "guard"]
 
@@ -41,13 +42,13 @@ TOPIC_DENIED = ErrorCode.TOPIC_AUTHORIZATION_FAILED
 Inner = Callable[[DecodedRequest], Any]
 
 PRODUCE, FETCH, LIST_OFFSETS, METADATA, FIND_COORDINATOR, CREATE_TOPICS, INIT_PRODUCER_ID = (
-    0,
-    1,
-    2,
-    3,
-    10,
-    19,
-    22,
+    ApiKey.PRODUCE,
+    ApiKey.FETCH,
+    ApiKey.LIST_OFFSETS,
+    ApiKey.METADATA,
+    ApiKey.FIND_COORDINATOR,
+    ApiKey.CREATE_TOPICS,
+    ApiKey.INIT_PRODUCER_ID,
 )
 GUARDED_KEYS = frozenset(
     {PRODUCE, FETCH, LIST_OFFSETS, METADATA, FIND_COORDINATOR, CREATE_TOPICS, INIT_PRODUCER_ID}
@@ -351,7 +352,7 @@ def _init_producer_id(
         or any_topic_write()
     ):
         return inner(req)
-    from regroup.server.codec import response_class
+    from regroup.server.wire.codec import response_class
 
     return build(
         response_class(INIT_PRODUCER_ID, req.api_version),

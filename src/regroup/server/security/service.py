@@ -29,9 +29,7 @@ from typing import Any
 
 from regroup.model.requests.consumer import ConsumerGroupHeartbeatRequest
 from regroup.model.uuid import Uuid
-from regroup.server import codec
-from regroup.server.codec import DecodedRequest, MalformedRequestError, UnsupportedApiError
-from regroup.server.connection import CloseConnection
+from regroup.server.net.connection import CloseConnection
 from regroup.server.security import cluster_rules, group_rules
 from regroup.server.security.acl import (
     CLUSTER_NAME,
@@ -58,6 +56,9 @@ from regroup.server.security.principal import (
     CertificateNameError,
     certificate_principal,
 )
+from regroup.server.wire import codec
+from regroup.server.wire.api_keys import ApiKey
+from regroup.server.wire.codec import DecodedRequest, MalformedRequestError, UnsupportedApiError
 
 __all__ = ["ACL_KEYS", "ANONYMOUS", "Security", "Session"]
 
@@ -220,7 +221,7 @@ class Security:
         return check
 
     def control_refusal(self, session: Session | None) -> str | None:
-        """Whether ``session`` may use the control channel (``regroup.server.control``):
+        """Whether ``session`` may use the control channel (``regroup.server.control.commands``):
         ``None`` when it may, else the reason. A SASL connection not yet authenticated is
         closed without an answer (``CloseConnection``), as any request but ApiVersions and
         SaslHandshake is before the login; with an authorizer the principal needs ALTER on
@@ -322,7 +323,7 @@ class Security:
             )
         else:
             served = inner(req)
-        if session is None or session.advertised is None or req.api_key not in (3, 10):
+        if session is None or session.advertised is None or req.api_key not in _ADVERTISED_ADDRESS:
             return served
         return _advertise(served, session.advertised)
 
@@ -398,6 +399,10 @@ def _read(path: Path) -> str:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise SecurityError(f"cannot read {path}: {exc}") from None
+
+
+#: The responses that name the listener's address (``_advertise``).
+_ADVERTISED_ADDRESS = frozenset({ApiKey.METADATA, ApiKey.FIND_COORDINATOR})
 
 
 def _advertise(response: Any, address: tuple[str, int]) -> Any:

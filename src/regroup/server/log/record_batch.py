@@ -1,0 +1,294 @@
+"""Checking Kafka v2 record batches: what a producer sends, and what a partition file holds.
+
+Kafka: ``DefaultRecordBatch`` (the layout, ``ensureValid``: size and CRC-32C
+over ``attributes`` to the end) and ``LogValidator.validateBatch`` /
+``validateRecord`` (what a broker refuses from a client). Layout of the
+61-byte header: base offset (int64), batch length (int32, the bytes after this
+field), partition leader epoch (int32), magic (int8), CRC (uint32), attributes
+(int16), last offset delta (int32), base and max timestamps (int64), producer
+id (int64), producer epoch (int16), base sequence (int32), record count
+(int32); then the records.
+
+Rule 1 (``check_batch``): a batch shorter than the header, longer than the
+bytes given, or whose CRC does not match is ``CORRUPT_MESSAGE`` (Kafka's
+``CorruptRecordException``); a magic other than 2 is
+``UNSUPPORTED_FOR_MESSAGE_FORMAT``.
+Rule 2 (``check_client_batch``, Kafka ``validateBatch`` for a client append):
+an offset range ``last offset delta + 1`` that is not positive, a record count
+that is not positive or differs from the offset range, a control batch, are
+``INVALID_RECORD`` (Kafka's ``InvalidRecordException``); a batch above
+``max.message.bytes`` is ``MESSAGE_TOO_LARGE``.
+Rule 3 (the records, Kafka ``DefaultRecord.readFrom`` / ``readPartiallyFrom`` as
+``LogValidator`` iterates them): each record's length, key, value and headers
+must fit its body exactly, a header count or header key length must not be
+negative, exactly ``record count`` records must fill the records' bytes (fewer:
+"premature EOF"; more bytes: "records still remaining"), all ``INVALID_RECORD``.
+An uncompressed batch's records are its bytes after the header, and record
+``i`` must have offset delta ``i`` (regroup's rule; Kafka does not look).
+A compressed batch's records are its payload decompressed (``compression``:
+gzip, snappy, LZ4, zstd, each bounded; a payload that cannot be decompressed is
+Kafka's ``UNKNOWN_SERVER_ERROR``); zstd in a Produce below v7 is
+``UNSUPPORTED_COMPRESSION_TYPE`` (Kafka ``ProduceRequest.validateRecords``).
+Rule 4 (Kafka ``validateMessagesAndAssignOffsetsCompressed``): a compressed
+batch whose offset deltas are not ``0, 1, ...`` is not refused but rebuilt, its
+records given those deltas and compressed again with the same codec and the
+same header fields (Kafka's "no in-place assignment" path, for clients that
+number inner records wrongly); a rebuilt batch above ``max.message.bytes`` is
+``MESSAGE_TOO_LARGE``. Any other batch is kept byte for byte.
+"""
+
+from __future__ import annotations
+
+import struct
+from array import array
+from dataclasses import dataclass
+
+from crc32c import crc32c
+
+from regroup.model.errors import ErrorCode, KafkaProtocolError
+from regroup.server.log import compression
+
+__all__ = [
+    "HEADER_SIZE",
+    "LOG_OVERHEAD",
+    "MAX_MESSAGE_BYTES",
+    "BatchHeader",
+    "ClientBatch",
+    "check_batch",
+    "check_client_batch",
+    "has_compressed_batch",
+]
+
+_HEADER = struct.Struct(">qiibIhiqqqhii")
+HEADER_SIZE = _HEADER.size  # 61
+#: Base offset and batch length: the bytes before what ``batch length`` counts.
+LOG_OVERHEAD = 12
+_CRC_START = 21
+_CONTROL = 0x20
+_COMPRESSION = 0x07
+#: Kafka's ``max.message.bytes`` default (1 MiB plus the log overhead).
+MAX_MESSAGE_BYTES = 1_048_588
+
+
+@dataclass(frozen=True, slots=True)
+class BatchHeader:
+    base_offset: int
+    #: The whole batch's size in bytes (``batch length`` + 12).
+    size: int
+    magic: int
+    attributes: int
+    last_offset_delta: int
+    max_timestamp: int
+    record_count: int
+
+
+def _corrupt(message: str) -> KafkaProtocolError:
+    return KafkaProtocolError(ErrorCode.CORRUPT_MESSAGE, message)
+
+
+def _invalid(message: str) -> KafkaProtocolError:
+    return KafkaProtocolError(ErrorCode.INVALID_RECORD, message)
+
+
+def check_batch(data: bytes | memoryview, pos: int = 0) -> BatchHeader:
+    """Rule 1 for the batch at ``pos`` of ``data``; its header."""
+    left = len(data) - pos
+    if left < HEADER_SIZE:
+        raise _corrupt(f"record batch of {left} bytes is below the {HEADER_SIZE}-byte header")
+    (base, length, _, magic, crc, attributes, last_delta, _, max_ts, _, _, _, count) = (
+        _HEADER.unpack_from(data, pos)
+    )
+    size = LOG_OVERHEAD + length
+    if magic != 2:
+        raise KafkaProtocolError(
+            ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT, f"record batch magic {magic}, not 2"
+        )
+    if size < HEADER_SIZE:
+        raise _corrupt(f"record batch size {size} is below the {HEADER_SIZE}-byte header")
+    if size > left:
+        raise _corrupt(f"record batch size {size} exceeds the {left} bytes left")
+    actual = crc32c(bytes(data[pos + _CRC_START : pos + size]))
+    if actual != crc:
+        raise _corrupt(f"record batch CRC-32C is {actual:#010x}, the header says {crc:#010x}")
+    return BatchHeader(base, size, magic, attributes, last_delta, max_ts, count)
+
+
+@dataclass(frozen=True, slots=True)
+class ClientBatch:
+    """A producer's batch as the log keeps it: its header and bytes (rule 4 may rebuild them)."""
+
+    header: BatchHeader
+    data: bytes
+    #: The bytes of the request the batch took (its size as sent, before any rebuild).
+    consumed: int
+
+
+def has_compressed_batch(data: bytes) -> bool:
+    """Whether any batch in ``data`` (walked by its lengths, unchecked) names a codec."""
+    pos = 0
+    while pos + HEADER_SIZE <= len(data):
+        if data[pos + 22] & _COMPRESSION:  # the low byte of ``attributes``
+            return True
+        (length,) = struct.unpack_from(">i", data, pos + 8)
+        if length <= 0:
+            return False
+        pos += LOG_OVERHEAD + length
+    return False
+
+
+def check_client_batch(
+    data: bytes,
+    pos: int = 0,
+    max_message_bytes: int = MAX_MESSAGE_BYTES,
+    *,
+    allow_zstd: bool = True,
+) -> ClientBatch:
+    """Rules 1-4 for a batch a producer sent (``allow_zstd``: the Produce is v7+)."""
+    header = check_batch(data, pos)
+    raw = bytes(data[pos : pos + header.size])
+    if header.size > max_message_bytes:
+        raise KafkaProtocolError(
+            ErrorCode.MESSAGE_TOO_LARGE,
+            f"record batch of {header.size} bytes exceeds max.message.bytes {max_message_bytes}",
+        )
+    span = header.last_offset_delta + 1
+    if span <= 0:
+        raise _invalid(f"batch has an invalid offset range: last offset delta {span - 1}")
+    if header.record_count <= 0:
+        raise _invalid(f"invalid reported count for record batch: {header.record_count}")
+    if span != header.record_count:
+        raise _invalid(
+            f"inconsistent batch offset range [0, {span - 1}] and count of records "
+            f"{header.record_count}"
+        )
+    if header.attributes & _CONTROL:
+        raise _invalid("clients are not allowed to write control records")
+    codec = header.attributes & _COMPRESSION
+    if codec == compression.NONE:
+        misplaced = _walk_records(raw, HEADER_SIZE, len(raw), header.record_count)
+        if misplaced is not None:
+            raise _invalid(f"record {misplaced[0]} has offset delta {misplaced[1]}")
+        return ClientBatch(header, raw, header.size)
+    if codec == compression.ZSTD and not allow_zstd:
+        raise KafkaProtocolError(
+            ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
+            "Produce requests with version below 7 are not allowed to use ZStandard compression",
+        )
+    plain = compression.decompress(codec, raw[HEADER_SIZE:])
+    if _walk_records(plain, 0, len(plain), header.record_count) is None:
+        return ClientBatch(header, raw, header.size)
+    spans = array("q")
+    _walk_records(plain, 0, len(plain), header.record_count, spans)
+    rebuilt = _rebuild(raw, codec, plain, spans)
+    if len(rebuilt) > max_message_bytes:
+        raise KafkaProtocolError(
+            ErrorCode.MESSAGE_TOO_LARGE,
+            f"rebuilt record batch of {len(rebuilt)} bytes exceeds max.message.bytes "
+            f"{max_message_bytes}",
+        )
+    return ClientBatch(check_batch(rebuilt), rebuilt, header.size)
+
+
+def _varint(data: bytes, pos: int, end: int) -> tuple[int, int]:
+    """A zig-zag varint (Kafka ``ByteUtils.readVarint``) at ``pos``; (value, next pos)."""
+    raw = shift = 0
+    while True:
+        if pos >= end or shift > 63:
+            raise _invalid("Found invalid record structure: a truncated or overlong varint")
+        byte = data[pos]
+        pos += 1
+        raw |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return (raw >> 1) ^ -(raw & 1), pos
+        shift += 7
+
+
+def _zigzag(value: int) -> bytes:
+    """Kafka ``ByteUtils.writeVarint``."""
+    raw = (value << 1) ^ (value >> 63)
+    out = bytearray()
+    while raw >= 0x80:
+        out.append((raw & 0x7F) | 0x80)
+        raw >>= 7
+    out.append(raw)
+    return bytes(out)
+
+
+def _skip_bytes(data: bytes, pos: int, end: int, what: str) -> int:
+    """A varint length and that many bytes (a negative length: null, nothing follows)."""
+    size, pos = _varint(data, pos, end)
+    if size > 0:
+        if pos + size > end:
+            raise _invalid(f"Found invalid record structure: {what} of {size} bytes")
+        pos += size
+    return pos
+
+
+def _walk_records(
+    data: bytes, pos: int, end: int, count: int, spans: array[int] | None = None
+) -> tuple[int, int] | None:
+    """Rule 3: the ``count`` records in ``data[pos:end]``; the first (index, offset delta)
+    whose delta is not its index, or None. When ``spans`` is given (rule 4's second walk)
+    each record adds four numbers to it: where its body starts and ends and where its
+    offset delta varint starts and ends (flat, so that a million records make no million
+    objects for the garbage collector to walk)."""
+    misplaced: tuple[int, int] | None = None
+    for index in range(count):
+        if pos >= end:
+            raise _invalid(
+                f"Incorrect declared batch size, premature EOF reached: record {index} of {count}"
+            )
+        length, pos = _varint(data, pos, end)
+        body_end = pos + length
+        if length < 3 or body_end > end:
+            raise _invalid(f"record {index} has length {length} beyond the batch")
+        at = pos + 1  # attributes
+        _, at = _varint(data, at, body_end)  # timestamp delta
+        delta_start = at
+        delta, at = _varint(data, at, body_end)
+        delta_end = at
+        at = _skip_bytes(data, at, body_end, "a key")
+        at = _skip_bytes(data, at, body_end, "a value")
+        headers, at = _varint(data, at, body_end)
+        if headers < 0:
+            raise _invalid(f"Found invalid number of record headers {headers}")
+        for _ in range(headers):
+            key_size, _ = _varint(data, at, body_end)
+            if key_size < 0:
+                raise _invalid(f"Invalid negative header key size {key_size}")
+            at = _skip_bytes(data, at, body_end, "a header key")
+            at = _skip_bytes(data, at, body_end, "a header value")
+        if at != body_end:
+            raise _invalid(
+                f"Invalid record size: expected to read {length} bytes in record payload, "
+                f"but instead read {at - pos}"
+            )
+        if delta != index and misplaced is None:
+            misplaced = (index, delta)
+        if spans is not None:
+            spans.extend((pos, body_end, delta_start, delta_end))
+        pos = body_end
+    if pos != end:
+        raise _invalid(
+            f"Incorrect declared batch size, records still remaining in file: {end - pos} bytes"
+        )
+    return misplaced
+
+
+def _rebuild(raw: bytes, codec: int, plain: bytes, spans: array[int]) -> bytes:
+    """Rule 4: ``raw`` with its records' offset deltas 0, 1, ... and compressed again."""
+    parts = []
+    for index in range(len(spans) // 4):
+        start, end, delta_start, delta_end = spans[4 * index : 4 * index + 4]
+        body = plain[start:delta_start] + _zigzag(index) + plain[delta_end:end]
+        parts.append(_zigzag(len(body)) + body)
+    payload = compression.compress(codec, b"".join(parts))
+    (base, _, leader_epoch, magic, _, attributes, _, base_ts, max_ts, pid, epoch, seq, count) = (
+        _HEADER.unpack_from(raw, 0)
+    )
+    after_crc = (
+        struct.pack(">hiqqqhii", attributes, count - 1, base_ts, max_ts, pid, epoch, seq, count)
+        + payload
+    )
+    length = len(after_crc) + _CRC_START - LOG_OVERHEAD
+    return struct.pack(">qiibI", base, length, leader_epoch, magic, crc32c(after_crc)) + after_crc
