@@ -13,6 +13,7 @@ import ast
 import itertools
 from pathlib import Path
 
+from regroup.server.apis import large_requests
 from regroup.server.app import ROUTES
 from regroup.server.routing import RouteKind, shortcuts
 from regroup.server.security.acl_apis import ACL_KEYS
@@ -105,9 +106,11 @@ def test_each_kind_is_the_part_that_answers() -> None:
     assert of(RouteKind.CLUSTER) == set(GUARDED_KEYS) | {ApiKey.API_VERSIONS}
 
 
-def test_the_before_decode_shortcuts_are_the_heartbeats_and_a_large_offset_fetch() -> None:
+def test_the_before_decode_shortcuts_are_the_heartbeats_and_the_sliced_requests() -> None:
     marked = {key for key, route in ROUTES.items() if route.before_decode is not None}
-    assert marked == {ApiKey.HEARTBEAT, ApiKey.CONSUMER_GROUP_HEARTBEAT, ApiKey.OFFSET_FETCH}
+    sliced = set(large_requests.SLICED)
+    assert sliced == {ApiKey.OFFSET_FETCH, ApiKey.DESCRIBE_GROUPS, ApiKey.CONSUMER_GROUP_DESCRIBE}
+    assert marked == {ApiKey.HEARTBEAT, ApiKey.CONSUMER_GROUP_HEARTBEAT} | sliced
     prefixes = shortcuts(ROUTES)
     for key in marked:
         low, high = ADVERTISED[key]
