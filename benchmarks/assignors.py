@@ -1,6 +1,6 @@
 """Assignor benchmarks at Apache Kafka's own test scale, with kafka-python in the same run.
 
-What it measures (issue 2, "benchmarks/assignors.py"):
+What it measures ("benchmarks/assignors.py"):
 
 * classic assignors on Kafka's scale-test input (``AbstractStickyAssignorTest``
   ``testLargeAssignmentAndGroupWithUniformSubscription``): 500 topics x 2,000
@@ -58,7 +58,7 @@ from regroup.assignors.consumer import (
 )
 from regroup.model import Uuid
 
-#: Apache Kafka's Java assignors on this kind of machine (issue 2), seconds.
+#: Apache Kafka's Java assignors on this kind of machine, seconds.
 KAFKA_JAVA_SECONDS = {
     ("sticky", "fresh", "uniform"): 0.13,
     ("sticky", "second round", "uniform"): 1.9,

@@ -1,6 +1,6 @@
 """How fast a test gets a broker: ``regroup.testing.Broker`` start to the first Metadata answer.
 
-Issue 21's acceptance: "A Broker starts in well under a second (measure:
+The acceptance: "A Broker starts in well under a second (measure:
 start-to-first-Metadata time)". Each run: ``Broker(topics={"orders": 3}).start()``,
 a fresh client connection, one Metadata v12 request answered, then ``stop()``
 (timed apart). The first run pays for imports and kio's class caches and is

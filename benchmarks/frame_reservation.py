@@ -1,4 +1,4 @@
-"""What kio reserves for a request's arrays, per byte of the request (issue 20, defect 1).
+"""What kio reserves for a request's arrays, per byte of the request (defect 1).
 
 kio's native reader reserves one 8-byte slot per array element from the count it
 reads, before reading an element. ``regroup.server.wire.frame_check`` walks every

@@ -1,4 +1,4 @@
-"""Wire fuzzing at scale, in process: mutated frames of every API and version (issue 20).
+"""Wire fuzzing at scale, in process: mutated frames of every API and version.
 
 Serves ``--frames`` mutated requests (default 1,000,000) through
 ``RegroupServer.serve_now`` (``regroup.server.control.fuzz``: decoders, mapping,

@@ -1,4 +1,4 @@
-"""Pipeline benchmarks (issue 6): sweep throughput on local[1] vs local[2], analytics on 10M events.
+"""Pipeline benchmarks: sweep throughput on local[1] vs local[2], analytics on 10M events.
 
 Two tables:
 

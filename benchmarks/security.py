@@ -1,6 +1,6 @@
 """Security benchmarks: what an ACL check and a SASL login cost the server.
 
-What it measures (issue 20, "Security"):
+What it measures ("Security"):
 
 * ``authorize``: one ``Authorizer.authorize`` call (the check every group request,
   every heartbeat included, makes once an authorizer is configured), with 10, 100

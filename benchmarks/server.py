@@ -1,6 +1,6 @@
 """Wire-server benchmarks: heartbeats over many connections, a 1,000-member KIP-848 group.
 
-What it measures (issue 7, "benchmarks/server.py"):
+What it measures ("benchmarks/server.py"):
 
 * heartbeat throughput and latency (p50, p99) with many concurrent
   connections, for both protocols: classic Heartbeat v4 (one single-member

@@ -1,4 +1,4 @@
-"""Single requests that stall everyone or amplify (issue 20, defect 8), in process.
+"""Single requests that stall everyone or amplify (defect 8), in process.
 
 Each case serves pre-encoded frames through ``RegroupServer.serve_now`` on a
 running event loop, without sockets, and prints what one request costs:

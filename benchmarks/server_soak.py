@@ -1,4 +1,4 @@
-"""`regroup serve` under attack over TCP, under floods, and killed -9 (issue 20's soak figures).
+"""`regroup serve` under attack over TCP, under floods, and killed -9 (the soak figures).
 
 Every section runs the real server as its own process (``python -m
 regroup.cli.main serve --data-dir DIR``) and prints figures; nothing is
@@ -41,7 +41,7 @@ coordinator.db truncated; what each start did and exactly which acknowledged
 records and commits are gone.
 
 ``--server-src DIR`` runs another tree's server (e.g. ``git archive 802c79e
-src | tar -x -C /tmp/before``, the tree before issue 20's fixes).
+src | tar -x -C /tmp/before``, the tree before the fixes).
 
 Run: ``PYTHONPATH=src python benchmarks/server_soak.py {wire,floods,restarts,all} [...]``.
 """

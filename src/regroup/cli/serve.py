@@ -204,14 +204,17 @@ def run(args: argparse.Namespace) -> int:
         )
     options = options_from_args(args)
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    from regroup.server.coordinator_log import log_to_file, log_to_stream
+    from regroup.server.coordinator_log import detach, log_to_file, log_to_stream
 
     if args.log_file is None:
-        log_to_stream(level=level)
+        handler = log_to_stream(level=level)
     else:
         try:
-            log_to_file(args.log_file, level=level)
+            handler = log_to_file(args.log_file, level=level)
         except OSError as exc:
             raise UsageError(f"cannot write --log-file {args.log_file}: {exc.strerror}") from None
-    asyncio.run(_serve(options))
+    try:
+        asyncio.run(_serve(options))
+    finally:
+        detach(handler)  # a process that runs serve again (tests) starts from a clean logger
     return 0
