@@ -27,13 +27,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import threading
 from pathlib import Path
 from typing import Any
 
 from regroup.cli.analyze import add_master_argument, spark_failures
 from regroup.cli.errors import UsageError
 from regroup.cli.options import parse_data
+from regroup.cli.outputs import run_with_progress
 
 __all__ = ["add_parser", "parse_moment", "run"]
 
@@ -105,37 +105,8 @@ def parse_moment(text: str, *, end: bool) -> tuple[int, str]:
 
 
 def _progress(total: int, done: Any, work: Any) -> None:
-    """Run ``work()``; on a terminal, a bar of the splits parsed meanwhile."""
-    if not sys.stderr.isatty() or total < 2:
-        work()
-        return
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    failure: list[BaseException] = []
-
-    def target() -> None:
-        try:
-            work()
-        except BaseException as error:
-            failure.append(error)
-
-    thread = threading.Thread(target=target, daemon=True)
-    with Progress(
-        TextColumn("parsing logs"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=Console(stderr=True),
-        transient=True,
-    ) as progress:
-        task = progress.add_task("splits", total=total)
-        thread.start()
-        while thread.is_alive():
-            thread.join(0.5)
-            progress.update(task, completed=min(total, done.value))
-    if failure:
-        raise failure[0]
+    """Run ``work()`` with a progress bar of the splits done (``outputs.run_with_progress``)."""
+    run_with_progress(total, done, work, label="parsing logs", unit="splits")
 
 
 def _check_scenario_out(args: argparse.Namespace) -> dict[str, int]:

@@ -10,10 +10,14 @@ removed again).
 from __future__ import annotations
 
 import os
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
 
 from regroup.cli.errors import UsageError
 
-__all__ = ["check_writable"]
+__all__ = ["check_writable", "run_with_progress"]
 
 
 def check_writable(option: str, path: str) -> None:
@@ -38,3 +42,41 @@ def check_writable(option: str, path: str) -> None:
         raise UsageError(f"{option}: cannot write {path!r}: {error.strerror}") from None
     if not existed:
         os.unlink(path)
+
+
+def run_with_progress(
+    total: int, done: Any, work: Callable[[], None], *, label: str, unit: str
+) -> None:
+    """Run ``work()``; on a terminal (and for more than one item), a progress bar on stderr
+    of ``done.value`` out of ``total`` meanwhile (``work`` runs in a thread; its error is
+    raised here). ``label`` heads the bar, ``unit`` names what it counts."""
+    if not sys.stderr.isatty() or total < 2:
+        work()
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    failure: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            work()
+        except BaseException as error:
+            failure.append(error)
+
+    thread = threading.Thread(target=target, daemon=True)
+    with Progress(
+        TextColumn(label),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as progress:
+        task = progress.add_task(unit, total=total)
+        thread.start()
+        while thread.is_alive():
+            thread.join(0.5)
+            progress.update(task, completed=min(total, done.value))
+    if failure:
+        raise failure[0]

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import threading
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from typing import Any
 from regroup.cli.analyze import add_master_argument, analyze_and_report, prepare, spark_failures
 from regroup.cli.errors import UsageError
 from regroup.cli.options import parse_configs, parse_data
+from regroup.cli.outputs import run_with_progress
 
 __all__ = ["add_parser", "run", "run_grid", "run_specs"]
 
@@ -185,34 +185,5 @@ def run_specs(
 
 
 def _with_progress(total: int, done: Any, work: Any) -> None:
-    """Run ``work()``; on a terminal, a progress bar of finished runs (``done``) meanwhile."""
-    if not sys.stderr.isatty():
-        work()
-        return
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    failure: list[BaseException] = []
-
-    def target() -> None:
-        try:
-            work()
-        except BaseException as error:
-            failure.append(error)
-
-    thread = threading.Thread(target=target, daemon=True)
-    with Progress(
-        TextColumn("simulating"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=Console(stderr=True),
-        transient=True,
-    ) as progress:
-        task = progress.add_task("runs", total=total)
-        thread.start()
-        while thread.is_alive():
-            thread.join(0.5)
-            progress.update(task, completed=min(total, done.value))
-    if failure:
-        raise failure[0]
+    """Run ``work()`` with a progress bar of the runs done (``outputs.run_with_progress``)."""
+    run_with_progress(total, done, work, label="simulating", unit="runs")
