@@ -179,8 +179,12 @@ class Brokers:
             raise ValueError(f"no broker {node_id} (brokers are 0..{self.topology.brokers - 1})")
         return listener
 
-    async def stop_broker(self, node_id: int) -> dict[str, Any]:
-        """Steps 1-3 of the module docstring; what moved."""
+    async def stop_broker(
+        self, node_id: int, keep: ConnectionState | None = None
+    ) -> dict[str, Any]:
+        """Steps 1-3 of the module docstring; what moved. Every connection to the broker
+        closes but ``keep``: the control connection that asked, kept for its answer
+        (``regroup ctl`` then hangs up)."""
         listener = self._node(node_id)
         if node_id not in self.topology.live:
             raise ValueError(f"broker {node_id} is already stopped")
@@ -191,7 +195,7 @@ class Brokers:
             await self.server.close_acceptor(acceptor)
         closed = 0
         for protocol in list(self.server.connections):
-            if self.node_of(protocol.state) == node_id:
+            if self.node_of(protocol.state) == node_id and protocol.state is not keep:
                 protocol.close()
                 closed += 1
         live = {p.state.conn_id for p in self.server.connections}
@@ -220,10 +224,12 @@ class Brokers:
         logger.info("broker %d started", node_id)
         return {"broker": node_id, "groups_moved": groups}
 
-    async def broker_outage(self, node_id: int, seconds: float) -> dict[str, Any]:
+    async def broker_outage(
+        self, node_id: int, seconds: float, keep: ConnectionState | None = None
+    ) -> dict[str, Any]:
         """Stop the broker now and start it again ``seconds`` later (librdkafka's mock
         ``broker down`` then ``up``); returns once it is stopped, with what moved."""
-        stopped = await self.stop_broker(node_id)
+        stopped = await self.stop_broker(node_id, keep)
         loop = asyncio.get_running_loop()
 
         def restart() -> None:

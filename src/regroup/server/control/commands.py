@@ -385,17 +385,23 @@ class Control:
         """Every broker: address, rack, running, the ``__consumer_offsets`` partitions it leads."""
         return self._brokers().describe()
 
-    def broker_stop(self, broker: int) -> Coroutine[Any, Any, Any]:
-        """Stop a broker: its connections close and its leaderships move to live brokers."""
-        return self._cluster_wait(self._brokers().stop_broker(int(broker)))
+    def broker_stop(
+        self, broker: int, keep: ConnectionState | None = None
+    ) -> Coroutine[Any, Any, Any]:
+        """Stop a broker: its connections close (but ``keep``, the control connection that
+        asked) and its leaderships move to live brokers."""
+        return self._cluster_wait(self._brokers().stop_broker(int(broker), keep))
 
     def broker_start(self, broker: int) -> Coroutine[Any, Any, Any]:
         """Start a stopped broker again on its port."""
         return self._cluster_wait(self._brokers().start_broker(int(broker)))
 
-    def broker_outage(self, broker: int, seconds: float) -> Coroutine[Any, Any, Any]:
+    def broker_outage(
+        self, broker: int, seconds: float, keep: ConnectionState | None = None
+    ) -> Coroutine[Any, Any, Any]:
         """Stop a broker for ``seconds``, then start it again."""
-        return self._cluster_wait(self._brokers().broker_outage(int(broker), float(seconds)))
+        outage = self._brokers().broker_outage(int(broker), float(seconds), keep)
+        return self._cluster_wait(outage)
 
     def coordinator_of(self, group_id: str) -> int:
         """The broker coordinating ``group_id`` (-1 while none can)."""
@@ -428,7 +434,7 @@ class Control:
             )
         bound = getattr(self, method)
         kwargs = dict(args)
-        if command == "drop_connections":
+        if command in ("drop_connections", "broker_stop", "broker_outage"):
             kwargs["keep"] = conn
         try:
             inspect.signature(bound).bind(**kwargs)
