@@ -33,9 +33,11 @@ from typing import Any
 
 from regroup.model.errors import ErrorCode, KafkaProtocolError
 from regroup.model.uuid import Uuid
+from regroup.server.cluster.leader_epochs import ADVERTISED_RANGE as OFFSET_FOR_LEADER_EPOCH_RANGE
 from regroup.server.cluster.topology import NO_LEADER, Node, Topology
 from regroup.server.log.partitions import Log, TopicLog, check_client_batches
 from regroup.server.log.record_batch import LOG_OVERHEAD, ClientBatch
+from regroup.server.wire.api_keys import ApiKey
 from regroup.server.wire.codec import DecodedRequest, MalformedRequestError, response_class
 from regroup.server.wire.kio_build import build, ms, to_uuid
 from regroup.server.wire.versions import ADVERTISED
@@ -199,7 +201,7 @@ class Cluster:
                 "error_code": ErrorCode.NONE,
                 "api_keys": [
                     {"api_key": key, "min_version": low, "max_version": high}
-                    for key, (low, high) in sorted(ADVERTISED.items())
+                    for key, (low, high) in sorted(self._advertised().items())
                 ],
                 "throttle_time": 0,
                 "supported_features": (),
@@ -208,6 +210,13 @@ class Cluster:
                 "zk_migration_ready": False,
             },
         )
+
+    def _advertised(self) -> dict[int, tuple[int, int]]:
+        """``ADVERTISED``; several brokers add OffsetForLeaderEpoch, which their leader
+        epochs need (``regroup.server.cluster.leader_epochs``)."""
+        if self.topology is None:
+            return dict(ADVERTISED)
+        return {**ADVERTISED, ApiKey.OFFSET_FOR_LEADER_EPOCH: OFFSET_FOR_LEADER_EPOCH_RANGE}
 
     # -- Metadata (3) -------------------------------------------------------------------
 
@@ -572,7 +581,9 @@ class Cluster:
                         "error_code": code,
                         "timestamp": timestamp,
                         "offset": offset,
-                        "leader_epoch": 0,
+                        "leader_epoch": 0
+                        if self.topology is None
+                        else self.topology.leader(topic.name, p.partition_index)[1],
                     }
                 )
             topics.append({"name": topic.name, "partitions": partitions})

@@ -114,7 +114,12 @@ class Brokers:
         #: Restarts of timed outages under way (held so that they are not collected).
         self._restarts: set[asyncio.Task[None]] = set()
         self.router = ClusterRouter(
-            self.topology, self.node_of, self._exists, self._name_of, inner=server.faults
+            self.topology,
+            self.node_of,
+            self._exists,
+            self._name_of,
+            self._log_end,
+            inner=server.faults,
         )
         server.faults = self.router
         server.cluster.topology = self.topology
@@ -158,6 +163,10 @@ class Brokers:
 
     def _exists(self, topic: str, partition: int) -> bool:
         return self.server.log.partition(topic, partition) is not None
+
+    def _log_end(self, topic: str, partition: int) -> int | None:
+        found = self.server.log.partition(topic, partition)
+        return None if found is None else found.high_watermark
 
     def _name_of(self, topic_id: Uuid) -> str | None:
         found = self.server.log.topic_by_id(topic_id)

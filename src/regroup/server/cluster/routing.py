@@ -23,7 +23,9 @@ and checks, before anything is served:
    ``acks=0`` closes the connection instead, as Kafka's ``KafkaApis`` does for a
    produce error it cannot answer. Partitions of topics that do not exist are left
    to the server (UNKNOWN_TOPIC_OR_PARTITION).
-3. Everything else is served by any node (Metadata, FindCoordinator, ApiVersions,
+3. OffsetForLeaderEpoch, which only a cluster advertises, is answered here
+   (``leader_epochs``).
+4. Everything else is served by any node (Metadata, FindCoordinator, ApiVersions,
    CreateTopics, ListGroups, the control channel).
 
 A request that does not decode goes on to the server, which closes the connection
@@ -38,6 +40,7 @@ from typing import Any
 
 from regroup.model.errors import ErrorCode
 from regroup.model.uuid import Uuid
+from regroup.server.cluster import leader_epochs
 from regroup.server.cluster.topology import NO_LEADER, Topology
 from regroup.server.net.connection import CloseConnection, ConnectionState, Interceptor, Served
 from regroup.server.wire import codec
@@ -187,12 +190,14 @@ class ClusterRouter:
         node_of: Callable[[ConnectionState], int],
         exists: Callable[[str, int], bool],
         name_of: Callable[[Uuid], str | None],
+        log_end: Callable[[str, int], int | None],
         inner: Interceptor | None = None,
     ) -> None:
         self.topology = topology
         self.node_of = node_of
         self.exists = exists
         self.name_of = name_of
+        self.log_end = log_end
         #: The fault injection in front of this router, if the server has it.
         self.inner = inner
         #: Requests refused by rule 1 and by rule 2.
@@ -220,6 +225,11 @@ class ClusterRouter:
         if len(body) < 8:
             return serve_now(conn, body)
         (key,) = _KEY.unpack_from(body, 0)
+        if key == ApiKey.OFFSET_FOR_LEADER_EPOCH:
+            try:
+                return leader_epochs.answer(body, self.node_of(conn), self.topology, self.log_end)
+            except RequestError:
+                raise CloseConnection from None
         if key not in _GROUP_KEYS and key not in _PARTITION_KEYS:
             return serve_now(conn, body)
         try:
