@@ -94,7 +94,7 @@ class ConfluentApp(App):
                 {
                     "group.protocol": "classic",
                     "partition.assignment.strategy": "cooperative-sticky",
-                    "session.timeout.ms": 6000,
+                    "session.timeout.ms": 10000,
                     "heartbeat.interval.ms": 300,
                 }
             )
@@ -162,7 +162,7 @@ class KafkaPythonApp(App):
                 client_id=f"{group}-app",
                 enable_auto_commit=False,
                 auto_offset_reset="earliest",
-                session_timeout_ms=6000,
+                session_timeout_ms=10000,
                 heartbeat_interval_ms=300,
                 retry_backoff_ms=50,
                 reconnect_backoff_ms=50,
@@ -229,7 +229,7 @@ class AiokafkaApp(App):
             client_id=f"{group}-app",
             enable_auto_commit=False,
             auto_offset_reset="earliest",
-            session_timeout_ms=6000,
+            session_timeout_ms=10000,
             heartbeat_interval_ms=300,
             retry_backoff_ms=50,
             metadata_max_age_ms=1000,

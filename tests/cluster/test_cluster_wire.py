@@ -120,3 +120,56 @@ def test_stopping_a_broker_refuses_its_port_and_moves_its_groups(cluster: Broker
 def test_one_broker_has_no_cluster_commands() -> None:
     with Broker() as broker, pytest.raises(ControlError, match="--brokers"):
         broker.stop_broker(0)
+
+
+_PROTOCOLS = [
+    {"name": "range", "metadata": b"\x00\x00\x00\x00\x00\x01\x00\x06orders\xff\xff\xff\xff"}
+]
+
+
+def _join(group: str, member_id: str) -> dict[str, Any]:
+    return {
+        "group_id": group,
+        "session_timeout": 30_000,
+        "rebalance_timeout": 10_000,
+        "group_instance_id": None,
+        "protocol_type": "consumer",
+        "protocols": _PROTOCOLS,
+        "member_id": member_id,
+        "reason": None,
+    }
+
+
+def test_a_moved_coordinator_answers_waiting_joins_and_keeps_the_generation(
+    cluster: Broker,
+) -> None:
+    """Kafka's unload and load: a JoinGroup parked on the old coordinator is answered
+    NOT_COORDINATOR; the group comes back Stable at its generation (no rebalance)."""
+    group = group_led_by(0, "g")
+    with _client(cluster, 0) as a, _client(cluster, 0) as b:
+        first = a.request(11, 5, _join(group, ""))
+        joined = a.request(11, 5, _join(group, first.member_id))
+        a.request(
+            14,
+            3,
+            {
+                "group_id": group,
+                "generation_id": joined.generation_id,
+                "member_id": joined.member_id,
+                "group_instance_id": None,
+                "assignments": [{"member_id": joined.member_id, "assignment": b""}],
+            },
+        )
+        assert cluster.describe_group(group)["generation"] == 1  # type: ignore[index]
+        second = b.request(11, 5, _join(group, ""))
+        cid, frame = b.encode(11, 5, _join(group, second.member_id))
+        b.send_raw(frame)  # parked: the group waits for the first member to rejoin
+        moved = cluster.move_coordinator(group, 1)
+        assert group in moved["groups_moved"]
+        answer = b.decode(11, 5, cid, b.read_frame())
+        assert _code(answer.error_code) == ErrorCode.NOT_COORDINATOR
+    described = cluster.describe_group(group)
+    assert described is not None
+    assert (described["state"], described["generation"]) == ("Stable", 1)
+    assert list(described["members"]) == [joined.member_id]
+    assert cluster.coordinator_of(group) == 1
