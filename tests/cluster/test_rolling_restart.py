@@ -65,7 +65,12 @@ def test_a_rolling_broker_restart_loses_nothing_and_rebalances_nothing(
 
 
 def _log_ends(broker: Broker) -> list[int]:
-    return [
-        int(broker.call(lambda p=p: broker.server.log.partition(TOPIC, p).next_offset))
-        for p in range(PARTITIONS)
-    ]
+    def ends() -> list[int]:
+        out = []
+        for p in range(PARTITIONS):
+            log = broker.server.log.partition(TOPIC, p)
+            assert log is not None
+            out.append(log.next_offset)
+        return out
+
+    return broker.call(ends)
