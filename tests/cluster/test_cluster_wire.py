@@ -173,3 +173,18 @@ def test_a_moved_coordinator_answers_waiting_joins_and_keeps_the_generation(
     assert (described["state"], described["generation"]) == ("Stable", 1)
     assert list(described["members"]) == [joined.member_id]
     assert cluster.coordinator_of(group) == 1
+
+
+def test_each_broker_lists_the_groups_it_coordinates(cluster: Broker) -> None:
+    groups = [group_led_by(node, f"list{node}") for node in range(3)]
+    for group in groups:
+        with _client(cluster, cluster.coordinator_of(group)) as client:
+            first = client.request(11, 5, _join(group, ""))
+            client.request(11, 5, _join(group, first.member_id))
+    for version in (2, 4):  # one non-flexible, one flexible response
+        listed = []
+        for node in range(3):
+            with _client(cluster, node) as client:
+                response = client.request(16, version, {"states_filter": [], "types_filter": []})
+            listed.append(sorted(g.group_id for g in response.groups))
+        assert listed == [[g] for g in groups]

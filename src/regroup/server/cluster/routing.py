@@ -25,7 +25,9 @@ and checks, before anything is served:
    to the server (UNKNOWN_TOPIC_OR_PARTITION).
 3. OffsetForLeaderEpoch, which only a cluster advertises, is answered here
    (``leader_epochs``).
-4. Everything else is served by any node (Metadata, FindCoordinator, ApiVersions,
+4. ListGroups lists the groups this node coordinates (Kafka's broker lists the groups of
+   the ``__consumer_offsets`` partitions it leads; an admin client asks every broker).
+5. Everything else is served by any node (Metadata, FindCoordinator, ApiVersions,
    CreateTopics, ListGroups, the control channel).
 
 A request that does not decode goes on to the server, which closes the connection
@@ -34,9 +36,12 @@ as it does on one broker.
 
 from __future__ import annotations
 
+import dataclasses
 import struct
 from collections.abc import Callable
 from typing import Any
+
+from kio.serial import entity_reader
 
 from regroup.model.errors import ErrorCode
 from regroup.model.uuid import Uuid
@@ -104,6 +109,16 @@ def partitions_named(
             if name is not None:
                 out.extend((name, p.partition) for p in t.partitions)
     return out
+
+
+def _filter_list_groups(frame: bytes, version: int, keep: Callable[[str], bool]) -> bytes:
+    """A framed ListGroups response of ``version`` with only the groups ``keep`` accepts."""
+    cls = codec.response_class(ApiKey.LIST_GROUPS, version)
+    payload = frame[4:]  # the size first
+    header, offset = entity_reader(cls.__header_schema__)(payload, 0)
+    body, _ = entity_reader(cls)(payload, offset)
+    kept = dataclasses.replace(body, groups=tuple(g for g in body.groups if keep(g.group_id)))
+    return codec.encode_response(ApiKey.LIST_GROUPS, version, header.correlation_id, kept)
 
 
 def _refused_partitions(req: DecodedRequest) -> Any:
@@ -230,6 +245,9 @@ class ClusterRouter:
                 return leader_epochs.answer(body, self.node_of(conn), self.topology, self.log_end)
             except RequestError:
                 raise CloseConnection from None
+        if key == ApiKey.LIST_GROUPS:
+            version = int.from_bytes(body[2:4], "big", signed=True)
+            return self._own_groups(serve_now(conn, body), version, self.node_of(conn))
         if key not in _GROUP_KEYS and key not in _PARTITION_KEYS:
             return serve_now(conn, body)
         try:
@@ -257,3 +275,21 @@ class ClusterRouter:
         return codec.encode_response(
             key, req.api_version, req.correlation_id, _refused_partitions(req)
         )
+
+    def _own_groups(self, served: Served, version: int, node: int) -> Served:
+        """Rule 4 on the server's ListGroups answer (now, or when it comes)."""
+
+        def keep(group_id: str) -> bool:
+            return self.topology.coordinator(group_id) == node
+
+        if isinstance(served, bytes):
+            return _filter_list_groups(served, version, keep)
+        if served is None:
+            return None
+        pending = served
+
+        async def later() -> bytes | None:
+            frame = await pending
+            return None if frame is None else _filter_list_groups(frame, version, keep)
+
+        return later()
