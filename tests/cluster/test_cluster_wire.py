@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -188,3 +189,19 @@ def test_each_broker_lists_the_groups_it_coordinates(cluster: Broker) -> None:
                 response = client.request(16, version, {"states_filter": [], "types_filter": []})
             listed.append(sorted(g.group_id for g in response.groups))
         assert listed == [[g] for g in groups]
+
+
+def test_the_broker_log_names_the_coordinator_that_loaded_the_group(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    group = "my-group"  # __consumer_offsets-12: broker 0 of three
+    with Broker(brokers=3, topics={TOPIC: 1}, log_file=log) as broker:
+        with _client(broker, 0) as client:
+            first = client.request(11, 5, _join(group, ""))
+            client.request(11, 5, _join(group, first.member_id))
+        broker.stop_broker(0)
+        assert broker.coordinator_of(group) == 1
+    lines = log.read_text(encoding="utf-8").splitlines()
+    joined = next(line for line in lines if "joins group my-group" in line)
+    assert "[GroupCoordinator id=0 topic=__consumer_offsets partition=12]" in joined
+    loaded = next(line for line in lines if "Loaded classic group my-group" in line)
+    assert "[GroupCoordinator id=1 topic=__consumer_offsets partition=12]" in loaded

@@ -123,6 +123,7 @@ class Brokers:
         )
         server.faults = self.router
         server.cluster.topology = self.topology
+        server.broker_log.follow(self.topology.coordinator, offsets_partitions)
 
     # -- listeners and connections -------------------------------------------------------
 
