@@ -100,3 +100,13 @@ def test_leaders_are_live_and_epochs_only_grow(stops: list[int], brokers: int) -
             assert leader in t.live or (leader == NO_LEADER and not t.live)
             assert epoch >= epochs[k]
             epochs[k] = epoch
+
+
+def test_a_topic_created_while_its_preferred_leader_is_stopped_gets_a_live_one() -> None:
+    t = Topology(3)
+    t.stop(0, t.offsets_keys())
+    preferred_0 = next(p for p in range(3) if t.replicas("late", p)[0] == 0)
+    leader = t.leader_id("late", preferred_0)
+    assert leader in (1, 2)
+    t.start(0, t.offsets_keys())
+    assert t.leader_id("late", preferred_0) == leader  # stays until an election

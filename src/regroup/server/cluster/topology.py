@@ -100,7 +100,14 @@ class Topology:
         moved = self._moved.get((topic, partition))
         if moved is not None:
             return moved
-        return self.replicas(topic, partition)[0], 0
+        replicas = self.replicas(topic, partition)
+        if replicas[0] in self.live:
+            return replicas[0], 0
+        # A partition first seen while its preferred leader is stopped (a topic created
+        # meanwhile) is led by the first live replica from then on, as Kafka elects it.
+        first = next((r for r in replicas if r in self.live), NO_LEADER)
+        self._moved[(topic, partition)] = (first, 0)
+        return first, 0
 
     def leader_id(self, topic: str, partition: int) -> int:
         return self.leader(topic, partition)[0]
@@ -119,9 +126,6 @@ class Topology:
 
     # -- changing ---------------------------------------------------------------------------
 
-    def _known(self) -> list[tuple[str, int]]:
-        return list(self._moved)
-
     def _set(self, key: tuple[str, int], leader: int) -> None:
         _, epoch = self.leader(*key)
         self._moved[key] = (leader, epoch + 1)
@@ -132,11 +136,10 @@ class Topology:
         self._check(node)
         if node not in self.live:
             raise ValueError(f"broker {node} is already stopped")
+        led = [key for key in partitions if self.leader_id(*key) == node]
         self.live.discard(node)
         moved: list[int] = []
-        for key in partitions:
-            if self.leader_id(*key) != node:
-                continue
+        for key in led:
             new = next((r for r in self.replicas(*key) if r in self.live), NO_LEADER)
             self._set(key, new)
             if key[0] == OFFSETS_TOPIC:
