@@ -167,7 +167,8 @@ class KafkaPythonApp(App):
                 retry_backoff_ms=50,
                 reconnect_backoff_ms=50,
                 reconnect_backoff_max_ms=500,
-                metadata_max_age_ms=1000,
+                # No short metadata_max_age_ms: a refresh during a join can wedge kafka-python
+                # 3.0's membership (tests/testing/real_clients.py); errors refresh it anyway.
                 partition_assignment_strategy=[CooperativeStickyAssignor],
             )
             consumer.partitions_for_topic(topic)  # see tests/testing/real_clients.py
@@ -310,6 +311,9 @@ def rolling_restart(
     broker.produce(topic, first)
     out.produced.extend(first)
     wait_until("the apps read the first records", lambda: _read(apps, first), step)
+    # Every member owns partitions first: a cooperative group's second member gets its
+    # share only in the follow-up rebalance after the first Stable.
+    wait_until("every member owns partitions", lambda: all(a.assigned for a in apps), step)
     out.epoch_before = _settled_epoch(broker, group, len(apps), step)
     for node in range(brokers):
         batch = [f"during-{node}-{i}".encode() for i in range(per_broker)]
