@@ -127,3 +127,39 @@ def test_impossible_migrations_are_one_line_errors(
     assert main(["compare", *argv]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("scenario", "source"),
+    [("rolling-bounce", "cooperative"), ("scale-out", "eager"), ("upgrade-to-consumer", "eager")],
+)
+def test_every_number_of_the_mechanism_and_the_migration_cost_is_a_table_cell(
+    scenario: str, source: str
+) -> None:
+    from regroup.cli.compare import migration_rows
+    from regroup.sim.migration import compare_migration
+    from regroup.sim.scenario import builtin_scenario
+
+    comparison = compare_migration(
+        builtin_scenario(scenario), source, members=3, partitions=6, seeds=2, sensitivity=False
+    )
+    cells = {n for row in migration_rows(comparison) for c in row for n in _numbers(c)}
+    decision = comparison.decision
+    assert decision is not None
+    assert set(_numbers(decision.mechanism)) <= cells
+    # The verdict's figures up to the break-even and the configs: the mechanism's and the
+    # migration's cost, after the size and the seeds.
+    text = re.split(rf"; it (?:pays|costs)|; {source} ran at", comparison.verdict)[0]
+    assert set(_numbers(text.split("): ", 1)[1])) <= cells | {"848"}
+    if decision.winner is not None:
+        phase = comparison.deciding
+        best = phase.protocols[decision.winner].summary("idle_partition_seconds").median
+        assert all(
+            (runs.summary("idle_partition_seconds").median or 0) > (best or 0)
+            for name, runs in phase.protocols.items()
+            if name != decision.winner
+        )
+
+
+def _numbers(text: str) -> list[str]:
+    return re.findall(r"\d[\d,]*(?:\.\d+)?", text)
