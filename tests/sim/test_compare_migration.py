@@ -24,7 +24,7 @@ from regroup.sim.migration import (
     compare_migration,
     plan_migration,
 )
-from regroup.sim.scenario import builtin_scenario
+from regroup.sim.scenario import Action, builtin_scenario
 from regroup.sim.simulation import RunResult, Settings, Simulation
 
 SIZE: dict[str, Any] = {"members": 3, "partitions": 6}
@@ -166,6 +166,13 @@ def test_a_scenario_that_migrates_itself_is_the_migration_and_its_stay_run_is_cl
     # The same restart: the migration's KIP-848 side has epochs, the stay run has none.
     assert during["consumer"].runs[0]["group_epochs"] > 0
     assert during["cooperative"].runs[0]["group_epochs"] == 0
+
+
+def test_a_migrating_scenario_that_adds_partitions_during_the_migration_is_refused() -> None:
+    scenario = builtin_scenario("upgrade-to-consumer")
+    grow = Action("add_partitions", at_ms=40000, topic="events")
+    with pytest.raises(MigrationError, match="adds partitions during its migration"):
+        plan_migration(replace(scenario, actions=(*scenario.actions, grow)), "cooperative")
 
 
 @pytest.mark.parametrize(

@@ -13,6 +13,12 @@ metrics as ``simulate --json`` prints them (seed 0) plus ``summary`` (median,
 min, max per metric) and ``ratio_to_best`` (docs/formats/compare-json.md).
 ``--html`` writes one page with the three seed-0 timelines side by side. A
 progress bar counts the runs on stderr when it is a terminal.
+
+``--from eager|cooperative`` (implied by a scenario that migrates itself, such as
+``upgrade-to-consumer``) compares migrating the classic group online to KIP-848
+with staying on it instead (``regroup.sim.migration``): one table with a section
+per phase (the migration, afterwards), the verdict, and in ``--json`` the keys
+``from`` and ``migration`` (docs/formats/compare-json.md).
 """
 
 from __future__ import annotations

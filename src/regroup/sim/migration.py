@@ -206,6 +206,13 @@ def plan_migration(
         switching = [(at, a) for at, a in timed if _protocol_of(a) == "consumer"]
         start = min(at for at, _ in timed)
         cut = max(at + a.span_ms(count) for at, a in switching) + SETTLE_MS
+        if any(a.action == "add_partitions" and at < cut for at, a in timed):
+            # The after phase leaves the migration's steps out, and with them the
+            # partition counts an add_partitions step carries.
+            raise MigrationError(
+                f"scenario {scenario.name!r} adds partitions during its migration: "
+                "compare measures the migration and what follows apart, so add them after"
+            )
         stay_actions = tuple(
             replace(a, config={k: v for k, v in a.config.items() if k != "group.protocol"})
             for a in scenario.actions
