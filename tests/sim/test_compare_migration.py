@@ -32,10 +32,10 @@ SIZE: dict[str, Any] = {"members": 3, "partitions": 6}
 ADDITIVE = ("rebalances", "partitions_assigned", "partitions_revoked", "partitions_moved")
 
 
-@pytest.fixture(scope="module")
-def bounce() -> MigrationComparison:
+@pytest.fixture(scope="module", params=["cooperative", "eager"])
+def bounce(request: pytest.FixtureRequest) -> MigrationComparison:
     scenario = builtin_scenario("rolling-bounce")
-    return compare_migration(scenario, "cooperative", seeds=2, sensitivity=False, **SIZE)
+    return compare_migration(scenario, request.param, seeds=2, sensitivity=False, **SIZE)
 
 
 def _run(comparison: MigrationComparison, option: str, seed: int = 0) -> RunResult:
@@ -55,10 +55,11 @@ def _after(events: list[Event], cut: int) -> list[Event]:
     return [e for e in events if not (isinstance(e, ScenarioStep) and e.ts_ms < cut)]
 
 
-@pytest.mark.parametrize("option", ["cooperative", "consumer"])
+@pytest.mark.parametrize("which", ["stay", "consumer"])
 def test_each_phase_is_the_runs_own_log_measured_in_that_window(
-    bounce: MigrationComparison, option: str
+    bounce: MigrationComparison, which: str
 ) -> None:
+    option = bounce.from_protocol if which == "stay" else which
     result = _run(bounce, option)
     cut = bounce.plan.cut_ms
     during = compute_metrics(_before(result.events, cut)).to_json()
@@ -76,10 +77,11 @@ def test_each_phase_is_the_runs_own_log_measured_in_that_window(
     assert after["window_end_ms"] == result.duration_ms
 
 
-@pytest.mark.parametrize("option", ["cooperative", "consumer"])
+@pytest.mark.parametrize("which", ["stay", "consumer"])
 def test_the_phases_add_up_to_the_whole_run_and_the_group_settles_before_the_cut(
-    bounce: MigrationComparison, option: str
+    bounce: MigrationComparison, which: str
 ) -> None:
+    option = bounce.from_protocol if which == "stay" else which
     for seed in (0, 1):
         during = bounce.during.protocols[option].runs[seed]
         after = bounce.after.protocols[option].runs[seed]
@@ -96,7 +98,7 @@ def test_after_the_migration_the_group_is_a_consumer_group_and_staying_is_not(
     bounce: MigrationComparison,
 ) -> None:
     migrated = bounce.after.protocols["consumer"].runs[0]
-    stayed = bounce.after.protocols["cooperative"].runs[0]
+    stayed = bounce.after.protocols[bounce.from_protocol].runs[0]
     assert migrated["generations"] == 0 and migrated["group_epochs"] > 0
     assert stayed["group_epochs"] == 0 and stayed["generations"] > 0
     # During the migration the group changes type: classic generations, then epochs.
@@ -116,7 +118,7 @@ def test_the_decision_is_the_tie_rule_over_the_after_phase(bounce: MigrationComp
     assert ranking.ratio is not None and decision["ratio"] == round(ranking.ratio, 2)
     assert bounce.verdict.split(" (")[0] in (
         "tie",
-        "staying cooperative wins",
+        f"staying {bounce.from_protocol} wins",
         "migrating to KIP-848 wins",
     )
 
@@ -127,8 +129,9 @@ def test_break_even_is_the_extra_migration_cost_over_what_each_run_saves(
     def median(phase: Any, option: str) -> float:
         return float(phase.protocols[option].summary("idle_partition_seconds").median)
 
-    extra = median(bounce.during, "consumer") - median(bounce.during, "cooperative")
-    saved = median(bounce.after, "cooperative") - median(bounce.after, "consumer")
+    source = bounce.from_protocol
+    extra = median(bounce.during, "consumer") - median(bounce.during, source)
+    saved = median(bounce.after, source) - median(bounce.after, "consumer")
     even = bounce.break_even()
     if extra <= 0:
         assert even == 0

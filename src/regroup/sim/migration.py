@@ -96,7 +96,7 @@ _SWITCH: Mapping[str, str] = {"group.protocol": "consumer"}
 #: ``group.consumer.migration.policy`` values that allow an upgrade (Kafka
 #: ``ConsumerGroupMigrationPolicy.isUpgradeEnabled``).
 _UPGRADE_POLICIES = frozenset({"BIDIRECTIONAL", "UPGRADE"})
-#: How the two options are named in tables and sentences.
+#: The migrating option's key (the protocol it ends on); the staying option's is ``from``.
 MIGRATE = "consumer"
 
 
@@ -592,7 +592,7 @@ def migration_verdict(comparison: MigrationComparison) -> str:
     over = f"median of {seeds} seeds" if seeds > 1 else "one seed"
     head = f"tie{size}" if decision.winner is None else f"{labels[decision.winner]} wins{size}"
     if comparison.plan.own:
-        head += f" on the migration itself ({over}): {decision.mechanism}"
+        head += f" during the rolling restart ({over}): {decision.mechanism}"
     else:
         head += f" on {comparison.scenario} afterwards ({over}): {decision.mechanism}"
 
