@@ -115,7 +115,7 @@ def test_a_separated_winner_is_named_with_its_mechanism() -> None:
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--scenario", "upgrade-to-consumer"], "compare runs all three protocols"),
+        (["--scenario", "upgrade-double-bounce"], "compare runs all three protocols"),
         ([*SMALL, "--seeds", "0"], "--seeds must be >= 1"),
         ([*SMALL, "--html", "out.txt"], "--html must end in .html"),
         ([*SMALL, "--data", "restore=1"], "unknown [data] key 'restore'"),
