@@ -21,6 +21,9 @@ with examples is ``docs/testing-harness.md``.
 real server on a socket for tests of real Kafka clients, with fault injection
 (``docs/testing.md``). It is imported on first use of ``regroup.testing.Broker``
 (or ``ControlError``) only, so importing the sans-IO harness never loads the server.
+``GroupDriver`` (``regroup.testing.driver``), the other exception, runs a real
+client's poll loop in a thread and records what the application saw; it too is
+imported on first use.
 """
 
 from typing import TYPE_CHECKING, Any
@@ -46,13 +49,16 @@ from regroup.testing.listener import RecordingListener
 
 if TYPE_CHECKING:
     from regroup.testing.broker import Broker, ControlError
+    from regroup.testing.driver import AppView, GroupDriver
 
 __all__ = [
+    "AppView",
     "Broker",
     "Call",
     "ConfigLike",
     "ControlError",
     "CoordinatorTestContext",
+    "GroupDriver",
     "GroupNotStableError",
     "InProcessGroup",
     "InvariantViolation",
@@ -78,4 +84,8 @@ def __getattr__(name: str) -> Any:
         from regroup.testing.broker import ControlError
 
         return ControlError
+    if name in ("GroupDriver", "AppView"):
+        from regroup.testing import driver
+
+        return getattr(driver, name)
     raise AttributeError(f"module 'regroup.testing' has no attribute {name!r}")
