@@ -12,6 +12,7 @@ session timeout (``push_request_errors(..., rtt_ms=)``).
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any
 
@@ -254,6 +255,23 @@ def test_a_wait_that_runs_out_says_what_it_saw(regroup_broker: Broker) -> None:
         driver.wait_for(lambda app: app.assigned == BOTH, timeout=20)
         with pytest.raises(DriverTimeout, match=r"assigned=\{'orders': \[0, 1\]\}"):
             driver.wait_for_assignment({TOPIC: [0]}, timeout=0.3)
+
+
+@pytest.mark.regroup_broker(topics={TOPIC: 1})
+def test_nothing_is_left_behind(regroup_broker: Broker) -> None:
+    threads = threading.active_count()
+    for client in CLIENTS:
+        driver = _driver(regroup_broker, client).start()
+        driver.wait_for(lambda app: app.assigned == {TOPIC: {0}}, timeout=20)
+        driver.stop()
+        assert driver.view().running is False
+        with pytest.raises(DriverError, match="not running"):
+            driver.call(lambda consumer: None)
+    # The driver's thread and the clients' own (kafka-python's heartbeat thread) are gone.
+    deadline = time.monotonic() + 5
+    while threading.active_count() > threads and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert threading.active_count() == threads
 
 
 def test_a_client_that_cannot_start_fails_the_wait_at_once() -> None:

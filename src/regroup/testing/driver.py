@@ -317,10 +317,11 @@ class GroupDriver:
     def call(self, fn: Callable[[Any], T], timeout: float = 30.0) -> T:
         """``fn(consumer)`` on the consumer's thread, between two polls; its result (for
         aiokafka an awaitable result is awaited there) or its exception."""
-        if self._thread is None:
-            raise RuntimeError("the driver is not running")
         future: Future[T] = Future()
-        self._calls.append((fn, future))
+        with self._changed:
+            if self._thread is None or self._state.finished:
+                raise DriverError(f"the {self.client} consumer is not running")
+            self._calls.append((fn, future))
         return future.result(timeout)
 
     # -- the thread ----------------------------------------------------------------------
@@ -356,8 +357,11 @@ class GroupDriver:
             self._fail_pending_calls()
 
     def _fail_pending_calls(self) -> None:
-        while self._calls:
-            _, future = self._calls.popleft()
+        # After ``finished`` was set under the lock: ``call`` appends no more.
+        with self._changed:
+            pending = list(self._calls)
+            self._calls.clear()
+        for _, future in pending:
             future.set_exception(DriverError("the driver stopped before running this call"))
 
     def _running(self) -> None:
@@ -421,8 +425,12 @@ class GroupDriver:
         """Run the pending ``call``s; with ``awaiting`` (aiokafka), those whose result is
         awaitable are returned to be awaited on the loop."""
         waiting: list[tuple[Any, Future[Any]]] = []
-        while self._calls:
-            fn, future = self._calls.popleft()
+        if not self._calls:
+            return waiting
+        with self._changed:
+            pending = list(self._calls)
+            self._calls.clear()
+        for fn, future in pending:
             try:
                 result = fn(consumer)
             except BaseException as exc:

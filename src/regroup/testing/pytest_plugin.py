@@ -42,7 +42,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         f"{_MARK}(topics=None, configs=None, **options): topics, group configs and options "
-        "(default_partitions, auto_create_topics) of the test's regroup_broker",
+        "(default_partitions, auto_create_topics, seed) of the test's regroup_broker",
     )
 
 
