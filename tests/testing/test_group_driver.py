@@ -246,6 +246,26 @@ def test_a_heartbeat_answer_held_past_the_session_timeout_takes_the_partitions(
     assert after != before  # rejoined as a new member
 
 
+def _seeded_member_ids(seed: int) -> list[str]:
+    with (
+        Broker(topics={TOPIC: 2}, seed=seed) as broker,
+        _driver(broker, "kafka-python", client_id="a") as first,
+    ):
+        first.wait_for(lambda app: app.assigned == BOTH, timeout=20)
+        with _driver(broker, "kafka-python", client_id="b") as second:  # joins second
+            second.wait_for(lambda app: len(app.owned(TOPIC)) == 1, timeout=20)
+            first.wait_for(lambda app: len(app.owned(TOPIC)) == 1, timeout=20)
+            return sorted(broker.members("g"))
+
+
+def test_a_seed_gives_real_clients_the_same_member_ids_every_run() -> None:
+    # Classic member ids are drawn by the coordinator: the same joins in the same order
+    # with the same seed get the same ids, so a test may write them down.
+    first = _seeded_member_ids(11)
+    assert first == _seeded_member_ids(11)
+    assert [member.split("-", 1)[0] for member in first] == ["a", "b"]
+
+
 # -- failures say what happened -------------------------------------------------------------
 
 
