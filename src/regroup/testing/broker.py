@@ -104,6 +104,11 @@ class Broker:
         coordinator's to choose) are the same every run for the same sequence of joins;
         ``None`` draws one. KIP-848 member ids are the client's (``regroup.server``
         takes what the client sends), so a seed cannot fix them."""
+        if seed is not None and data_dir is not None:
+            raise ControlError(
+                "seed with data_dir would draw the member ids already in the store again "
+                "after a restart: use one or the other"
+            )
         try:
             config = GroupCoordinatorConfig.from_properties({**TEST_CONFIGS, **(configs or {})})
         except InvalidConfigError as exc:
