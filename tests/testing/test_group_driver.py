@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -264,6 +265,15 @@ def test_a_seed_gives_real_clients_the_same_member_ids_every_run() -> None:
     first = _seeded_member_ids(11)
     assert first == _seeded_member_ids(11)
     assert [member.split("-", 1)[0] for member in first] == ["a", "b"]
+
+
+@pytest.mark.regroup_broker(topics={TOPIC: 2})
+def test_the_plugin_s_driver_factory_stops_what_it_made(
+    regroup_broker: Broker, regroup_driver: Callable[..., GroupDriver]
+) -> None:
+    app = regroup_driver("aiokafka", "g", [TOPIC], config=CONFIGS["aiokafka"])
+    app.wait_for_assignment({TOPIC: [0, 1]}, timeout=20)
+    assert list(regroup_broker.members("g"))
 
 
 # -- failures say what happened -------------------------------------------------------------
