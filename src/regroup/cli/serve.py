@@ -83,6 +83,13 @@ def add_parser(subparsers: Any) -> None:
         action="store_true",
         help="serve the test control channel (regroup ctl: fault injection); tests only",
     )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="seed the coordinator's randomness: classic member ids the same on every run "
+        "for the same joins in the same order (tests; not with --data-dir)",
+    )
     parser.add_argument("--log-level", default="INFO", help="logging level (default INFO)")
     parser.add_argument(
         "--log-file",
@@ -143,6 +150,12 @@ def options_from_args(args: argparse.Namespace) -> ServerOptions:
         raise UsageError(f"--port must be 0-65535, got {args.port}")
     if args.partitions < 1:
         raise UsageError("--partitions must be at least 1")
+    seed = args.seed
+    if seed is not None and args.data_dir is not None:
+        raise UsageError(
+            "--seed with --data-dir would draw the member ids already in the store again "
+            "after a restart: use one or the other"
+        )
     from regroup.server.security.config import SECURITY_CONFIG_NAMES
 
     properties = _properties(args.config, args.config_file)
@@ -160,6 +173,7 @@ def options_from_args(args: argparse.Namespace) -> ServerOptions:
         allow_empty_coordinator=args.allow_empty_coordinator,
         security=_security(security),
         control=args.control,
+        seed=seed,
     )
 
 

@@ -52,7 +52,7 @@ import random
 import socket
 import ssl
 import time
-from collections.abc import Callable, Coroutine, Hashable
+from collections.abc import Callable, Coroutine, Hashable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -984,13 +984,21 @@ class RegroupServer:
         self.log.create_topic(name, partitions)
         self._topics_changed()
 
-    def append_local(self, topic: str, partition: int, values: list[bytes]) -> int:
-        """Append one batch of ``values`` as a producer would; the base offset."""
+    def append_local(
+        self,
+        topic: str,
+        partition: int,
+        values: list[bytes],
+        keys: Sequence[bytes | None] = (),
+        headers: Sequence[Sequence[tuple[str, bytes | None]]] = (),
+    ) -> int:
+        """Append one batch of ``values`` (with their ``keys`` and ``headers``, when given)
+        as a producer would; the base offset."""
         log = self.log.partition(topic, partition)
         if log is None:
             raise KeyError(f"no partition {topic}-{partition}")
         before = log.next_offset
-        batch = encode_batch(values, self.now_ms())
+        batch = encode_batch(values, self.now_ms(), keys, headers)
         base = log.append(batch)
         self._appended([(topic, partition, log.next_offset - before, log.next_offset, len(batch))])
         return base

@@ -75,7 +75,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from kio.records.schema import NewRecordBatch, Record
+from kio.records.schema import NewRecordBatch, Record, RecordHeader
 from kio.records.writers import write_batch
 
 from regroup.model.errors import ErrorCode, KafkaProtocolError
@@ -245,9 +245,13 @@ def _write_durably(path: Path, data: bytes) -> None:
 
 
 def encode_batch(
-    values: Sequence[bytes | None], timestamp_ms: int, keys: Sequence[bytes | None] = ()
+    values: Sequence[bytes | None],
+    timestamp_ms: int,
+    keys: Sequence[bytes | None] = (),
+    headers: Sequence[Sequence[tuple[str, bytes | None]]] = (),
 ) -> bytes:
-    """One uncompressed v2 batch of ``values`` (kio.records), as a producer would send it."""
+    """One uncompressed v2 batch of ``values`` (kio.records), as a producer would send it;
+    record ``i`` has ``keys[i]`` and ``headers[i]`` when given (else no key, no headers)."""
     stamp = datetime.datetime.fromtimestamp(timestamp_ms / 1000, tz=datetime.UTC)
     record_cls: Any = Record
     batch_cls: Any = NewRecordBatch
@@ -258,7 +262,10 @@ def encode_batch(
             offset=index,
             key=keys[index] if index < len(keys) else None,
             value=value,
-            headers=(),
+            headers=tuple(
+                RecordHeader(key=name.encode("utf-8"), value=header)
+                for name, header in (headers[index] if index < len(headers) else ())
+            ),
         )
         for index, value in enumerate(values)
     )
