@@ -78,6 +78,7 @@ from typing import Any, BinaryIO
 from kio.records.schema import NewRecordBatch, Record
 from kio.records.writers import write_batch
 
+from regroup.brokerlog.partition import OFFSETS_TOPIC
 from regroup.model.errors import ErrorCode, KafkaProtocolError
 from regroup.model.metadata import MetadataImage, TopicImage
 from regroup.model.uuid import Uuid
@@ -655,8 +656,12 @@ class Log:
         return topic.partitions[index]
 
     def metadata_image(self) -> MetadataImage:
+        """The topics the group coordinator sees: all but ``__consumer_offsets``, so a
+        KIP-848 regular expression never resolves to the coordinator's own topic."""
         return MetadataImage.of(
-            TopicImage(t.topic_id, t.name, len(t.partitions)) for t in self.topics.values()
+            TopicImage(t.topic_id, t.name, len(t.partitions))
+            for t in self.topics.values()
+            if t.name != OFFSETS_TOPIC
         )
 
     def close(self) -> None:
