@@ -23,6 +23,10 @@ from regroup.records.classic import GroupMetadataKey, GroupMetadataValue
 from regroup.records.consumer import (
     ConsumerGroupConfigKey,
     ConsumerGroupConfigValue,
+    ConsumerGroupCurrentMemberAssignmentKey,
+    ConsumerGroupCurrentMemberAssignmentValue,
+    ConsumerGroupMemberMetadataKey,
+    ConsumerGroupMemberMetadataValue,
     ConsumerGroupMetadataKey,
     ConsumerGroupMetadataValue,
     ConsumerGroupTargetAssignmentMemberKey,
@@ -138,7 +142,7 @@ def _metadata(client: WireClient, topics: list[str] | None) -> Any:
     )
 
 
-def _commit_with_a_classic_group(bootstrap: str, group: str) -> None:
+def _commit_with_a_group(bootstrap: str, group: str, protocol: str = "classic") -> None:
     producer = confluent_kafka.Producer({"bootstrap.servers": bootstrap})
     for i in range(5):
         producer.produce("orders", value=b"v%d" % i, partition=0)
@@ -149,7 +153,8 @@ def _commit_with_a_classic_group(bootstrap: str, group: str) -> None:
             "group.id": group,
             "auto.offset.reset": "earliest",
             "enable.auto.commit": False,
-            "session.timeout.ms": 6000,
+            **({"session.timeout.ms": 6000} if protocol == "classic" else {}),
+            "group.protocol": protocol,
         }
     )
     consumer.subscribe(["orders"])
@@ -193,7 +198,7 @@ def test_a_real_client_reads_commits_and_group_metadata(tmp_path: Path) -> None:
     group = "offsets-reader-g"
     partition = coordinator_partition(group, 50)
     with BackgroundServer(fast_options(tmp_path)) as server:
-        _commit_with_a_classic_group(server.bootstrap, group)
+        _commit_with_a_group(server.bootstrap, group)
         records = _read_offsets_topic(server.bootstrap, partition)
         with WireClient("127.0.0.1", server.port, timeout=10) as client:
             everything = _metadata(client, None)
@@ -233,3 +238,34 @@ def test_a_real_client_reads_commits_and_group_metadata(tmp_path: Path) -> None:
     # A restart of the --data-dir server reads the same records at the same offsets.
     with BackgroundServer(fast_options(tmp_path)) as server:
         assert _read_offsets_topic(server.bootstrap, partition) == records
+
+
+def test_a_real_client_reads_a_consumer_groups_records() -> None:
+    """KIP-848: the ConsumerGroup* records (flexible versions, tagged fields) over the wire."""
+    group = "offsets-reader-kip848"
+    with BackgroundServer(fast_options()) as server:
+        _commit_with_a_group(server.bootstrap, group, protocol="consumer")
+        records = _read_offsets_topic(server.bootstrap, coordinator_partition(group, 50))
+    kinds = {type(r.key) for _, r in records}
+    assert {
+        ConsumerGroupMetadataKey,
+        ConsumerGroupMemberMetadataKey,
+        ConsumerGroupTargetAssignmentMemberKey,
+        ConsumerGroupCurrentMemberAssignmentKey,
+        OffsetCommitKey,
+    } <= kinds
+    assigned = [
+        r.value
+        for _, r in records
+        if isinstance(r.value, ConsumerGroupCurrentMemberAssignmentValue)
+        and r.value.assigned_partitions
+    ]
+    assert assigned and assigned[0].member_epoch >= 1
+    assert sorted(assigned[0].assigned_partitions[0].partitions) == [0, 1, 2]
+    members = [r.value for _, r in records if isinstance(r.value, ConsumerGroupMemberMetadataValue)]
+    assert members and members[0].subscribed_topic_names == ("orders",)
+    # The member left on close: its records end in tombstones, as Kafka writes them.
+    last_member = [r for _, r in records if isinstance(r.key, ConsumerGroupMemberMetadataKey)][-1]
+    assert last_member.is_tombstone
+    commit = [r.value for _, r in records if r.key == OffsetCommitKey(group, "orders", 0)][-1]
+    assert isinstance(commit, OffsetCommitValue) and commit.offset == 5
