@@ -38,7 +38,8 @@ from regroup.records.offsets import OffsetCommitKey, OffsetCommitValue
 from regroup.server.background import BackgroundServer
 from regroup.server.clients.wire_client import WireClient
 from regroup.server.log.partitions import Log, encode_batch
-from regroup.server.offsets_topic import OFFSETS_TOPIC, OffsetsTopic
+from regroup.server.log.record_batch import check_client_batch
+from regroup.server.offsets_topic import OFFSETS_TOPIC, OffsetsTopic, coordinator_batch
 from tests.server.conftest import fast_options
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
@@ -97,6 +98,19 @@ def test_records_go_to_their_groups_partition_in_write_order() -> None:
     assert _read(log, coordinator_partition("other", 50)) == [(0, step1[2])]
     assert {p for p, _ in appended} == {p1, coordinator_partition("other", 50)}
     assert log.metadata_image().topic(OFFSETS_TOPIC) is None  # the coordinator never sees it
+
+
+def test_coordinator_batch_is_a_valid_v2_batch_of_its_records() -> None:
+    records = [(b"k1", b"v1"), (b"k2", None), (b"k" * 200, b"v" * 300)]
+    batch = coordinator_batch(records, 1_700_000_000_123)
+    checked = check_client_batch(batch, 0, 1 << 20)  # length, CRC, counts, record layout
+    assert checked.consumed == len(batch) and checked.header.last_offset_delta == 2
+    decoded, size = read_batch(batch, 0)
+    assert size == len(batch)
+    assert [(r.key, r.value) for r in decoded.records] == records
+    assert decoded.producer_id == -1
+    assert checked.header.max_timestamp == 1_700_000_000_123
+    assert checked.header.magic == 2 and checked.header.attributes == 0
 
 
 def test_a_store_without_the_topic_fills_it_once_in_store_order() -> None:

@@ -16,9 +16,13 @@ it (``kafka-console-consumer`` with Kafka's ``GroupMetadataMessageFormatter`` /
    partitions in the order the coordinator wrote them: one batch per partition and
    step (a batch over ``message.max.bytes`` is split per record; a single record
    over it is left out, logged). The store is the record of truth, the topic its
-   log: on a ``--data-dir`` server the topic's partition logs are durable, so its
+   log: on a ``--data-dir`` server the topic's partition logs are files, so its
    offsets are stable across restarts; a data directory that has a store but no
-   topic yet gets the topic filled from the store, in the store's order.
+   topic yet gets the topic filled from the store, in the store's order. The
+   store's commit is the step's one fsync: the topic's appends are written but not
+   fsynced on their own (a second fsync per commit would double its latency), so a
+   machine crash, not a process crash, may cut the topic's last records, which the
+   store still holds.
 3. Metadata lists it with ``is_internal`` true: when all topics are asked for, as
    Kafka's ``KafkaApis.handleTopicMetadataRequest`` does (clients drop internal
    topics from pattern subscriptions by ``exclude.internal.topics``), and by name.
@@ -35,7 +39,10 @@ a regroup extension) stay in the store only.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+import struct
+from collections.abc import Callable, Iterable, Sequence
+
+from crc32c import crc32c
 
 from regroup.brokerlog.partition import (
     DEFAULT_OFFSETS_PARTITIONS,
@@ -45,17 +52,62 @@ from regroup.brokerlog.partition import (
 from regroup.model.errors import KafkaProtocolError
 from regroup.records import CoordinatorRecord
 from regroup.records.kafka_format import encode_record, in_kafka_format
-from regroup.server.log.partitions import Log, PartitionLog, TopicLog, encode_batch
+from regroup.server.log.partitions import Log, PartitionLog, TopicLog
 
 __all__ = [
     "DEFAULT_OFFSETS_PARTITIONS",
     "OFFSETS_TOPIC",
     "OffsetsTopic",
+    "coordinator_batch",
     "group_of",
     "is_internal",
 ]
 
 logger = logging.getLogger(__name__)
+
+#: A v2 batch's fields from ``attributes`` on (``DefaultRecordBatch``), and its start.
+_AFTER_CRC = struct.Struct(">hiqqqhii")
+_BEFORE_CRC = struct.Struct(">qiibI")
+_NO_PRODUCER = -1
+
+
+def _varint(value: int) -> bytes:
+    """Kafka ``ByteUtils.writeVarint`` / ``writeVarlong`` (zigzag, 7 bits a byte)."""
+    raw = (value << 1) ^ (value >> 63)
+    out = bytearray()
+    while raw >= 0x80:
+        out.append((raw & 0x7F) | 0x80)
+        raw >>= 7
+    out.append(raw)
+    return bytes(out)
+
+
+def coordinator_batch(records: Sequence[tuple[bytes, bytes | None]], timestamp_ms: int) -> bytes:
+    """One uncompressed v2 batch of key/value records, as Kafka's coordinator writes a
+    step's records (``MemoryRecords.withRecords``: no producer, CREATE_TIME ``timestamp``)."""
+    body = bytearray()
+    for delta, (key, value) in enumerate(records):
+        record = b"".join(
+            (
+                b"\x00",  # attributes
+                _varint(0),  # timestamp delta
+                _varint(delta),
+                _varint(len(key)),
+                key,
+                _varint(-1) if value is None else _varint(len(value)),
+                b"" if value is None else value,
+                _varint(0),  # headers
+            )
+        )
+        body += _varint(len(record))
+        body += record
+    count = len(records)
+    after_crc = (
+        _AFTER_CRC.pack(0, count - 1, timestamp_ms, timestamp_ms, _NO_PRODUCER, -1, -1, count)
+        + body
+    )
+    # Batch length: the bytes after the length field (leader epoch, magic, CRC: 9).
+    return _BEFORE_CRC.pack(0, len(after_crc) + 9, -1, 2, crc32c(after_crc)) + after_crc
 
 
 def is_internal(topic: str | None) -> bool:
@@ -128,6 +180,8 @@ class OffsetsTopic:
                 topic = self.ensure()
                 if topic is None:
                     return
+                for partition in topic.partitions:
+                    partition.fsync = False
             index = coordinator_partition(group_of(record), len(topic.partitions))
             by_partition.setdefault(index, []).append(encode_record(record))
         if topic is None:
@@ -141,9 +195,7 @@ class OffsetsTopic:
     def _append(
         self, partition: PartitionLog, encoded: list[tuple[bytes, bytes | None]], now_ms: int
     ) -> int:
-        keys = [k for k, _ in encoded]
-        values = [v for _, v in encoded]
-        batch = encode_batch(values, now_ms, keys)
+        batch = coordinator_batch(encoded, now_ms)
         try:
             partition.append(batch)
             return len(batch)

@@ -296,6 +296,7 @@ class PartitionLog:
         "_last_offsets",
         "_path",
         "_size",
+        "fsync",
         "max_message_bytes",
         "next_offset",
         "start_offset",
@@ -311,6 +312,9 @@ class PartitionLog:
         self.max_message_bytes = max_message_bytes
         self._path = path
         self._size = 0
+        #: Whether an append is fsynced before it is acknowledged (rule 4); ``False`` for a
+        #: log whose records another store holds durably (``server.offsets_topic``).
+        self.fsync = True
         if path is not None:
             self._load(path)
 
@@ -454,7 +458,8 @@ class PartitionLog:
             with _open_for_append(self._path) as handle:
                 handle.write(data)
                 handle.flush()
-                os.fsync(handle.fileno())
+                if self.fsync:
+                    os.fsync(handle.fileno())
         except OSError as exc:
             try:
                 os.truncate(self._path, self._size)
