@@ -37,6 +37,7 @@ from regroup.records.kafka_format import decode_record
 from regroup.records.offsets import OffsetCommitKey, OffsetCommitValue
 from regroup.server.background import BackgroundServer
 from regroup.server.clients.wire_client import WireClient
+from regroup.server.limits import ServerLimits
 from regroup.server.log.partitions import Log, encode_batch
 from regroup.server.log.record_batch import check_client_batch
 from regroup.server.offsets_topic import OFFSETS_TOPIC, OffsetsTopic, coordinator_batch
@@ -144,13 +145,13 @@ def test_existing_topic_keeps_its_partition_count() -> None:
 # -- the server, with real clients ---------------------------------------------------------
 
 
-def _metadata(client: WireClient, topics: list[str] | None) -> Any:
+def _metadata(client: WireClient, topics: list[str] | None, create: bool = False) -> Any:
     return client.request(
         3,
         12,
         {
             "topics": None if topics is None else [{"name": t, "topic_id": None} for t in topics],
-            "allow_auto_topic_creation": False,
+            "allow_auto_topic_creation": create,
             "include_topic_authorized_operations": False,
         },
     )
@@ -283,3 +284,15 @@ def test_a_real_client_reads_a_consumer_groups_records() -> None:
     assert last_member.is_tombstone
     commit = [r.value for _, r in records if r.key == OffsetCommitKey(group, "orders", 0)][-1]
     assert isinstance(commit, OffsetCommitValue) and commit.offset == 5
+
+
+def test_metadata_naming_the_topic_first_creates_it_with_its_partition_count() -> None:
+    """Kafka's auto-creation of an internal topic: ``offsets.topic.num.partitions``
+    partitions, not ``num.partitions``; without auto-creation it is unknown until used."""
+    options = fast_options(limits=ServerLimits(offsets_topic_num_partitions=7))
+    with BackgroundServer(options) as server, WireClient("127.0.0.1", server.port) as client:
+        (unknown,) = _metadata(client, [OFFSETS_TOPIC]).topics
+        assert unknown.error_code.value == 3  # UNKNOWN_TOPIC_OR_PARTITION
+        (created,) = _metadata(client, [OFFSETS_TOPIC], create=True).topics
+        assert created.error_code.value == 0 and created.is_internal
+        assert len(created.partitions) == 7
