@@ -143,6 +143,7 @@ th{background:#f3f3f3}td.n{text-align:right}h2{margin-top:2em}svg{max-width:100%
 td.best{font-weight:bold;background:#eaf5ea}p.how{color:#444;max-width:60em}
 p.verdict{font-size:16px;max-width:60em}
 table.recommend{font-size:15px;max-width:1100px}table.recommend td{vertical-align:top}
+table.recommend td:first-child{white-space:nowrap}
 td.use{font-weight:bold;white-space:nowrap}p.smoke{background:#fff3cd;padding:8px;max-width:60em}
 """
 
