@@ -64,7 +64,7 @@ def test_table_assumptions_verdict_and_html(
     verdicts = [line for line in out.splitlines() if line.startswith("verdict: ")]
     assert len(verdicts) == 1
     text = page.read_text()
-    assert text.count("<svg") == 3 and "viewBox" in text
+    assert text.count("<svg") == 3 and "viewBox" not in text  # drawn at full size
     assert "eager (range), seed 0" in text and "KIP-848 (consumer) (uniform), seed 0" in text
     assert "http" not in text.replace("http://www.w3.org/2000/svg", "")
 

@@ -1139,6 +1139,7 @@ ROUTES: dict[int, Route[RegroupServer]] = {
         ),
     ),
     ApiKey.LIST_GROUPS: Route(RouteKind.GROUP, RegroupServer._serve_group),
+    ApiKey.DELETE_GROUPS: Route(RouteKind.GROUP, RegroupServer._serve_group),
     ApiKey.CONSUMER_GROUP_HEARTBEAT: Route(
         RouteKind.GROUP,
         RegroupServer._serve_group,

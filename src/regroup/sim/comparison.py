@@ -25,7 +25,6 @@ says so in the KIP-848 run's assumptions.
 from __future__ import annotations
 
 import html
-import re
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -37,7 +36,7 @@ from regroup.sim.assumptions import assumptions
 from regroup.sim.decision import TIE_WITHIN, Ranking, Spread, rank
 from regroup.sim.scenario import PROTOCOLS, Scenario, ScenarioError, with_data
 from regroup.sim.simulation import Settings, Simulation
-from regroup.sim.timeline import build_timeline, to_svg
+from regroup.sim.timeline import COMPARE_WIDTH, build_timeline, to_svg
 
 __all__ = [
     "DECIMAL_METRICS",
@@ -583,20 +582,6 @@ def _value(value: int | bool) -> str:
 
 # -- the HTML page ---------------------------------------------------------------------------
 
-_SIZE = re.compile(r'<svg ([^>]*?)width="(\d+)" height="(\d+)"')
-
-
-def _scalable(svg: str) -> str:
-    """The SVG with a viewBox, so that it shrinks to its column."""
-    return _SIZE.sub(
-        lambda m: (
-            f'<svg viewBox="0 0 {m.group(2)} {m.group(3)}" {m.group(1)}'
-            f'width="100%" preserveAspectRatio="xMinYMin meet"'
-        ),
-        svg,
-        count=1,
-    )
-
 
 def comparison_html(
     comparison: Comparison,
@@ -606,8 +591,10 @@ def comparison_html(
     verdict: str | None = None,
     labels: Mapping[str, str] = LABELS,
 ) -> str:
-    """One self-contained page: the verdict, the table, the seed-0 timelines side by side
-    (one column per protocol of ``comparison``, named by ``labels``)."""
+    """One self-contained page: the verdict, the table, the seed-0 timelines one above the
+    other (one per protocol of ``comparison``, named by ``labels``), each ``COMPARE_WIDTH``
+    px at full size (a 1,400 px window shows them unscaled; side by side, three 1,100 px
+    pictures shrank to a third and their text with them)."""
     head = "".join(f"<th>{html.escape(cell)}</th>" for cell in table_rows[0])
     body = "".join(
         "<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in row) + "</tr>"
@@ -617,7 +604,7 @@ def comparison_html(
     for protocol, runs in comparison.protocols.items():
         timeline = build_timeline(runs.events)
         timeline.title = f"{labels[protocol]} ({runs.assignor}), seed 0"
-        columns.append(f"<div class='col'>{_scalable(to_svg(timeline))}</div>")
+        columns.append(f"<div class='timeline'>{to_svg(timeline, COMPARE_WIDTH)}</div>")
     assumed = ", ".join(
         f"{key}={value}" for key, value in comparison.assumptions.items() if key != "configs"
     )
@@ -632,7 +619,7 @@ def comparison_html(
         "body{font-family:sans-serif;margin:16px}"
         "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px;"
         "text-align:right}td:first-child,th:first-child{text-align:left}"
-        f".cols{{display:grid;grid-template-columns:repeat({len(columns)},minmax(0,1fr));gap:8px}}"
+        ".timeline{margin-bottom:12px}"
         ".verdict{font-size:1.2em;font-weight:bold}"
         "</style></head><body>\n"
         f"<h1>{html.escape(title)}</h1>\n"
@@ -640,7 +627,7 @@ def comparison_html(
         f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>\n"
         f"<p>Assumptions: {html.escape(assumed)}; configs: {html.escape(stated)}.</p>\n"
         "<h2>Partition ownership over time (seed 0)</h2>\n"
-        f"<div class='cols'>{''.join(columns)}</div>\n"
+        f"{''.join(columns)}\n"
         "<p>Rows: consumers. One lane per partition: coloured while the consumer serves it, "
         "grey while it restores state. Red in 'unowned': partitions no one serves. "
         "Dashed: scenario steps.</p>\n</body></html>\n"
