@@ -96,6 +96,13 @@ def add_parser(subparsers: Any) -> None:
         action="store_true",
         help="serve the test control channel (regroup ctl: fault injection); tests only",
     )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="seed the coordinator's randomness: classic member ids the same on every run "
+        "for the same joins in the same order (tests; not with --data-dir)",
+    )
     parser.add_argument("--log-level", default="INFO", help="logging level (default INFO)")
     parser.add_argument(
         "--log-file",
@@ -163,6 +170,12 @@ def options_from_args(args: argparse.Namespace) -> ServerOptions:
     racks = tuple(r.strip() for r in args.racks.split(",")) if args.racks else ()
     if racks and (len(racks) != args.brokers or not all(racks)):
         raise UsageError(f"--racks needs one rack per broker ({args.brokers}), got {args.racks!r}")
+    seed = args.seed
+    if seed is not None and args.data_dir is not None:
+        raise UsageError(
+            "--seed with --data-dir would draw the member ids already in the store again "
+            "after a restart: use one or the other"
+        )
     from regroup.server.security.config import SECURITY_CONFIG_NAMES
 
     properties = _properties(args.config, args.config_file)
@@ -182,6 +195,7 @@ def options_from_args(args: argparse.Namespace) -> ServerOptions:
         control=args.control,
         brokers=args.brokers,
         racks=racks,
+        seed=seed,
     )
 
 

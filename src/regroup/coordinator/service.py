@@ -42,7 +42,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final, Protocol, TypeVar
 
-from regroup.coordinator import expiry, guard, list_groups, offsets
+from regroup.coordinator import delete_groups, expiry, guard, list_groups, offsets
 from regroup.coordinator.classic import describe, join, membership, rebalance, sync
 from regroup.coordinator.classic import records as classic_records
 from regroup.coordinator.config import GroupCoordinatorConfig
@@ -66,7 +66,11 @@ from regroup.coordinator.state import (
 from regroup.coordinator.timer import Timer
 from regroup.model.errors import ErrorCode
 from regroup.model.metadata import MetadataImage
-from regroup.model.requests.admin import DescribeGroupsRequest, ListGroupsRequest
+from regroup.model.requests.admin import (
+    DeleteGroupsRequest,
+    DescribeGroupsRequest,
+    ListGroupsRequest,
+)
 from regroup.model.requests.classic import (
     HeartbeatRequest,
     JoinGroupRequest,
@@ -197,6 +201,7 @@ ROUTES: Final[Mapping[type, Route]] = _table(
     to(DescribeGroupConfigsRequest, group_configs.handle_describe_configs),
     # Every group type.
     to(ListGroupsRequest, list_groups.handle_list_groups),
+    to(DeleteGroupsRequest, delete_groups.handle_delete_groups),
     to(OffsetCommitRequest, offsets.handle_offset_commit),
     to(OffsetFetchRequest, offsets.handle_offset_fetch),
 )

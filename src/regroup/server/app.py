@@ -52,7 +52,7 @@ import random
 import socket
 import ssl
 import time
-from collections.abc import Callable, Coroutine, Hashable
+from collections.abc import Callable, Coroutine, Hashable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -93,6 +93,7 @@ from regroup.server.net.connection import (
     Stopping,
 )
 from regroup.server.net.log_limit import RateLimitedLog
+from regroup.server.offsets_topic import OFFSETS_TOPIC, OffsetsTopic
 from regroup.server.routing import DECODE, BeforeDecode, Decode, Route, RouteKind, shortcuts
 from regroup.server.security.acl_apis import serve_acl_api
 from regroup.server.security.authenticator import after_authentication
@@ -228,7 +229,8 @@ class RegroupServer:
             topic_authorization=self.security is not None and self.security.authorizer is not None,
         )
         # A record that cannot apply is skipped, logged and counted: never a failed start.
-        summary = replay(self.store.load(), self.coordinator.replay)
+        stored = self.store.load()
+        summary = replay(stored, self.coordinator.replay)
         skipped = summary.skipped + self.store.unreadable
         if summary.replayed or skipped:
             logger.info("replayed %d coordinator records, skipped %d", summary.replayed, skipped)
@@ -247,6 +249,14 @@ class RegroupServer:
         self._timer: asyncio.TimerHandle | None = None
         self._armed: int | None = None
         self._fetch_waiters = FetchWaiters()
+        #: The coordinator's records as Kafka's ``__consumer_offsets`` (``offsets_topic``).
+        self.offsets_topic = OffsetsTopic(
+            self.log,
+            options.limits.offsets_topic_num_partitions,
+            on_appended=lambda p, size: self._fetch_waiters.appended((OFFSETS_TOPIC, p), size),
+        )
+        self.cluster.offsets_topic_num_partitions = options.limits.offsets_topic_num_partitions
+        self.offsets_topic.fill_from_store(stored, self.now_ms())
         #: Set while the coordinator answers a large heartbeat in a worker thread
         #: (``_large_heartbeat``); done when it is back: the coordinator gate.
         self._coordinator_busy: asyncio.Future[None] | None = None
@@ -491,6 +501,8 @@ class RegroupServer:
                 self.store.append(result.records)
             except StoreWriteError as exc:
                 result = self._unwritten(result, exc)
+            else:
+                self.offsets_topic.append(result.records, self.now_ms())
         if result.events:
             self.events.publish(result.events)
             self.broker_log.publish(result.events)
@@ -542,6 +554,8 @@ class RegroupServer:
                 self.store.append(restored.records)
             except StoreWriteError as again:
                 logger.error("coordinator store: %s (after a rebuild)", again)
+            else:
+                self.offsets_topic.append(restored.records, self.now_ms())
             restored.records.clear()
         return restored
 
@@ -1036,13 +1050,21 @@ class RegroupServer:
         self.log.create_topic(name, partitions)
         self._topics_changed()
 
-    def append_local(self, topic: str, partition: int, values: list[bytes]) -> int:
-        """Append one batch of ``values`` as a producer would; the base offset."""
+    def append_local(
+        self,
+        topic: str,
+        partition: int,
+        values: list[bytes],
+        keys: Sequence[bytes | None] = (),
+        headers: Sequence[Sequence[tuple[str, bytes | None]]] = (),
+    ) -> int:
+        """Append one batch of ``values`` (with their ``keys`` and ``headers``, when given)
+        as a producer would; the base offset."""
         log = self.log.partition(topic, partition)
         if log is None:
             raise KeyError(f"no partition {topic}-{partition}")
         before = log.next_offset
-        batch = encode_batch(values, self.now_ms())
+        batch = encode_batch(values, self.now_ms(), keys, headers)
         base = log.append(batch)
         self._appended([(topic, partition, log.next_offset - before, log.next_offset, len(batch))])
         return base
@@ -1169,6 +1191,7 @@ ROUTES: dict[int, Route[RegroupServer]] = {
         ),
     ),
     ApiKey.LIST_GROUPS: Route(RouteKind.GROUP, RegroupServer._serve_group),
+    ApiKey.DELETE_GROUPS: Route(RouteKind.GROUP, RegroupServer._serve_group),
     ApiKey.CONSUMER_GROUP_HEARTBEAT: Route(
         RouteKind.GROUP,
         RegroupServer._serve_group,

@@ -53,7 +53,7 @@ except ``name``. Times are virtual milliseconds. Example (TOML)::
 
 Actions (``action``):
 
-``start``            start ``count`` new consumers
+``start``            start ``count`` new consumers (with ``config`` applied, as ``restart``)
 ``stop``             close the members cleanly (LeaveGroup / leave heartbeat)
 ``crash``            kill the members: no callbacks, no leave
 ``restart``          stop (or ``crash = true``) then start again after ``downtime_ms``,

@@ -37,7 +37,7 @@ broker's lines to a file in Kafka's ``server.log`` layout.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -66,6 +66,19 @@ TEST_CONFIGS: Mapping[str, object] = {
 _CALL_TIMEOUT_S = 30.0
 
 
+def _topic_counts(
+    topics: Mapping[str, int] | Iterable[str] | None, default_partitions: int
+) -> dict[str, int]:
+    """``{"orders": 3}`` as given; ``["orders", "payments"]`` with ``default_partitions`` each."""
+    if topics is None:
+        return {}
+    if isinstance(topics, str | bytes):
+        raise ControlError(f"topics is a list of names or a mapping, not one name: {topics!r}")
+    if isinstance(topics, Mapping):
+        return dict(topics)
+    return dict.fromkeys(topics, default_partitions)
+
+
 class Broker:
     """A one-node Kafka cluster with regroup's coordinator, on a free port, for one test.
 
@@ -76,7 +89,7 @@ class Broker:
     def __init__(
         self,
         *,
-        topics: Mapping[str, int] | None = None,
+        topics: Mapping[str, int] | Iterable[str] | None = None,
         configs: Mapping[str, object] | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
@@ -86,7 +99,18 @@ class Broker:
         log_file: Path | None = None,
         brokers: int = 1,
         racks: Sequence[str] = (),
+        seed: int | None = None,
     ) -> None:
+        """``topics``: partition counts by name, or names alone (``default_partitions``
+        each). ``seed``: the coordinator's randomness, so classic member ids (the
+        coordinator's to choose) are the same every run for the same sequence of joins;
+        ``None`` draws one. KIP-848 member ids are the client's (``regroup.server``
+        takes what the client sends), so a seed cannot fix them."""
+        if seed is not None and data_dir is not None:
+            raise ControlError(
+                "seed with data_dir would draw the member ids already in the store again "
+                "after a restart: use one or the other"
+            )
         try:
             config = GroupCoordinatorConfig.from_properties({**TEST_CONFIGS, **(configs or {})})
         except InvalidConfigError as exc:
@@ -101,8 +125,9 @@ class Broker:
             control=True,
             brokers=brokers,
             racks=tuple(racks),
+            seed=seed,
         )
-        self._topics = dict(topics or {})
+        self._topics = _topic_counts(topics, default_partitions)
         self._background: BackgroundServer | None = None
         self._log_file = log_file
         self._log_handler: logging.Handler | None = None
@@ -206,10 +231,26 @@ class Broker:
         self.call(self._control.create_topic, name, partitions)
 
     def produce(
-        self, topic: str, records: Sequence[str | bytes], *, partition: int | None = None
+        self,
+        topic: str,
+        records: Sequence[str | bytes],
+        *,
+        partition: int | None = None,
+        keys: Sequence[str | bytes | None] | None = None,
+        headers: Sequence[Mapping[str, str | bytes | None] | Sequence[Any] | None] | None = None,
     ) -> dict[int, int]:
-        """Append record values (to ``partition``, else round-robin); base offset per partition."""
-        return self.call(self._control.produce, topic, list(records), partition)
+        """Append record values, record ``i`` with ``keys[i]`` and ``headers[i]`` when given
+        (headers: ``{"name": "value"}`` or ``[("name", b"value"), ...]``). To ``partition``;
+        else a keyed record goes where Kafka's default partitioner (murmur2) puts it, the
+        others round-robin. The base offset per partition."""
+        return self.call(
+            self._control.produce,
+            topic,
+            list(records),
+            partition,
+            None if keys is None else list(keys),
+            None if headers is None else list(headers),
+        )
 
     def configs(self) -> dict[str, Any]:
         return self.call(self._control.configs)
@@ -223,9 +264,23 @@ class Broker:
 
     # -- request faults (librdkafka's mock: rd_kafka_mock_push_request_errors, ...) --------------
 
-    def push_request_errors(self, api: str | int, *errors: str | int) -> None:
-        """The next ``len(errors)`` requests of ``api`` get these errors, in order (0: served)."""
-        self.call(self._control.push_request_errors, api, list(errors))
+    def push_request_errors(
+        self,
+        api: str | int,
+        *errors: str | int,
+        rtt_ms: Sequence[int] | int | None = None,
+        broker: int | None = None,
+    ) -> None:
+        """The next ``len(errors)`` requests of ``api`` get these errors, in order (0: served).
+
+        ``rtt_ms``: each answer (an error, or the served response for a 0) leaves this
+        much later: one delay per error, or one for all (librdkafka's
+        ``rd_kafka_mock_broker_push_request_error_rtts``). ``broker``: only requests that
+        broker receives (``None``: the next on any broker). With either, the entries are
+        taken before the plain pushed errors, a broker's own before any broker's.
+        """
+        rtts = list(rtt_ms) if isinstance(rtt_ms, Sequence) else rtt_ms
+        self.call(self._control.push_request_errors, api, list(errors), rtts, broker)
 
     def set_request_error(
         self, api: str | int, error: str | int | None, *, duration_ms: int | None = None

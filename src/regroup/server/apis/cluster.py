@@ -37,6 +37,7 @@ from regroup.server.cluster.leader_epochs import ADVERTISED_RANGE as OFFSET_FOR_
 from regroup.server.cluster.topology import NO_LEADER, Node, Topology
 from regroup.server.log.partitions import Log, TopicLog, check_client_batches
 from regroup.server.log.record_batch import LOG_OVERHEAD, ClientBatch
+from regroup.server.offsets_topic import DEFAULT_OFFSETS_PARTITIONS, is_internal
 from regroup.server.wire.api_keys import ApiKey
 from regroup.server.wire.codec import DecodedRequest, MalformedRequestError, response_class
 from regroup.server.wire.kio_build import build, ms, to_uuid
@@ -162,6 +163,10 @@ def unique_partitions(topics: Sequence[Any], by_id: bool) -> list[tuple[Any, lis
 
 class Cluster:
     """Answers the non-group APIs for a one-node cluster."""
+
+    #: ``offsets.topic.num.partitions``: the partitions ``__consumer_offsets`` is created
+    #: with when a Metadata request names it first (``regroup.server.offsets_topic``).
+    offsets_topic_num_partitions: int = DEFAULT_OFFSETS_PARTITIONS
 
     def __init__(
         self,
@@ -305,7 +310,7 @@ class Cluster:
             "error_code": ErrorCode.NONE,
             "name": topic.name,
             "topic_id": topic.topic_id,
-            "is_internal": False,
+            "is_internal": is_internal(topic.name),
             "partitions": self._partitions(topic),
             "topic_authorized_operations": -(2**31),
         }
@@ -336,7 +341,12 @@ class Cluster:
                     topic = self.log.topic(name)
                     if topic is None and allow_create and self.auto_create_topics:
                         try:
-                            topic = self.log.create_topic(name, self.default_partitions, save=False)
+                            partitions = (
+                                self.offsets_topic_num_partitions
+                                if is_internal(name)
+                                else self.default_partitions
+                            )
+                            topic = self.log.create_topic(name, partitions, save=False)
                             created.add(name)
                         except KafkaProtocolError as exc:
                             entries.append(self._missing(name, Uuid.ZERO, exc.code))
@@ -484,7 +494,7 @@ class Cluster:
         for topic_data in req.body.topic_data:
             for pdata in topic_data.partition_data:
                 partition = self.log.partition(topic_data.name, pdata.index)
-                if partition is not None and pdata.records:
+                if partition is not None and pdata.records and not is_internal(topic_data.name):
                     jobs.append(
                         ProduceCheck(
                             (topic_data.name, pdata.index),
@@ -514,6 +524,9 @@ class Cluster:
                 code, message, base = ErrorCode.NONE, None, -1
                 if partition is None:
                     code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                elif is_internal(topic_data.name):  # ``regroup.server.offsets_topic`` rule 4
+                    code = ErrorCode.INVALID_TOPIC_EXCEPTION
+                    message = f"Cannot append to internal topic {topic_data.name}"
                 elif pdata.records:
                     try:
                         before = partition.next_offset

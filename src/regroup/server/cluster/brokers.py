@@ -177,6 +177,7 @@ class Brokers:
         keys = [
             (name, index)
             for name, topic in self.server.log.topics.items()
+            if name != OFFSETS_TOPIC  # its partitions are the topology's own, listed first
             for index in range(len(topic.partitions))
         ]
         return [*self.topology.offsets_keys(), *keys]

@@ -47,6 +47,12 @@ from regroup.server.cluster.brokers import Brokers
 from regroup.server.control import group_faults
 from regroup.server.control.faults import FaultError, RequestFaults
 from regroup.server.control.group_faults import GroupFaultError
+from regroup.server.control.records import (
+    ProducedRecord,
+    RecordValueError,
+    build_records,
+    partition_for_key,
+)
 from regroup.server.net.connection import ConnectionState, Served
 from regroup.server.wire.api_keys import ApiKey
 from regroup.server.wire.error_responses import UnsupportedErrorResponse
@@ -90,6 +96,11 @@ class _Closable(Protocol):
     def close(self) -> None: ...
 
 
+class _NodeOptions(Protocol):
+    @property
+    def node_id(self) -> int: ...
+
+
 class ControlledServer(Protocol):
     """What ``Control`` needs of ``app.RegroupServer`` (which it cannot import: no circles)."""
 
@@ -98,26 +109,24 @@ class ControlledServer(Protocol):
     #: Several brokers in one process (``regroup.server.cluster``), or ``None``.
     brokers: Brokers | None
 
+    @property
+    def options(self) -> _NodeOptions: ...
+
     def now_ms(self) -> int: ...
     def control_refusal(self, conn: ConnectionState) -> str | None: ...
     def apply(self, result: CoordinatorResult) -> None: ...
     def set_timers_paused(self, paused: bool) -> None: ...
     def create_topic(self, name: str, partitions: int) -> None: ...
-    def append_local(self, topic: str, partition: int, values: list[bytes]) -> int: ...
+    def append_local(
+        self,
+        topic: str,
+        partition: int,
+        values: list[bytes],
+        keys: Sequence[bytes | None] = (),
+        headers: Sequence[Sequence[tuple[str, bytes | None]]] = (),
+    ) -> int: ...
     @property
     def connections(self) -> Iterable[_Closable]: ...
-
-
-def _values(records: Iterable[str | bytes]) -> list[bytes]:
-    out = []
-    for record in records:
-        if isinstance(record, str):
-            out.append(record.encode("utf-8"))
-        elif isinstance(record, bytes | bytearray):
-            out.append(bytes(record))
-        else:
-            raise ControlError(f"a record value is a str or bytes, got {type(record).__name__}")
-    return out
 
 
 class Control:
@@ -127,6 +136,7 @@ class Control:
         self.server = server
         self.faults = RequestFaults(server.now_ms)
         self.faults.private[CONTROL_KEY] = self.serve_wire
+        self.faults.node_ids = frozenset({server.options.node_id})
 
     # -- test data and configs ------------------------------------------------------------
 
@@ -137,23 +147,45 @@ class Control:
             raise ControlError(f"cannot create topic {name!r}: {exc}") from None
 
     def produce(
-        self, topic: str, records: Sequence[str | bytes], partition: int | None = None
+        self,
+        topic: str,
+        records: Sequence[str | bytes],
+        partition: int | None = None,
+        keys: Sequence[str | bytes | None] | None = None,
+        headers: Sequence[Any] | None = None,
     ) -> dict[int, int]:
-        """Append ``records`` (values); to ``partition``, or round-robin over the topic's
-        partitions. The base offset of the batch written to each partition."""
+        """Append ``records`` (values), with ``keys[i]`` and ``headers[i]`` when given: to
+        ``partition``, else a keyed record where Kafka's default partitioner puts it and
+        the others round-robin over the topic's partitions (``records``). The base
+        offset of the batch written to each partition."""
         image = self.server.coordinator.metadata.topic(topic)
         if image is None:
             raise ControlError(f"no topic {topic!r} (create it first)")
         count = image.partitions
-        values = _values(records)
-        by_partition: dict[int, list[bytes]] = {}
-        for index, value in enumerate(values):
-            p = index % count if partition is None else int(partition)
-            by_partition.setdefault(p, []).append(value)
+        try:
+            built = build_records(records, keys, headers)
+        except RecordValueError as exc:
+            raise ControlError(str(exc)) from None
+        by_partition: dict[int, list[ProducedRecord]] = {}
+        unkeyed = 0
+        for record in built:
+            if partition is not None:
+                p = int(partition)
+            elif record.key is not None:
+                p = partition_for_key(record.key, count)
+            else:
+                p, unkeyed = unkeyed % count, unkeyed + 1
+            by_partition.setdefault(p, []).append(record)
         out = {}
         for p, batch in sorted(by_partition.items()):
+            values = [r.value or b"" for r in batch]
             try:
-                out[p] = self.server.append_local(topic, p, batch)
+                if keys is None and headers is None:
+                    out[p] = self.server.append_local(topic, p, values)
+                else:
+                    out[p] = self.server.append_local(
+                        topic, p, values, [r.key for r in batch], [r.headers for r in batch]
+                    )
             except KeyError:
                 raise ControlError(f"no partition {topic}-{p}") from None
         return out
@@ -179,8 +211,24 @@ class Control:
 
     # -- request faults -------------------------------------------------------------------
 
-    def push_request_errors(self, api: str | int, errors: Sequence[str | int]) -> int:
-        return self.faults.push_request_errors(api, errors)
+    def push_request_errors(
+        self,
+        api: str | int,
+        errors: Sequence[str | int],
+        rtt_ms: Sequence[int] | int | None = None,
+        broker: int | None = None,
+    ) -> int:
+        """The next requests of ``api`` answer ``errors``, one each. With ``rtt_ms`` (one
+        delay per error, or one for all) or ``broker`` (only that broker's requests),
+        errors paired with delays: ``RequestFaults.push_request_error_rtts``."""
+        if rtt_ms is None and broker is None:
+            return self.faults.push_request_errors(api, errors)
+        if not isinstance(rtt_ms, int | None) and not all(isinstance(d, int) for d in rtt_ms):
+            raise ControlError(f"rtt_ms is a list of ints or one int, got {rtt_ms!r}")
+        if broker is not None and not isinstance(broker, int):
+            raise ControlError(f"broker is a broker id (an int), got {broker!r}")
+        delays = 0 if rtt_ms is None else rtt_ms
+        return self.faults.push_request_error_rtts(api, errors, delays, broker=broker)
 
     def set_request_error(
         self, api: str | int, error: str | int | None, duration_ms: int | None = None
