@@ -205,3 +205,18 @@ def test_the_broker_log_names_the_coordinator_that_loaded_the_group(tmp_path: Pa
     assert "[GroupCoordinator id=0 topic=__consumer_offsets partition=12]" in joined
     loaded = next(line for line in lines if "Loaded classic group my-group" in line)
     assert "[GroupCoordinator id=1 topic=__consumer_offsets partition=12]" in loaded
+
+
+def test_paired_errors_name_the_broker_they_fail_on(cluster: Broker) -> None:
+    group = group_led_by(1, "paired")
+    cluster.push_request_errors("FindCoordinator", "COORDINATOR_NOT_AVAILABLE", broker=2)
+    with pytest.raises(ControlError, match="no broker 3"):
+        cluster.push_request_errors("FindCoordinator", "NOT_COORDINATOR", broker=3)
+    request = {"key_type": 0, "coordinator_keys": [group]}
+    with _client(cluster, 1) as one, _client(cluster, 2) as two:
+        (served,) = one.request(10, 4, request).coordinators
+        (failed,) = two.request(10, 4, request).coordinators
+        (again,) = two.request(10, 4, request).coordinators
+    assert _code(served.error_code) == 0
+    assert _code(failed.error_code) == ErrorCode.COORDINATOR_NOT_AVAILABLE
+    assert (_code(again.error_code), again.node_id) == (0, 1)

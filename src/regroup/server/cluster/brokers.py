@@ -51,6 +51,7 @@ from regroup.model.uuid import Uuid
 from regroup.server.apis.cluster import Cluster
 from regroup.server.cluster.routing import ClusterRouter
 from regroup.server.cluster.topology import NO_LEADER, Node, Topology
+from regroup.server.control.faults import RequestFaults
 from regroup.server.coordinator_log import CoordinatorLogSink
 from regroup.server.log.partitions import Log
 from regroup.server.net.acceptor import Acceptor, bind_listening_sockets
@@ -121,6 +122,9 @@ class Brokers:
             self._log_end,
             inner=server.faults,
         )
+        if isinstance(server.faults, RequestFaults):  # paired errors per broker
+            server.faults.node_ids = frozenset(range(brokers))
+            server.faults.node_of = self.node_of
         server.faults = self.router
         server.cluster.topology = self.topology
         server.broker_log.follow(self.topology.coordinator, offsets_partitions)
