@@ -174,7 +174,7 @@ def test_every_builtin_is_valid_and_named_in_kebab_case() -> None:
         "steady", "scale-out", "scale-in", "crash", "rolling-bounce", "slow-member",
         "network-partition", "add-partitions", "upgrade-double-bounce",
         "upgrade-single-bounce", "downgrade", "upgrade-to-consumer", "misconfigured-eager-member",
-        "enforce-rebalance",
+        "enforce-rebalance", "broker-rolling-restart",
     }  # fmt: skip
     assert set(BUILTINS) == expected
     for name in BUILTINS:

@@ -136,6 +136,22 @@ def _actions() -> dict[str, tuple[str, str, Callable[[argparse.ArgumentParser], 
         parser.add_argument("--partitions", type=_json_arg, default=None, help='JSON {"T": [0]}')
         parser.add_argument("--timeout-ms", type=int, default=30_000)
 
+    def broker(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("broker", type=int, help="broker id (0..N-1)")
+
+    def outage(parser: argparse.ArgumentParser) -> None:
+        broker(parser)
+        parser.add_argument("seconds", type=float, help="how long it stays stopped")
+
+    def move_group(parser: argparse.ArgumentParser) -> None:
+        group(parser)
+        broker(parser)
+
+    def move_partition(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("topic")
+        parser.add_argument("partition", type=int)
+        broker(parser)
+
     def raw(parser: argparse.ArgumentParser) -> None:
         parser.add_argument("name", help="a control command by its wire name")
         parser.add_argument("args", type=_json_arg, nargs="?", default={}, help="JSON object")
@@ -251,6 +267,43 @@ def _actions() -> dict[str, tuple[str, str, Callable[[argparse.ArgumentParser], 
                 "partitions": a.partitions,
                 "timeout_ms": a.timeout_ms,
             },
+        ),
+        "brokers": (
+            "every broker of a `serve --brokers N`: address, rack, running, partitions led",
+            "brokers",
+            none,
+            nothing,
+        ),
+        "broker-stop": (
+            "stop a broker: its connections close, its leaderships move to live brokers",
+            "broker_stop",
+            broker,
+            lambda a: {"broker": a.broker},
+        ),
+        "broker-start": (
+            "start a stopped broker again on its port",
+            "broker_start",
+            broker,
+            lambda a: {"broker": a.broker},
+        ),
+        "broker-outage": (
+            "stop a broker now and start it again SECONDS later",
+            "broker_outage",
+            outage,
+            lambda a: {"broker": a.broker, "seconds": a.seconds},
+        ),
+        "coordinator-of": ("the broker coordinating a group", "coordinator_of", group, g),
+        "move-coordinator": (
+            "move a group's __consumer_offsets partition (every group on it) to a broker",
+            "move_coordinator",
+            move_group,
+            lambda a: {"group_id": a.group_id, "broker": a.broker},
+        ),
+        "move-leader": (
+            "make a broker the leader of a partition",
+            "move_leader",
+            move_partition,
+            lambda a: {"topic": a.topic, "partition": a.partition, "broker": a.broker},
         ),
         "raw": ("any control command by name", "", raw, lambda a: {}),
     }

@@ -50,6 +50,19 @@ def add_parser(subparsers: Any) -> None:
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
     parser.add_argument("--port", type=int, default=9092, help="port (0: any free port)")
+    parser.add_argument(
+        "--brokers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="brokers in this process: nodes 0..N-1 on ports PORT..PORT+N-1 (default 1)",
+    )
+    parser.add_argument(
+        "--racks",
+        default=None,
+        metavar="A,B,C",
+        help="broker.rack of each broker, one per broker, comma-separated",
+    )
     parser.add_argument("--data-dir", type=Path, default=None, help="keep state on disk here")
     parser.add_argument("--events", type=Path, default=None, help="events as JSON lines here")
     parser.add_argument(
@@ -150,6 +163,13 @@ def options_from_args(args: argparse.Namespace) -> ServerOptions:
         raise UsageError(f"--port must be 0-65535, got {args.port}")
     if args.partitions < 1:
         raise UsageError("--partitions must be at least 1")
+    if args.brokers < 1:
+        raise UsageError(f"--brokers must be at least 1, got {args.brokers}")
+    if args.port and args.port + args.brokers - 1 > 65535:
+        raise UsageError(f"--port {args.port} leaves no room for {args.brokers} brokers")
+    racks = tuple(r.strip() for r in args.racks.split(",")) if args.racks else ()
+    if racks and (len(racks) != args.brokers or not all(racks)):
+        raise UsageError(f"--racks needs one rack per broker ({args.brokers}), got {args.racks!r}")
     seed = args.seed
     if seed is not None and args.data_dir is not None:
         raise UsageError(
@@ -173,6 +193,8 @@ def options_from_args(args: argparse.Namespace) -> ServerOptions:
         allow_empty_coordinator=args.allow_empty_coordinator,
         security=_security(security),
         control=args.control,
+        brokers=args.brokers,
+        racks=racks,
         seed=seed,
     )
 
@@ -190,12 +212,18 @@ async def _serve(options: ServerOptions) -> None:
         raise UsageError(str(exc)) from None
     except (SecurityError, CredentialsError, InvalidAclError) as exc:  # users, ACLs, TLS files
         raise UsageError(str(exc)) from None
+    except ValueError as exc:  # several brokers with security, or a bad cluster shape
+        raise UsageError(str(exc)) from None
     try:
         await server.start()
     except OSError as exc:
         await server.stop()
         raise UsageError(f"cannot listen on {options.host}:{options.port}: {exc}") from None
     print(f"regroup serving on {server.cluster.host}:{server.port}", file=sys.stderr, flush=True)
+    if server.brokers is not None:
+        for node in server.brokers.nodes:
+            rack = "" if node.rack is None else f" (rack {node.rack})"
+            print(f"  broker {node.node_id} on {node.host}:{node.port}{rack}", file=sys.stderr)
     if server.security is not None:
         for listener, (host, port) in server.security.bound.items():
             print(f"  listener {listener.name} on {host}:{port}", file=sys.stderr, flush=True)

@@ -95,6 +95,7 @@ __all__ = [
     "failed_response",
     "group_of",
     "recover",
+    "reload",
     "restore",
 ]
 
@@ -310,4 +311,23 @@ def restore(
     for group_id in groups:
         _rebuild(state, recorded, replay, group_id, now_ms, out, code)
     out.failures.extend(failed.failures)
+    return out
+
+
+def reload(
+    state: GroupCoordinatorState,
+    recorded: RecordedGroups,
+    replay: Callable[[CoordinatorRecord], None],
+    group_ids: Iterable[str],
+    code: ErrorCode,
+    now_ms: int,
+) -> CoordinatorResult:
+    """A coordinator failover of ``group_ids``: each is unloaded (every request waiting on
+    it answered ``code``) and loaded again from its records with fresh timers, as rule 2
+    rebuilds a group. Kafka: ``GroupMetadataManager.onUnloaded`` fails the members' pending
+    joins and syncs with NOT_COORDINATOR; the new leader of the ``__consumer_offsets``
+    partition replays its records and runs ``onLoaded``."""
+    out = CoordinatorResult()
+    for group_id in group_ids:
+        _rebuild(state, recorded, replay, group_id, now_ms, out, code)
     return out

@@ -279,6 +279,24 @@ class GroupCoordinator:
         self.recorded.note(result.records)
         return result
 
+    def known_group_ids(self) -> set[str]:
+        """Every group id with a group, committed offsets or records (a failover's scope)."""
+        return {
+            *self.state.groups,
+            *self.state.offsets.by_group,
+            *self.recorded.by_group,
+            *self.state.consumer.pending_upgrades,
+        }
+
+    def reload(self, group_ids: Iterable[str], code: ErrorCode, now_ms: int) -> CoordinatorResult:
+        """A coordinator failover of ``group_ids`` (``guard.reload``): unloaded, every
+        waiting request answered ``code`` (NOT_COORDINATOR), and loaded from their records
+        with their timers armed afresh (classic members keep their generation, KIP-848
+        members their epochs)."""
+        result = guard.reload(self.state, self.recorded, self.replay, group_ids, code, now_ms)
+        self.recorded.note(result.records)
+        return result
+
     def next_deadline(self) -> int | None:
         """The earliest timer deadline (ms), or ``None`` when no timer is armed."""
         return self.state.timer.next_deadline()

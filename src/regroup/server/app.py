@@ -68,6 +68,7 @@ from regroup.model.topic_partition import TopicPartition
 from regroup.server.apis import large_requests, offset_topics
 from regroup.server.apis.cluster import Cluster, check_produce
 from regroup.server.apis.fetch_waiters import FetchWaiters
+from regroup.server.cluster.brokers import Brokers
 from regroup.server.control.commands import Control
 from regroup.server.coordinator_log import CoordinatorLogSink
 from regroup.server.events import EventSink
@@ -87,6 +88,7 @@ from regroup.server.net.connection import (
     CloseConnection,
     ConnectionProtocol,
     ConnectionState,
+    Interceptor,
     Served,
     Stopping,
 )
@@ -138,6 +140,11 @@ class ServerOptions:
     security: SecurityConfig | None = None
     #: Fault injection and the control channel (``regroup.server.control.commands``): tests only.
     control: bool = False
+    #: Brokers in this process (``regroup.server.cluster.brokers``): nodes ``0..brokers-1``
+    #: on ports ``port..port+brokers-1`` (free ports when ``port`` is 0). 1: one broker.
+    brokers: int = 1
+    #: ``broker.rack`` of each broker (one per broker), or none.
+    racks: tuple[str, ...] = ()
 
 
 _NO_REPLY: Any = object()
@@ -280,7 +287,31 @@ class RegroupServer:
         #: The coordinator's timers do not fire while paused (``control.pause_timers``).
         self.timers_paused = False
         self.control = Control(self) if options.control else None
-        self.faults = None if self.control is None else self.control.faults
+        #: What stands in front of ``serve_now``: the fault injection, the cluster's routing.
+        self.faults: Interceptor | None = None if self.control is None else self.control.faults
+        #: Several brokers in this process (``regroup.server.cluster``), or ``None``.
+        self.brokers: Brokers | None = None
+        if options.brokers != 1 or options.racks:
+            if self.security is not None:
+                self._close_stores()
+                raise ValueError("several brokers in one process serve PLAINTEXT only")
+            try:
+                self.brokers = Brokers(
+                    self,
+                    options.brokers,
+                    host=options.host,
+                    port=options.port,
+                    racks=options.racks,
+                    offsets_partitions=options.limits.offsets_topic_num_partitions,
+                )
+            except ValueError:
+                self._close_stores()
+                raise
+
+    def _close_stores(self) -> None:
+        self.store.close()
+        self.events.close()
+        self.log.close()
 
     # -- life cycle ---------------------------------------------------------------------
 
@@ -290,7 +321,9 @@ class RegroupServer:
 
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
-        if self.security is None:
+        if self.brokers is not None:
+            self.brokers.listen()
+        elif self.security is None:
             sockets = bind_listening_sockets(self.options.host, self.options.port)
             for sock in sockets:
                 self._accept(sock, self._new_connection, None)
@@ -321,12 +354,30 @@ class RegroupServer:
             logger.info("regroup serving %s on %s:%d", listener.name, listener.host, port)
         self.cluster.host, self.cluster.port = security.bound[security.listeners[0]]
 
+    def listen_socket(
+        self, sock: socket.socket, factory: Callable[[], asyncio.Protocol]
+    ) -> Acceptor:
+        """Accept plaintext connections on ``sock`` (``regroup.server.cluster.brokers``)."""
+        return self._accept(sock, factory, None)
+
+    async def close_acceptor(self, acceptor: Acceptor) -> None:
+        """Stop accepting on one socket (a stopped broker's); its connections stay open."""
+        if acceptor in self._acceptors:
+            self._acceptors.remove(acceptor)
+        await acceptor.close()
+
+    def new_connection(self) -> ConnectionProtocol:
+        """A plaintext connection's protocol, counted among the server's connections."""
+        protocol = self._new_connection(None)
+        assert isinstance(protocol, ConnectionProtocol)
+        return protocol
+
     def _accept(
         self,
         sock: socket.socket,
         factory: Callable[[], asyncio.Protocol],
         ssl_context: ssl.SSLContext | None,
-    ) -> None:
+    ) -> Acceptor:
         """Accept on ``sock`` while a ``max.connections`` slot is free (Kafka's acceptor)."""
         acceptor = Acceptor(
             sock,
@@ -338,6 +389,7 @@ class RegroupServer:
         )
         acceptor.start()
         self._acceptors.append(acceptor)
+        return acceptor
 
     def _forget_connection(self, protocol: asyncio.Protocol) -> None:
         assert isinstance(protocol, ConnectionProtocol)

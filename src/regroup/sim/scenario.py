@@ -521,6 +521,16 @@ BUILTINS: dict[str, Scenario] = {
             "KIP-568 enforceRebalance on member 0 at 30 s (refused under KIP-848)",
             actions=(Action("enforce_rebalance", at_ms=30000, members=(0,)),),
         ),
+        Scenario(
+            "broker-rolling-restart",
+            "three brokers restarted in turn, 30 s apart: the coordinator fails over twice "
+            "(to the next broker, then back), 50 ms each",
+            duration_ms=90000,
+            actions=(
+                Action("coordinator_restart", at_ms=30000, downtime_ms=50),
+                Action("coordinator_restart", at_ms=60000, downtime_ms=50),
+            ),
+        ),
     )
 }
 

@@ -97,6 +97,8 @@ class Broker:
         auto_create_topics: bool = True,
         data_dir: Path | None = None,
         log_file: Path | None = None,
+        brokers: int = 1,
+        racks: Sequence[str] = (),
         seed: int | None = None,
     ) -> None:
         """``topics``: partition counts by name, or names alone (``default_partitions``
@@ -121,6 +123,8 @@ class Broker:
             auto_create_topics=auto_create_topics,
             default_partitions=default_partitions,
             control=True,
+            brokers=brokers,
+            racks=tuple(racks),
             seed=seed,
         )
         self._topics = _topic_counts(topics, default_partitions)
@@ -182,8 +186,12 @@ class Broker:
 
     @property
     def bootstrap(self) -> str:
-        """``host:port``: the clients' ``bootstrap.servers``."""
-        return self._running().bootstrap
+        """``host:port`` (with several brokers, every broker's, comma-separated): the
+        clients' ``bootstrap.servers``."""
+        brokers = self.server.brokers
+        if brokers is None:
+            return self._running().bootstrap
+        return ",".join(f"{n.host}:{n.port}" for n in brokers.nodes)
 
     @property
     def server(self) -> RegroupServer:
@@ -346,6 +354,40 @@ class Broker:
 
     def resume_timers(self) -> None:
         self.call(self._control.resume_timers)
+
+    # -- several brokers (``Broker(brokers=N)``; ``regroup.server.cluster``) ----------------------
+
+    def brokers(self) -> dict[str, Any]:
+        """Every broker (id, host, port, rack, running) and the ``__consumer_offsets``
+        partitions each leads."""
+        return self.call(self._control.brokers)
+
+    def stop_broker(self, broker: int) -> dict[str, Any]:
+        """Stop one broker as Kafka's controlled shutdown does: its connections close, its
+        leaderships move to live brokers, and the groups it coordinated are loaded by their
+        new coordinators. What moved."""
+        return self._await(self.call(self._control.broker_stop, broker), 10.0)
+
+    def start_broker(self, broker: int) -> dict[str, Any]:
+        """Start a stopped broker again, on the same port."""
+        return self._await(self.call(self._control.broker_start, broker), 10.0)
+
+    def broker_outage(self, broker: int, seconds: float) -> dict[str, Any]:
+        """Stop ``broker`` now and start it again ``seconds`` later; returns once it is
+        stopped, with what moved."""
+        return self._await(self.call(self._control.broker_outage, broker, seconds), 10.0)
+
+    def coordinator_of(self, group_id: str) -> int:
+        """The broker coordinating ``group_id`` now (-1 while none can)."""
+        return self.call(self._control.coordinator_of, group_id)
+
+    def move_coordinator(self, group_id: str, broker: int) -> dict[str, Any]:
+        """Move the group's ``__consumer_offsets`` partition (every group on it) to ``broker``."""
+        return self.call(self._control.move_coordinator, group_id, broker)
+
+    def move_leader(self, topic: str, partition: int, broker: int) -> dict[str, Any]:
+        """Make ``broker`` the leader of ``topic``-``partition`` (its leader epoch grows)."""
+        return self.call(self._control.move_leader, topic, partition, broker)
 
     # -- inspection and waits ---------------------------------------------------------------------
 

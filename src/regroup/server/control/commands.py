@@ -36,13 +36,14 @@ import asyncio
 import inspect
 import json
 import struct
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from regroup.coordinator.config import GroupCoordinatorConfig, InvalidConfigError
 from regroup.coordinator.result import CoordinatorResult
 from regroup.coordinator.service import GroupCoordinator
 from regroup.model.errors import KafkaProtocolError
+from regroup.server.cluster.brokers import Brokers
 from regroup.server.control import group_faults
 from regroup.server.control.faults import FaultError, RequestFaults
 from regroup.server.control.group_faults import GroupFaultError
@@ -105,6 +106,8 @@ class ControlledServer(Protocol):
 
     coordinator: GroupCoordinator
     timers_paused: bool
+    #: Several brokers in one process (``regroup.server.cluster``), or ``None``.
+    brokers: Brokers | None
 
     @property
     def options(self) -> _NodeOptions: ...
@@ -406,6 +409,65 @@ class Control:
                 )
             await asyncio.sleep(_POLL_S)
 
+    # -- several brokers (``regroup.server.cluster.brokers``) ------------------------------
+
+    def _brokers(self) -> Brokers:
+        brokers = self.server.brokers
+        if brokers is None:
+            raise ControlError("this server is one broker: start it with --brokers N (N > 1)")
+        return brokers
+
+    def _cluster_call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        try:
+            return fn(*args)
+        except ValueError as exc:
+            raise ControlError(str(exc)) from None
+
+    async def _cluster_wait(self, pending: Awaitable[Any]) -> Any:
+        try:
+            return await pending
+        except ValueError as exc:
+            raise ControlError(str(exc)) from None
+
+    def brokers(self) -> dict[str, Any]:
+        """Every broker: address, rack, running, the ``__consumer_offsets`` partitions it leads."""
+        return self._brokers().describe()
+
+    def broker_stop(
+        self, broker: int, keep: ConnectionState | None = None
+    ) -> Coroutine[Any, Any, Any]:
+        """Stop a broker: its connections close (but ``keep``, the control connection that
+        asked) and its leaderships move to live brokers."""
+        return self._cluster_wait(self._brokers().stop_broker(int(broker), keep))
+
+    def broker_start(self, broker: int) -> Coroutine[Any, Any, Any]:
+        """Start a stopped broker again on its port."""
+        return self._cluster_wait(self._brokers().start_broker(int(broker)))
+
+    def broker_outage(
+        self, broker: int, seconds: float, keep: ConnectionState | None = None
+    ) -> Coroutine[Any, Any, Any]:
+        """Stop a broker for ``seconds``, then start it again."""
+        outage = self._brokers().broker_outage(int(broker), float(seconds), keep)
+        return self._cluster_wait(outage)
+
+    def coordinator_of(self, group_id: str) -> int:
+        """The broker coordinating ``group_id`` (-1 while none can)."""
+        return int(self._brokers().coordinator_of(str(group_id)))
+
+    def move_coordinator(self, group_id: str, broker: int) -> dict[str, Any]:
+        """Move the group's ``__consumer_offsets`` partition (every group on it) to ``broker``."""
+        return dict(
+            self._cluster_call(self._brokers().move_coordinator, str(group_id), int(broker))
+        )
+
+    def move_leader(self, topic: str, partition: int, broker: int) -> dict[str, Any]:
+        """Make ``broker`` the leader of ``topic``-``partition``."""
+        moved = self._cluster_call(
+            self._brokers().move_leader, str(topic), int(partition), int(broker)
+        )
+        return dict(moved)
+
     # -- the wire channel ------------------------------------------------------------------
 
     def run(
@@ -420,7 +482,7 @@ class Control:
             )
         bound = getattr(self, method)
         kwargs = dict(args)
-        if command == "drop_connections":
+        if command in ("drop_connections", "broker_stop", "broker_outage"):
             kwargs["keep"] = conn
         try:
             inspect.signature(bound).bind(**kwargs)
@@ -489,6 +551,13 @@ COMMANDS: Mapping[str, str] = {
         "committed",
         "wait_for_stable",
         "wait_for_assignment",
+        "brokers",
+        "broker_stop",
+        "broker_start",
+        "broker_outage",
+        "coordinator_of",
+        "move_coordinator",
+        "move_leader",
     )
 }
 
