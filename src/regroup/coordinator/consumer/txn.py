@@ -49,9 +49,9 @@ class ConsumerTxn:
         if self._original is not None:
             self._original.start_journal()
         self._existed = existing is not None
-        configs = state.consumer.group_configs
-        self._configs = dict(configs.get(group_id, {}))
-        self._had_configs = group_id in configs
+        # Replay replaces a group's config map whole, never edits it: keeping the
+        # map itself is enough to put it back.
+        self._configs = state.consumer.group_configs.get(group_id)
         self.state_before = existing.state_name() if isinstance(existing, ConsumerGroup) else None
 
     @property
@@ -74,7 +74,7 @@ class ConsumerTxn:
         elif not self._existed:
             groups.pop(self.group_id, None)
         configs = self.state.consumer.group_configs
-        if self._had_configs:
+        if self._configs is not None:
             configs[self.group_id] = self._configs
         else:
             configs.pop(self.group_id, None)
@@ -123,6 +123,7 @@ def after_operation(
         kept = state.consumer
         kept.names.forget(group_id)
         kept.spec_cache.pop(group_id, None)
+        kept.effective_configs.pop(group_id, None)
         kept.in_flight.pop(group_id, None)
         state.timer.cancel(client_assign_key(group_id))
 
