@@ -625,8 +625,9 @@ class Heartbeater:
         join = join_group_values(
             self.group, b"\x00\x00\x00\x00\x00\x01\x00\x05bench\xff\xff\xff\xff"
         )
-        first = await self.pipe.call(11, 5, {**join, "member_id": ""})
-        joined = await self.pipe.call(11, 5, {**join, "member_id": first.member_id})
+        joined = await self.pipe.call(11, 5, {**join, "member_id": ""})
+        if joined.error_code.value == 79:  # MEMBER_ID_REQUIRED (Kafka; the mock joins at once)
+            joined = await self.pipe.call(11, 5, {**join, "member_id": joined.member_id})
         if joined.error_code.value != 0:
             raise RuntimeError(f"JoinGroup: {joined.error_code}")
         synced = await self.pipe.call(
@@ -717,9 +718,20 @@ def regroup_command(loop: str) -> list[str]:
         "WARNING",
         "--config",
         "group.initial.rebalance.delay.ms=0",
-        "--event-loop",
-        loop,
+        *(["--event-loop", loop] if loop != "asyncio" else []),
     ]
+
+
+def regroup_starters(baseline: str | None) -> dict[str, Any]:
+    """How to start each ``regroup serve`` compared: this tree on asyncio's loop, on
+    uvloop's when installed, and the tree at ``baseline`` (a ``src`` directory) if given."""
+    starters: dict[str, Any] = {"regroup": lambda: start_process(regroup_command("asyncio"))}
+    if uvloop_available():
+        starters["regroup+uvloop"] = lambda: start_process(regroup_command("uvloop"))
+    if baseline is not None:
+        env = {**os.environ, "PYTHONPATH": baseline}
+        starters["baseline"] = lambda: start_process(regroup_command("asyncio"), env)
+    return starters
 
 
 async def heartbeat_phase(
@@ -740,7 +752,9 @@ async def heartbeat_phase(
             for i, pipe in enumerate(pipes)
             for j in range(members)
         ]
-        await asyncio.gather(*(b.join() for b in beaters))
+        # Joins one after the other: a parked JoinGroup holds its connection (Kafka mutes
+        # a channel while a request is in flight), and the mock's classic join waits.
+        await asyncio.wait_for(asyncio.gather(*(b.join() for b in beaters)), 120)
         # A short warm-up: the group settles (epochs, assignments) before the count.
         answered = [0]
         await asyncio.gather(*(b.run(time.perf_counter() + 0.5, answered) for b in beaters))
@@ -769,16 +783,15 @@ def uvloop_available() -> bool:
 
 
 async def side_by_side(
-    connections: int, members: int, seconds: float, rounds: int
+    connections: int, members: int, seconds: float, rounds: int, baseline: str | None
 ) -> dict[str, Any]:
     """KIP-848 and classic heartbeats against librdkafka's mock and ``regroup serve``
     (on asyncio's loop, and on uvloop's when installed), the phases interleaved round
     after round; the medians, and each server's ratios to the mock."""
     servers: dict[str, tuple[Any, int]] = {}
     servers["mock"] = start_process([sys.executable, __file__, "--mock-cluster"])
-    servers["regroup"] = start_process(regroup_command("asyncio"))
-    if uvloop_available():
-        servers["regroup+uvloop"] = start_process(regroup_command("uvloop"))
+    for name, start in regroup_starters(baseline).items():
+        servers[name] = start()
     runs: dict[str, dict[str, list[dict[str, float]]]] = {
         name: {"consumer": [], "classic": []} for name in servers
     }
@@ -786,6 +799,7 @@ async def side_by_side(
         for n in range(rounds):
             for protocol in ("consumer", "classic"):
                 for name, (proc, port) in servers.items():
+                    print(f"round {n + 1}: {protocol} heartbeats on {name}", file=sys.stderr)
                     runs[name][protocol].append(
                         await heartbeat_phase(
                             port,
@@ -938,14 +952,10 @@ def produce_and_fetch(port: int, pid: int, count: int) -> dict[str, float]:
     }
 
 
-def records_side_by_side(count: int, rounds: int = 1) -> dict[str, Any]:
+def records_side_by_side(count: int, rounds: int, baseline: str | None) -> dict[str, Any]:
     """Produce and fetch on ``regroup serve`` (asyncio's loop, and uvloop's when installed)
     and on Tansu when its binary is installed; ratios regroup/Tansu."""
-    starters: dict[str, Any] = {
-        "regroup": lambda: start_process(regroup_command("asyncio")),
-    }
-    if uvloop_available():
-        starters["regroup+uvloop"] = lambda: start_process(regroup_command("uvloop"))
+    starters = regroup_starters(baseline)
     binary = tansu_binary()
     if binary is not None:
         starters["tansu"] = lambda: start_tansu(binary)
@@ -1068,6 +1078,13 @@ def main() -> None:
     )
     parser.add_argument("--rounds", type=int, default=3, help="side by side: rounds")
     parser.add_argument("--records", type=int, default=200_000, help="records to produce")
+    parser.add_argument(
+        "--baseline",
+        metavar="SRC",
+        default=None,
+        help="also run regroup serve from this src directory (another revision's tree) in "
+        "the side by side and the records, for before/after ratios in one run",
+    )
     parser.add_argument("--floor-server", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--mock-cluster", action="store_true", help=argparse.SUPPRESS)
     if sys.argv[1:2] == ["--accounted-server"]:
@@ -1089,12 +1106,17 @@ def main() -> None:
                 args.pipe_members,
                 seconds,
                 1 if args.quick else args.rounds,
+                args.baseline,
             )
         )
         if not args.json:
             print_side_by_side(result["side_by_side"])
     if args.only in (None, "records"):
-        result["records"] = records_side_by_side(args.records // 10 if args.quick else args.records)
+        result["records"] = records_side_by_side(
+            args.records // 10 if args.quick else args.records,
+            1 if args.quick else args.rounds,
+            args.baseline,
+        )
         if not args.json:
             print_records(result["records"])
     if args.only in (None, "server"):

@@ -88,14 +88,17 @@ class Stopping(Exception):
 
 
 class HeartbeatMemo:
-    """The last few heartbeats decoded on one connection, to decode each only once.
+    """The last heartbeats decoded on one connection, to decode each only once.
 
-    At most ``MAX_ENTRIES`` of at most ``MAX_BYTES`` each (the oldest goes first), so a
-    connection holds a bounded amount whatever its clients send.
+    A member sends two kinds of heartbeat bytes (steady, and now and then its full
+    subscription), and a connection may carry tens of members (a client process with
+    many consumers, a load generator). At most ``MAX_ENTRIES`` of at most ``MAX_BYTES``
+    each (the oldest goes first), so a connection holds a bounded amount whatever its
+    clients send.
     """
 
-    MAX_ENTRIES = 16
-    MAX_BYTES = 4096
+    MAX_ENTRIES = 64
+    MAX_BYTES = 2048
 
     __slots__ = ("_entries",)
 
