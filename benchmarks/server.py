@@ -538,8 +538,8 @@ async def run(connections: int, seconds: float, big_group: int) -> dict[str, Any
 # member's previous answer (an epoch moved, an assignment came, an error), so the
 # generator's own CPU per heartbeat stays small and the same for both servers.
 
-#: Every this many heartbeats a KIP-848 member repeats its full subscription (as the
-#: load generator the issue's figures came from did); the rest are steady.
+#: Every this many heartbeats a KIP-848 member repeats its full subscription (a client
+#: re-sending what it subscribes to); the rest are steady.
 FULL_EVERY = 20
 
 
