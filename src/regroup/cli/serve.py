@@ -27,6 +27,7 @@ import contextlib
 import logging
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -102,6 +103,12 @@ def add_parser(subparsers: Any) -> None:
         default=None,
         help="seed the coordinator's randomness: classic member ids the same on every run "
         "for the same joins in the same order (tests; not with --data-dir)",
+    )
+    parser.add_argument(
+        "--event-loop",
+        choices=("asyncio", "uvloop"),
+        default="asyncio",
+        help="the event loop: asyncio's (default) or uvloop's (pip install 'regroup[uvloop]')",
     )
     parser.add_argument("--log-level", default="INFO", help="logging level (default INFO)")
     parser.add_argument(
@@ -238,6 +245,20 @@ async def _serve(options: ServerOptions) -> None:
         await server.stop()
 
 
+def _loop_factory(name: str) -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """``--event-loop``: ``None`` for asyncio's own loop, else uvloop's (an optional extra)."""
+    if name != "uvloop":
+        return None
+    try:
+        import uvloop
+    except ImportError:
+        raise UsageError(
+            "--event-loop uvloop needs uvloop: pip install 'regroup[uvloop]'"
+        ) from None
+    factory: Callable[[], asyncio.AbstractEventLoop] = uvloop.new_event_loop
+    return factory
+
+
 def run(args: argparse.Namespace) -> int:
     level = getattr(logging, str(args.log_level).upper(), None)
     if not isinstance(level, int):
@@ -245,6 +266,7 @@ def run(args: argparse.Namespace) -> int:
             f"--log-level must be DEBUG, INFO, WARNING or ERROR, got {args.log_level!r}"
         )
     options = options_from_args(args)
+    loop_factory = _loop_factory(args.event_loop)
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from regroup.server.coordinator_log import detach, log_to_file, log_to_stream
 
@@ -256,7 +278,8 @@ def run(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise UsageError(f"cannot write --log-file {args.log_file}: {exc.strerror}") from None
     try:
-        asyncio.run(_serve(options))
+        with asyncio.Runner(loop_factory=loop_factory) as runner:
+            runner.run(_serve(options))
     finally:
         detach(handler)  # a process that runs serve again (tests) starts from a clean logger
     return 0

@@ -257,6 +257,7 @@ def _rebuild(
     answered += _answer_waiting(kept.pending_upgrades.pop(group_id, None), out, code)
     state.offsets.by_group.pop(group_id, None)
     kept.group_configs.pop(group_id, None)
+    kept.effective_configs.pop(group_id, None)
     kept.names.forget(group_id)
     kept.spec_cache.pop(group_id, None)
     kept.in_flight.pop(group_id, None)

@@ -662,17 +662,16 @@ class RegroupServer:
         """Heartbeat v0-4 before decoding (``ROUTES``): a steady member's bytes repeat but
         for the correlation id, so the request decoded last time on this connection is
         reused (it is immutable); other bytes are decoded and remembered."""
-        prefix = body[:4]
-        same = conn.last_heartbeat
-        if same is not None and same[0] == prefix and same[1] == body[8:]:
+        same = conn.heartbeats.get(body)
+        if same is not None:
             cid = int.from_bytes(body[4:8], "big", signed=True)
-            return self._classic_heartbeat(conn, prefix[3], cid, same[2])
+            return self._classic_heartbeat(conn, body[3], cid, same)
         req = self._decode(conn, body)
         if isinstance(req, bytes):
             return req
         (request,) = GROUP_APIS[ApiKey.HEARTBEAT][0](req, conn.host)
         assert isinstance(request, HeartbeatRequest)
-        conn.last_heartbeat = (prefix, body[8:], request)
+        conn.heartbeats.put(body, request)
         return self._classic_heartbeat(conn, req.api_version, req.correlation_id, request)
 
     def _classic_heartbeat(
@@ -724,10 +723,10 @@ class RegroupServer:
     def _consumer_heartbeat(self, conn: ConnectionState, body: bytes) -> Served:
         """ConsumerGroupHeartbeat v0-1, the hot path: ``heartbeat_codec``, no kio."""
         # A steady member repeats the same bytes but for the correlation id: the
-        # request decoded last time on this connection is reused (it is immutable).
-        same = conn.last_heartbeat
-        if same is not None and same[0] == body[:4] and same[1] == body[8:]:
-            hb = same[2]
+        # request decoded then on this connection is reused (it is immutable).
+        same = conn.heartbeats.get(body)
+        if same is not None:
+            hb = same
             assert isinstance(hb, RegroupHeartbeat)
             cid = int.from_bytes(body[4:8], "big", signed=True)
         else:
@@ -738,7 +737,7 @@ class RegroupServer:
                     "connection %d: ConsumerGroupHeartbeat: %s; closing", conn.conn_id, exc
                 )
                 raise CloseConnection from None
-            conn.last_heartbeat = (body[:4], body[8:], hb)
+            conn.heartbeats.put(body, hb)
             cid = hb.correlation_id
         self.stats["requests"] += 1
         request = hb.request
