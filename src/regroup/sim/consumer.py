@@ -77,7 +77,6 @@ from regroup.events import (
     PartitionsLost,
     PartitionsRestored,
     PartitionsRevoked,
-    RecordsProcessed,
 )
 from regroup.members.driving import Member, MemberRequest
 from regroup.model import TopicPartition, sorted_partitions
@@ -573,15 +572,21 @@ class SimConsumer:
         )
         if not candidates:
             return {}
-        ends = self.ctx.plane.end_offsets
+        plane = self.ctx.plane
+        # The log end offsets as of the last tick, in closed form (``DataPlane.end_offset``).
+        tick, rate, born = plane.last_tick, plane.rate, plane.born
         budget = self.ctx.data.max_poll_records
         start = self._rotate % len(candidates)
         self._rotate += 1
         batch: dict[TopicPartition, tuple[int, int]] = {}
+        if tick is None:
+            return batch
         for i in range(len(candidates)):
             tp = candidates[(start + i) % len(candidates)]
             position = self.positions[tp]
-            available = ends.get(tp, 0) - position
+            birth = born.get(tp)
+            end = 0 if birth is None or birth > tick else rate * (tick - birth) // 1000
+            available = end - position
             if available <= 0:
                 continue
             take = min(available, budget)
@@ -600,21 +605,17 @@ class SimConsumer:
         ctx = self.ctx
         now = self._world.now_ms
         owned = member.assignment
+        ready, positions = self.ready, self.positions
+        chunks: list[tuple[TopicPartition, int, int]] = []
         for tp in sorted_partitions(batch):
             first, last = batch[tp]
-            if tp not in owned or tp not in self.ready or self.positions.get(tp) != first:
+            if tp not in owned or tp not in ready or positions.get(tp) != first:
                 continue  # revoked or lost meanwhile: the application drops the chunk
-            self.positions[tp] = last + 1
-            ctx.emit(
-                RecordsProcessed(
-                    ts_ms=now,
-                    group_id=ctx.group_id,
-                    member_id=self.member_id,
-                    partition=tp,
-                    first_offset=first,
-                    last_offset=last,
-                )
-            )
+            positions[tp] = last + 1
+            chunks.append((tp, first, last))
+        if chunks:
+            # One ``records_processed`` per chunk, published together (``Journal``).
+            ctx.records_processed(now, ctx.group_id, self.member_id, chunks)
         if not self.auto_commit:
             self._commit_owned(now)
         self._schedule_app_poll(now)

@@ -212,22 +212,60 @@ class InvariantChecker:
             self._release(event.member_id, held_by(self._owners, event.member_id))
 
     def _on_processed(self, event: RecordsProcessed, found: list[InvariantViolated]) -> None:
-        number = self._table.index(event.partition)
+        violation = self._nothing_lost(
+            event.ts_ms,
+            event.group_id,
+            event.member_id,
+            event.partition,
+            event.first_offset,
+            event.last_offset,
+        )
+        if violation is not None:
+            found.append(violation)
+
+    def check_processed(
+        self,
+        ts_ms: int,
+        group_id: str,
+        member_id: str,
+        partition: TopicPartition,
+        first_offset: int,
+        last_offset: int,
+    ) -> InvariantViolated | None:
+        """Rule 5 for one ``records_processed`` (the simulator's batches call it with no
+        event object); a violation is also kept in ``violations``."""
+        found = self._nothing_lost(ts_ms, group_id, member_id, partition, first_offset, last_offset)
+        if found is not None:
+            self.violations.append(found)
+        return found
+
+    def _nothing_lost(
+        self,
+        ts_ms: int,
+        group_id: str,
+        member_id: str,
+        partition: TopicPartition,
+        first_offset: int,
+        last_offset: int,
+    ) -> InvariantViolated | None:
+        number = self._table.index(partition)
         intervals = self._processed[number]
         if intervals is None:
             intervals = self._processed[number] = IntervalSet()
-        if event.first_offset > intervals.high:
-            found.append(
-                _violation(
-                    event,
-                    "nothing_lost",
-                    f"{event.member_id} processed {event.partition} from offset "
-                    f"{event.first_offset}, skipping [{intervals.high}, {event.first_offset})",
-                    member_id=event.member_id,
-                    partition=event.partition,
-                )
+        high = intervals.high
+        found = None
+        if first_offset > high:
+            found = InvariantViolated(
+                ts_ms=ts_ms,
+                group_id=group_id,
+                invariant="nothing_lost",
+                detail=f"{member_id} processed {partition} from offset "
+                f"{first_offset}, skipping [{high}, {first_offset})",
+                member_id=member_id,
+                partition=partition,
             )
-        intervals.add(event.first_offset, event.last_offset + 1)
+        intervals.add(first_offset, last_offset + 1)
+        return found
 
     def _on_generation(self, event: GenerationBumped, found: list[InvariantViolated]) -> None:
         self.generation = event.generation
