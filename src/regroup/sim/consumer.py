@@ -567,29 +567,39 @@ class SimConsumer:
             return {}
         owned = member.assignment
         pending = member.pending_revocation if isinstance(member, ConsumerMember) else frozenset()
-        candidates = sorted(
-            tp for tp in self.ready if tp in owned and tp not in pending and tp in self.positions
-        )
-        if not candidates:
-            return {}
+        positions = self.positions
         plane = self.ctx.plane
         # The log end offsets as of the last tick, in closed form (``DataPlane.end_offset``).
         tick, rate, born = plane.last_tick, plane.rate, plane.born
-        budget = self.ctx.data.max_poll_records
-        start = self._rotate % len(candidates)
+        # Each candidate's records available (none: the position is at the end).
+        available: dict[TopicPartition, int] = {}
+        candidates = 0
+        for tp in self.ready:
+            if tp in owned and tp not in pending and tp in positions:
+                candidates += 1
+                birth = born.get(tp)
+                if tick is not None and birth is not None and birth <= tick:
+                    left = rate * (tick - birth) // 1000 - positions[tp]
+                    if left > 0:
+                        available[tp] = left
+        if not candidates:
+            return {}
+        start = self._rotate % candidates
         self._rotate += 1
         batch: dict[TopicPartition, tuple[int, int]] = {}
-        if tick is None:
+        if not available:  # nothing to fetch: the order of the candidates does not matter
             return batch
-        for i in range(len(candidates)):
-            tp = candidates[(start + i) % len(candidates)]
-            position = self.positions[tp]
-            birth = born.get(tp)
-            end = 0 if birth is None or birth > tick else rate * (tick - birth) // 1000
-            available = end - position
-            if available <= 0:
+        ordered = sorted(
+            tp for tp in self.ready if tp in owned and tp not in pending and tp in positions
+        )
+        budget = self.ctx.data.max_poll_records
+        for i in range(candidates):
+            tp = ordered[(start + i) % candidates]
+            left = available.get(tp, 0)
+            if left <= 0:
                 continue
-            take = min(available, budget)
+            take = min(left, budget)
+            position = positions[tp]
             batch[tp] = (position, position + take - 1)
             budget -= take
             if budget <= 0:

@@ -106,20 +106,24 @@ class Journal:
         """A batch's chunks ``(partition, first_offset, last_offset)``, in partition order:
         as one ``records_processed`` event per chunk would be (metrics, log, checks)."""
         self.metrics.observe_processed(ts_ms, chunks)
-        logging = self.logging
+        if not self.logging:
+            # No log to place them in: the batch's violations follow it (metrics only).
+            found = self.checker.check_processed_batch(ts_ms, group_id, member_id, chunks)
+            for violation in found:
+                self.record(violation)
+            return
         check = self.checker.check_processed
         for tp, first, last in chunks:
-            if logging:
-                self.log(
-                    RecordsProcessed(
-                        ts_ms=ts_ms,
-                        group_id=group_id,
-                        member_id=member_id,
-                        partition=tp,
-                        first_offset=first,
-                        last_offset=last,
-                    )
+            self.log(
+                RecordsProcessed(
+                    ts_ms=ts_ms,
+                    group_id=group_id,
+                    member_id=member_id,
+                    partition=tp,
+                    first_offset=first,
+                    last_offset=last,
                 )
+            )
             violation = check(ts_ms, group_id, member_id, tp, first, last)
             if violation is not None:
                 self.record(violation)

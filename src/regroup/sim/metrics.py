@@ -319,6 +319,10 @@ class MetricsAccumulator:
         if intervals is None:
             intervals = self._processed[number] = IntervalSet()
         before = intervals.high
+        if first == before and last >= first:  # the usual case: no duplicate; lag falls
+            intervals.add(first, last + 1)
+            self._lag -= last + 1 - before
+            return
         m.duplicates += intervals.add(first, last + 1)
         self._lag -= intervals.high - before
 
