@@ -28,12 +28,20 @@ Usage::
     python benchmarks/simulator.py --skip-small    # the large bounce table only
     python benchmarks/simulator.py --skip-small --repeat 3   # median and range of 3 runs each
     python benchmarks/simulator.py --compare-rev HEAD~5   # the large bounce, then vs now
+    python benchmarks/simulator.py --compare-rev 6e42ee3 --members 100 --partitions 1000 \
+        --records 10 --gap-ms 10000                       # with records flowing
+    python benchmarks/simulator.py --scaling --records 10 # CPU against group size
 
 ``--compare-rev REV`` runs the large bounce at another revision (``git archive``)
 and at this working tree, each protocol at REV then here in turn, each run in its
 own process, and prints the ratio of the two wall times and whether the two runs
-measured the same (they must, when behaviour did not change): a before/after
+measured the same (they must, when behaviour did not change: every metric both
+revisions have is compared, and those that differ are named): a before/after
 figure measured in one run, so the machine's drift between sessions cancels out.
+``--records N`` (records per second per partition) and ``--gap-ms`` set the bounce
+it runs. ``--scaling`` prints the CPU seconds of one bounce per protocol as members
+grow at fixed partitions and as partitions grow at fixed members, each run in its
+own process, with the exponent fitted to them (CPU ~ size ** exponent).
 """
 
 from __future__ import annotations
