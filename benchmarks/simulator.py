@@ -315,10 +315,13 @@ def _exponent(sizes: list[int], costs: list[float]) -> float:
     )
 
 
-def _child_cpu(protocol: str, members: int, partitions: int, budget: float, **kw: int) -> float:
+def _child_cpu(
+    protocol: str, shape: tuple[int, int], budget: float, *, records: int, gap_ms: int
+) -> float:
     """One bounce in its own process (no warm caches from the previous size): its CPU s."""
+    members, partitions = shape
     options = ["--members", str(members), "--partitions", str(partitions), "--budget", str(budget)]
-    options += ["--records", str(kw["records"]), "--gap-ms", str(kw["gap_ms"])]
+    options += ["--records", str(records), "--gap-ms", str(gap_ms)]
     child = subprocess.run(
         [sys.executable, __file__, "--one-bounce", protocol, *options],
         check=True,
@@ -337,11 +340,8 @@ def table_scaling(console: Console, budget: float, *, records: int, gap_ms: int)
     Every member is bounced ``gap_ms`` apart, so the virtual length of a run grows with
     the members: the figure is what the whole bounce of a bigger group costs.
     """
-    axes = (
-        ("members", SCALING_MEMBERS, lambda n: (n, SCALING_PARTITIONS_FIXED)),
-        ("partitions", SCALING_PARTITIONS, lambda n: (SCALING_MEMBERS_FIXED, n)),
-    )
-    for axis, sizes, shape in axes:
+    axes = (("members", SCALING_MEMBERS), ("partitions", SCALING_PARTITIONS))
+    for axis, sizes in axes:
         fixed = (
             f"{SCALING_PARTITIONS_FIXED} partitions"
             if axis == "members"
@@ -357,7 +357,15 @@ def table_scaling(console: Console, budget: float, *, records: int, gap_ms: int)
         table.add_column("fitted exponent", justify="right")
         for protocol, _ in PROTOCOLS:
             costs = [
-                _child_cpu(protocol, *shape(size), budget, records=records, gap_ms=gap_ms)
+                _child_cpu(
+                    protocol,
+                    (size, SCALING_PARTITIONS_FIXED)
+                    if axis == "members"
+                    else (SCALING_MEMBERS_FIXED, size),
+                    budget,
+                    records=records,
+                    gap_ms=gap_ms,
+                )
                 for size in sizes
             ]
             table.add_row(

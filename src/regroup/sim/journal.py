@@ -109,8 +109,8 @@ class Journal:
         if not self.logging:
             # No log to place them in: the batch's violations follow it (metrics only).
             found = self.checker.check_processed_batch(ts_ms, group_id, member_id, chunks)
-            for violation in found:
-                self.record(violation)
+            for each in found:
+                self.record(each)
             return
         check = self.checker.check_processed
         for tp, first, last in chunks:
@@ -124,6 +124,6 @@ class Journal:
                     last_offset=last,
                 )
             )
-            violation = check(ts_ms, group_id, member_id, tp, first, last)
-            if violation is not None:
-                self.record(violation)
+            chunk_violation = check(ts_ms, group_id, member_id, tp, first, last)
+            if chunk_violation is not None:
+                self.record(chunk_violation)
