@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from regroup.cli.errors import UsageError
-from regroup.cli.options import parse_configs
+from regroup.cli.options import at_least, parse_configs
 from regroup.coordinator.config import GroupCoordinatorConfig, InvalidConfigError
 
 if TYPE_CHECKING:  # the server (asyncio, kio) loads only when `serve` runs
@@ -67,7 +67,7 @@ def add_parser(subparsers: Any) -> None:
         help="broker configs as a properties file (server.properties); --config wins",
     )
     parser.add_argument(
-        "--partitions", type=int, default=1, help="partitions of auto-created topics"
+        "--partitions", type=at_least(1), default=1, help="partitions of auto-created topics"
     )
     parser.add_argument(
         "--no-auto-create", action="store_true", help="do not create topics on Metadata"

@@ -18,7 +18,7 @@ from typing import Any
 
 from regroup.cli.analyze import add_master_argument, analyze_and_report, prepare, spark_failures
 from regroup.cli.errors import UsageError
-from regroup.cli.options import parse_configs, parse_data
+from regroup.cli.options import at_least, parse_configs, parse_data
 from regroup.cli.outputs import run_with_progress
 
 __all__ = ["add_parser", "run", "run_grid", "run_specs"]
@@ -47,9 +47,9 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--scenario", type=_list(str), default=None, metavar="A,B")
     parser.add_argument("--protocol", type=_list(str), default=None, metavar="P,Q")
     parser.add_argument("--assignor", type=_list(str), default=None, metavar="A,B")
-    parser.add_argument("--members", type=_list(int), default=None, metavar="N,M")
-    parser.add_argument("--partitions", type=_list(int), default=None, metavar="P,Q")
-    parser.add_argument("--seeds", type=int, default=None, metavar="N", help="seeds 0..N-1")
+    parser.add_argument("--members", type=_list(at_least(1)), default=None, metavar="N,M")
+    parser.add_argument("--partitions", type=_list(at_least(1)), default=None, metavar="P,Q")
+    parser.add_argument("--seeds", type=at_least(1), default=None, metavar="N", help="seeds 0..N-1")
     parser.add_argument(
         "--config",
         action="append",

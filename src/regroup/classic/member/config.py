@@ -192,8 +192,13 @@ def _convert(key: str, name: str, raw: Any) -> Any:
             raise InvalidMemberConfigError(f"{key} must be true or false, got {raw!r}")
         return text == "true"
     if name == "partition_assignment_strategy":
+        if not isinstance(raw, str | list | tuple):
+            raise InvalidMemberConfigError(f"{key} must be a list of names, got {raw!r}")
         items = raw.split(",") if isinstance(raw, str) else list(raw)
         return tuple(str(item).strip() for item in items if str(item).strip())
+    if raw is not None and not isinstance(raw, str):
+        # Kafka's ConfigDef: a STRING config given another type is a ConfigException.
+        raise InvalidMemberConfigError(f"{key} must be a string, got {raw!r}")
     if name == "group_instance_id":
         return None if raw is None else str(raw)
     if name == "client_rack":
