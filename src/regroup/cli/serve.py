@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from regroup.cli.errors import UsageError
 from regroup.cli.options import at_least, parse_configs
+from regroup.cli.outputs import check_directory
 from regroup.coordinator.config import GroupCoordinatorConfig, InvalidConfigError
 
 if TYPE_CHECKING:  # the server (asyncio, kio) loads only when `serve` runs
@@ -148,6 +149,8 @@ def options_from_args(args: argparse.Namespace) -> ServerOptions:
     properties = _properties(args.config, args.config_file)
     security = {k: v for k, v in properties.items() if k in SECURITY_CONFIG_NAMES}
     config, limits = _config({k: v for k, v in properties.items() if k not in security})
+    if args.data_dir is not None:
+        check_directory("--data-dir", str(args.data_dir))
     return ServerOptions(
         host=args.host,
         port=args.port,
