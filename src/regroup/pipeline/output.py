@@ -15,6 +15,13 @@ sweep: a local directory must be creatable and writable and must not be an
 existing file (``check_local``, before Spark starts); a URI's filesystem must
 be reachable, the path must not be a file, and it is created (``check_remote``,
 once the session exists). Each failure is one line (``OutputError``).
+
+Spark's writers replace a table's whole directory (``mode("overwrite")``), so a
+local ``--out`` that already holds files must be a previous regroup output:
+every entry is a name in ``OUTPUT_NAMES``, and a table directory holds only
+what Spark's Parquet writer puts there (``part-*`` files, ``_SUCCESS``, hidden
+checksums, ``key=value`` partition folders). Anything else (a user's notes in
+``events/``) is refused before any work, naming the file, rather than deleted.
 """
 
 from __future__ import annotations
@@ -28,7 +35,53 @@ from urllib.parse import urlparse
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["Output", "OutputError"]
+__all__ = ["OUTPUT_NAMES", "Output", "OutputError"]
+
+#: Every file and table directory a pipeline command writes at the top of ``--out``:
+#: ``sweep``/``demo`` (runs, events, grid.json), ``analyze`` (its tables, report.html),
+#: ``history`` (events, its tables, history.json).
+OUTPUT_NAMES = frozenset(
+    {
+        "runs",
+        "events",
+        "ownership",
+        "idle",
+        "metrics",
+        "labels",
+        "violations",
+        "rebalances",
+        "members_left",
+        "findings",
+        "report.html",
+        "grid.json",
+        "history.json",
+    }
+)
+
+
+def _written_by_spark(name: str) -> bool:
+    """A name Spark's Parquet writer puts in a table directory."""
+    return (
+        name.startswith(("part-", ".", "_SUCCESS", "_committed_", "_started_"))
+        or name == "_temporary"
+        or "=" in name
+    )
+
+
+def foreign_file(root: Path) -> Path | None:
+    """The first file or folder under ``root`` that regroup did not write, else ``None``."""
+    for entry in sorted(root.iterdir()):
+        if entry.name.startswith(".regroup-write-check-"):
+            continue
+        if entry.name not in OUTPUT_NAMES:
+            return entry
+        if not entry.is_dir():
+            continue
+        for folder, dirs, files in os.walk(entry):
+            for name in sorted([*dirs, *files]):
+                if not _written_by_spark(name):
+                    return Path(folder) / name
+    return None
 
 
 class OutputError(ValueError):
@@ -73,6 +126,14 @@ class Output:
             return
         if path.exists() and not path.is_dir():
             raise OutputError(f"--out {path} is an existing file, not a directory")
+        if path.is_dir():
+            foreign = foreign_file(path)
+            if foreign is not None:
+                raise OutputError(
+                    f"--out {path} is not a previous regroup output: it holds "
+                    f"{foreign.relative_to(path)}, which regroup did not write; give a new "
+                    "or empty directory, or move that out"
+                )
         try:
             path.mkdir(parents=True, exist_ok=True)
         except FileExistsError:
