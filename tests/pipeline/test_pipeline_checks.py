@@ -306,3 +306,21 @@ def test_the_output_names_cover_every_analytics_table() -> None:
     from regroup.pipeline.output import OUTPUT_NAMES
 
     assert set(TABLES) <= OUTPUT_NAMES
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+@pytest.mark.parametrize(
+    ("uri", "message"),
+    [
+        ("hdfs://regroup-no-such-namenode.invalid:8020/out", "cannot resolve"),
+        ("hdfs://127.0.0.1:1/out", "cannot connect to 127.0.0.1:1"),
+        ("webhdfs://127.0.0.1:99999/out", "the port is not a number"),
+    ],
+)
+def test_out_on_an_unreachable_namenode_fails_before_spark_starts(
+    command: str, uri: str, message: str, log: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Hadoop's client retries an unreachable namenode for minutes (an unresolvable one
+    took 64 s, most of it starting Spark): the host and port are tried first."""
+    err = _one_line_exit_2(_argv(command, log, "--out", uri), capsys)
+    assert f"--out {uri}: {message}" in err

@@ -16,6 +16,14 @@ existing file (``check_local``, before Spark starts); a URI's filesystem must
 be reachable, the path must not be a file, and it is created (``check_remote``,
 once the session exists). Each failure is one line (``OutputError``).
 
+A URI naming its namenode by host and port (``hdfs://nn:8020/...``, also
+``webhdfs``/``swebhdfs``) is checked before Spark starts as well
+(``check_reachable``): the host must resolve and the port accept a connection
+within seconds (Hadoop's client retries an unreachable namenode for minutes). A
+URI without a port may name an HA nameservice that only the cluster's
+``hdfs-site.xml`` resolves, and other schemes name buckets, not hosts: those are
+left to ``check_remote``.
+
 Spark's writers replace a table's whole directory (``mode("overwrite")``), so a
 local ``--out`` that already holds files must be a previous regroup output:
 every entry is a name in ``OUTPUT_NAMES``, and a table directory holds only
@@ -27,6 +35,7 @@ checksums, ``key=value`` partition folders). Anything else (a user's notes in
 from __future__ import annotations
 
 import os
+import socket
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -147,6 +156,39 @@ class Output:
             os.unlink(probe)
         except OSError as error:
             raise OutputError(f"--out {path} is not writable: {error.strerror}") from None
+
+    #: Schemes whose URI authority is the namenode's host and port.
+    NAMENODE_SCHEMES = ("hdfs", "webhdfs", "swebhdfs")
+    #: Seconds a namenode has to accept the connection of ``check_reachable``.
+    CONNECT_TIMEOUT_S = 5.0
+
+    def check_reachable(self) -> None:
+        """A namenode URI with a port: its host resolves and accepts a TCP connection."""
+        if self.local is not None:
+            return
+        parsed = urlparse(self.root)
+        try:
+            port = parsed.port
+        except ValueError:
+            raise OutputError(f"--out {self.root}: the port is not a number 0-65535") from None
+        if parsed.scheme.lower() not in self.NAMENODE_SCHEMES or not parsed.hostname or not port:
+            return
+        try:
+            addresses = socket.getaddrinfo(parsed.hostname, port, type=socket.SOCK_STREAM)
+        except OSError as error:
+            raise OutputError(
+                f"--out {self.root}: cannot resolve {parsed.hostname}: {error.strerror or error}"
+            ) from None
+        family, kind, proto, _, address = addresses[0]
+        try:
+            with socket.socket(family, kind, proto) as probe:
+                probe.settimeout(self.CONNECT_TIMEOUT_S)
+                probe.connect(address)
+        except OSError as error:
+            reason = error.strerror or "timed out"
+            raise OutputError(
+                f"--out {self.root}: cannot connect to {parsed.hostname}:{port}: {reason}"
+            ) from None
 
     def check_remote(self, spark: SparkSession) -> None:
         """A URI output: its filesystem answers, the path is not a file; it is created."""
