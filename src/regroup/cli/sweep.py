@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from regroup.cli.outputs import run_with_progress
 __all__ = ["add_parser", "run", "run_grid", "run_specs"]
 
 
-def _list(kind: type) -> Any:
+def _list(kind: Callable[[str], Any]) -> Any:
     def parse(text: str) -> list[Any]:
         try:
             return [kind(item.strip()) for item in text.split(",") if item.strip()]
