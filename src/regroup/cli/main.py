@@ -47,7 +47,7 @@ def _command_named(argv: Sequence[str]) -> str | None:
     return first if first in _SUBCOMMANDS else None
 
 
-class _CommandLineError(Exception):
+class _CommandLineError(UsageError):
     """argparse refused the command line; ``prog`` is the (sub)command it was parsing."""
 
     def __init__(self, prog: str, message: str) -> None:
