@@ -141,3 +141,57 @@ def test_replay_refuses_absurd_sizes_up_front(
     script = {"topics": {"foo": 10**11}, "steps": []}
     monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps(script)))
     assert "at most 1,000,000 per topic" in _one_line_exit_2(["replay", "-"], capsys)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["assign", "x.json", "--indent", "-3"], "argument --indent: must be >= 0, got -3"),
+        (["simulate", "--scenario", "steady", "--seed", "-1"], "argument --seed: must be >= 0"),
+        (["simulate", "--scenario", "steady", "--partitions", "0"],
+         "argument --partitions: must be >= 1, got 0"),
+        (["simulate", "--scenario", "steady", "--max-poll-interval-ms", "0"],
+         "argument --max-poll-interval-ms: must be >= 1"),
+        (["compare", "--scenario", "steady", "--members", "-1"],
+         "argument --members: must be >= 0"),
+        (["soak", "--seeds", "0"], "argument --seeds: must be >= 1, got 0"),
+        (["soak", "--seeds", "1", "--max-members", "0"], "argument --max-members: must be >= 1"),
+        (["soak", "--seeds", "1", "--minimise-runs", "-1"],
+         "argument --minimise-runs: must be >= 0"),
+        (["sweep", "--scenario", "steady", "--seeds", "0", "--out", "x"],
+         "argument --seeds: must be >= 1"),
+        (["sweep", "--scenario", "steady", "--members", "3,-2", "--out", "x"],
+         "argument --members: must be >= 1, got -2"),
+        (["demo", "--seeds", "0", "--out", "x"], "argument --seeds: must be >= 1"),
+        (["serve", "--partitions", "0"], "argument --partitions: must be >= 1"),
+        (["ctl", "rtt", "-5"], "argument ms: must be >= 0, got -5"),
+        (["ctl", "create-topic", "t", "0"], "argument partitions: must be >= 1"),
+        (["simulate", "--scenario", "steady", "--protocol", "nope"], "invalid choice: 'nope'"),
+    ],
+)  # fmt: skip
+def test_an_impossible_option_value_is_refused_while_parsing_in_one_line(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert message in _one_line_exit_2(argv, capsys)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[group]\nmembers = [1, 2]\n", "group.members must be an integer, got [1, 2]"),
+        ("[topics]\norders = [1]\n", "topics.orders must be an integer, got [1]"),
+        ("[data]\nrestore_ms = \"5s\"\n", "data.restore_ms must be an integer, got '5s'"),
+        ("[network]\nloss = \"x\"\n", "network.loss must be a number, got 'x'"),
+        ("description = [1]\n", "description must be a string"),
+        ('[consumer]\n"group.instance.id" = [1]\n', "group.instance.id must be a string, got [1]"),
+        ('[consumer]\n"client.rack" = {a = 1}\n', "client.rack must be a string"),
+        ('[[actions]]\nat_ms = [1]\naction = "crash"\n', "actions[0].at_ms must be an integer"),
+        ('[[actions]]\nat_ms = 1\naction = "crash"\nmembers = [[0]]\n',
+         "actions[0].members must be 'all', an index or a list of indexes"),
+    ],
+)  # fmt: skip
+def test_a_type_error_in_a_scenario_file_is_one_line_naming_the_key(
+    tmp_path: Path, text: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    err = _one_line_exit_2(["simulate", "--scenario", _scenario(tmp_path, text)], capsys)
+    assert message in err

@@ -116,7 +116,7 @@ def test_a_separated_winner_is_named_with_its_mechanism() -> None:
     ("argv", "message"),
     [
         (["--scenario", "upgrade-double-bounce"], "compare runs all three protocols"),
-        ([*SMALL, "--seeds", "0"], "--seeds must be >= 1"),
+        ([*SMALL, "--seeds", "0"], "argument --seeds: must be >= 1, got 0"),
         ([*SMALL, "--html", "out.txt"], "--html must end in .html"),
         ([*SMALL, "--data", "restore=1"], "unknown [data] key 'restore'"),
         ([*SMALL, "--members", "100000000"], "at most 10,000"),

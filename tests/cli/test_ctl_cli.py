@@ -162,3 +162,23 @@ def test_regroup_serve_control_and_ctl_end_to_end(tmp_path: Path) -> None:
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=30)
+
+
+def test_ctl_fence_prints_what_it_did(broker: Broker, capsys: pytest.CaptureFixture[str]) -> None:
+    """``ctl fence`` printed ``null``: it now names the member fenced and the group after."""
+    heartbeat = {
+        "group_id": "k",
+        "member_id": "m-1",
+        "member_epoch": 0,
+        "rebalance_timeout": 5000,
+        "subscribed_topic_names": ["orders"],
+        "topic_partitions": [],
+    }
+    host, port = broker.bootstrap.rsplit(":", 1)
+    with WireClient(host, int(port)) as client:
+        joined = client.request(68, 1, heartbeat)  # ConsumerGroupHeartbeat v1
+        assert joined.error_code.value == 0
+        fenced = _ctl(broker, capsys, "fence", "k", "m-1")
+    assert fenced["group_id"] == "k" and fenced["fenced"] == "m-1"
+    assert fenced["members"] == [] and fenced["epoch"] > joined.member_epoch
+    assert _ctl(broker, capsys, "rebalance", "k")["rebalance"] == "forced"

@@ -340,6 +340,29 @@ def test_serve_cli_deleted_store_beside_logs_says_how_to_proceed(tmp_path: Path)
     assert options_from_args(args).allow_empty_coordinator
 
 
+@pytest.mark.parametrize(
+    ("where", "message"),
+    [
+        ("a-file", "is a file, not a directory"),
+        ("a-file/sub", "no such directory"),
+        ("no-such-parent/data", "no such directory"),
+        ("/proc", "cannot write in '/proc'"),
+        ("/proc/regroup-data", "cannot create '/proc/regroup-data'"),
+    ],
+)
+def test_serve_cli_refuses_an_unusable_data_dir_at_once(
+    tmp_path: Path, where: str, message: str
+) -> None:
+    """A file, a path under a file or a missing folder (a typo must not create a tree),
+    a directory nothing can be written in: one line, exit 2, before the server starts."""
+    (tmp_path / "a-file").write_text("keep me")
+    result = _serve(tmp_path / where)
+    _assert_one_line_exit_2(result)
+    assert "--data-dir" in result.stderr and message in result.stderr
+    assert (tmp_path / "a-file").read_text() == "keep me"
+    assert not (tmp_path / "no-such-parent").exists()
+
+
 def test_serve_cli_reads_security_configs_from_a_properties_file(tmp_path: Path) -> None:
     properties = tmp_path / "server.properties"
     properties.write_text(

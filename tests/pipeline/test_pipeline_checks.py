@@ -261,3 +261,66 @@ def test_output_writes_through_hadoops_filesystem(spark: SparkSession, tmp_path:
     as_file.root = blocker.as_uri()
     with pytest.raises(OutputError, match="is an existing file"):
         as_file.check_remote(spark)
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+@pytest.mark.parametrize(
+    ("foreign", "named"),
+    [("events/notes.txt", "events/notes.txt"), ("notes.txt", "notes.txt"), ("mine/a.csv", "mine")],
+)
+def test_out_holding_files_regroup_did_not_write_is_refused_and_kept(
+    command: str,
+    foreign: str,
+    named: str,
+    tmp_path: Path,
+    log: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Spark replaces a table's whole directory: a user's file in ``events/`` was lost."""
+    out = tmp_path / "out"
+    (out / foreign).parent.mkdir(parents=True)
+    (out / foreign).write_text("mine")
+    err = _one_line_exit_2(_argv(command, log, "--out", str(out)), capsys)
+    assert f"is not a previous regroup output: it holds {named}," in err
+    assert "give a new or empty directory" in err
+    assert (out / foreign).read_text() == "mine"
+
+
+def test_a_previous_regroup_output_is_accepted(tmp_path: Path) -> None:
+    """What Spark's Parquet writer and the commands leave is regroup's: it may be replaced."""
+    table = tmp_path / "events" / "scenario=crash" / "run_id=r1"
+    table.mkdir(parents=True)
+    for name in ("part-00000-abc.snappy.parquet", ".part-00000-abc.snappy.parquet.crc"):
+        (table / name).write_text("")
+    for name in ("_SUCCESS", "._SUCCESS.crc"):
+        (tmp_path / "events" / name).write_text("")
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "report.html").write_text("<html>")
+    (tmp_path / "grid.json").write_text("{}")
+    Output(tmp_path).check_local()
+
+
+def test_the_output_names_cover_every_analytics_table() -> None:
+    pytest.importorskip("pyspark")
+    from regroup.pipeline.analytics import TABLES
+    from regroup.pipeline.output import OUTPUT_NAMES
+
+    assert set(TABLES) <= OUTPUT_NAMES
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+@pytest.mark.parametrize(
+    ("uri", "message"),
+    [
+        ("hdfs://regroup-no-such-namenode.invalid:8020/out", "cannot resolve"),
+        ("hdfs://127.0.0.1:1/out", "cannot connect to 127.0.0.1:1"),
+        ("webhdfs://127.0.0.1:99999/out", "the port is not a number"),
+    ],
+)
+def test_out_on_an_unreachable_namenode_fails_before_spark_starts(
+    command: str, uri: str, message: str, log: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Hadoop's client retries an unreachable namenode for minutes (an unresolvable one
+    took 64 s, most of it starting Spark): the host and port are tried first."""
+    err = _one_line_exit_2(_argv(command, log, "--out", uri), capsys)
+    assert f"--out {uri}: {message}" in err

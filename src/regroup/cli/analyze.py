@@ -44,13 +44,16 @@ __all__ = [
 
 def prepare(out: str | Path, master: str | None) -> Output:
     """The checks made before any work: ``--master`` parses and answers, ``--out`` is a
-    writable directory (or a URI, checked once Spark is up). ``UsageError`` otherwise."""
+    writable directory that holds nothing regroup did not write, or a URI (a namenode's
+    host and port are tried now, the filesystem once Spark is up). ``UsageError``
+    otherwise."""
     from regroup.pipeline.output import Output, OutputError
     from regroup.pipeline.spark import MasterError, check_master
 
     try:
         output = Output(out)
         output.check_local()
+        output.check_reachable()
         check_master(master)
     except (OutputError, MasterError) as error:
         raise UsageError(str(error)) from None

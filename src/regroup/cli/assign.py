@@ -52,6 +52,7 @@ from regroup.assignors.consumer import (
     create_server_assignor,
 )
 from regroup.cli.errors import UsageError
+from regroup.cli.options import at_least
 from regroup.model import TopicPartition, Uuid
 from regroup.model.metadata import replica_racks
 
@@ -87,7 +88,9 @@ def add_parser(subparsers: Any) -> None:
         action="store_true",
         help="read JSON Lines: one document per line, one result each",
     )
-    parser.add_argument("--indent", type=int, default=None, help="pretty-print with this indent")
+    parser.add_argument(
+        "--indent", type=at_least(0), default=None, help="pretty-print with this indent"
+    )
     parser.set_defaults(run=run)
 
 

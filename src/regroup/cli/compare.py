@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from regroup.cli.errors import UsageError
-from regroup.cli.options import parse_configs, parse_data
+from regroup.cli.options import at_least, parse_configs, parse_data
 from regroup.cli.outputs import check_writable
 from regroup.sim.scenario import BUILTINS, Scenario, ScenarioError, load_scenario, with_data
 
@@ -46,12 +46,16 @@ def add_parser(subparsers: Any) -> None:
         f"and ranges and a one-line verdict. Built-ins: {', '.join(BUILTINS)}.",
     )
     parser.add_argument("--scenario", required=True, metavar="NAME|PATH")
-    parser.add_argument("--members", type=int, default=None, metavar="N", help="group size")
+    parser.add_argument("--members", type=at_least(0), default=None, metavar="N", help="group size")
     parser.add_argument(
-        "--partitions", type=int, default=None, metavar="P", help="partitions of each topic"
+        "--partitions", type=at_least(1), default=None, metavar="P", help="partitions of each topic"
     )
     parser.add_argument(
-        "--seeds", type=int, default=3, metavar="N", help="seeds 0..N-1 per protocol (default 3)"
+        "--seeds",
+        type=at_least(1),
+        default=3,
+        metavar="N",
+        help="seeds 0..N-1 per protocol (default 3)",
     )
     parser.add_argument(
         "--data",

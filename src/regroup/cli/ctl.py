@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from regroup.cli.errors import UsageError
+from regroup.cli.options import at_least
 
 __all__ = ["add_parser", "run"]
 
@@ -74,17 +75,21 @@ def _actions() -> dict[str, tuple[str, str, Callable[[argparse.ArgumentParser], 
     def sticky(parser: argparse.ArgumentParser) -> None:
         parser.add_argument("api")
         parser.add_argument("error", help="a Kafka error name or code")
-        parser.add_argument("--duration-ms", type=int, default=None, help="for this long only")
+        parser.add_argument(
+            "--duration-ms", type=at_least(0), default=None, help="for this long only"
+        )
 
     def optional_api(parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--api", default=None, help="only this API (default: every API)")
 
     def rtt(parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("ms", type=int, help="delay in milliseconds (0 removes it)")
+        parser.add_argument("ms", type=at_least(0), help="delay in milliseconds (0 removes it)")
         optional_api(parser)
 
     def unavailable(parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--duration-ms", type=int, default=None, help="default: until undone")
+        parser.add_argument(
+            "--duration-ms", type=at_least(0), default=None, help="default: until undone"
+        )
         parser.add_argument("--error", default="NOT_COORDINATOR", help="default NOT_COORDINATOR")
 
     def drop(parser: argparse.ArgumentParser) -> None:
@@ -101,14 +106,14 @@ def _actions() -> dict[str, tuple[str, str, Callable[[argparse.ArgumentParser], 
 
     def create_topic(parser: argparse.ArgumentParser) -> None:
         parser.add_argument("name")
-        parser.add_argument("partitions", type=int, nargs="?", default=1)
+        parser.add_argument("partitions", type=at_least(1), nargs="?", default=1)
 
     def produce(parser: argparse.ArgumentParser) -> None:
         parser.add_argument("topic")
         parser.add_argument("values", nargs="+", help="record values (UTF-8)")
         parser.add_argument(
             "--partition",
-            type=int,
+            type=at_least(0),
             default=None,
             help="default: by key (Kafka's partitioner), round-robin without one",
         )
@@ -126,15 +131,15 @@ def _actions() -> dict[str, tuple[str, str, Callable[[argparse.ArgumentParser], 
 
     def wait_stable(parser: argparse.ArgumentParser) -> None:
         group(parser)
-        parser.add_argument("--members", type=int, default=None)
-        parser.add_argument("--timeout-ms", type=int, default=30_000)
+        parser.add_argument("--members", type=at_least(0), default=None)
+        parser.add_argument("--timeout-ms", type=at_least(1), default=30_000)
 
     def wait_assignment(parser: argparse.ArgumentParser) -> None:
         group(parser)
         parser.add_argument("--member-id", default=None)
         parser.add_argument("--client-id", default=None)
         parser.add_argument("--partitions", type=_json_arg, default=None, help='JSON {"T": [0]}')
-        parser.add_argument("--timeout-ms", type=int, default=30_000)
+        parser.add_argument("--timeout-ms", type=at_least(1), default=30_000)
 
     def broker(parser: argparse.ArgumentParser) -> None:
         parser.add_argument("broker", type=int, help="broker id (0..N-1)")

@@ -50,6 +50,7 @@ from typing import Any
 
 from regroup.cli.analyze import add_master_argument
 from regroup.cli.errors import UsageError
+from regroup.cli.options import at_least
 
 __all__ = [
     "DEMO_DATA",
@@ -157,7 +158,7 @@ def add_parser(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--seeds",
-        type=int,
+        type=at_least(1),
         default=None,
         metavar="N",
         help=f"seeds per point (default {DEMO_SEEDS})",

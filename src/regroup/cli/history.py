@@ -32,7 +32,7 @@ from typing import Any
 
 from regroup.cli.analyze import add_master_argument, spark_failures, spark_phase
 from regroup.cli.errors import UsageError
-from regroup.cli.options import parse_data
+from regroup.cli.options import at_least, parse_data
 from regroup.cli.outputs import run_phases, run_with_progress
 
 __all__ = ["add_parser", "parse_moment", "run"]
@@ -69,7 +69,7 @@ def add_parser(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--partitions",
-        type=int,
+        type=at_least(1),
         default=None,
         metavar="N",
         help="with --scenario-out: the group's partitions (the log does not say)",

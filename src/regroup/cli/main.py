@@ -16,6 +16,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from regroup import __version__
 from regroup.cli.errors import UsageError
@@ -46,9 +47,26 @@ def _command_named(argv: Sequence[str]) -> str | None:
     return first if first in _SUBCOMMANDS else None
 
 
+class _CommandLineError(UsageError):
+    """argparse refused the command line; ``prog`` is the (sub)command it was parsing."""
+
+    def __init__(self, prog: str, message: str) -> None:
+        super().__init__(message)
+        self.prog = prog
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, with a mistake on the command line as one line on stderr
+    (``regroup simulate: error: argument --seeds: must be >= 1, got 0``) and exit code 2,
+    as every other user mistake; ``--help`` still prints the usage."""
+
+    def error(self, message: str) -> NoReturn:
+        raise _CommandLineError(self.prog, message)
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser with ``command``'s subparser only, or with every one when it is ``None``."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="regroup",
         description="Apache Kafka's consumer-group rebalance protocols, in Python.",
     )
@@ -71,7 +89,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"regroup groups: error: {exc}", file=sys.stderr)
             return 2
     parser = build_parser(command)
-    args = parser.parse_args(words)
+    try:
+        args = parser.parse_args(words)
+    except _CommandLineError as exc:
+        print(f"{exc.prog}: error: {exc}", file=sys.stderr)
+        return 2
     try:
         code: int = args.run(args)
     except UsageError as exc:

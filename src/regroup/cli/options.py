@@ -4,15 +4,36 @@
 ``--data key=N`` (repeatable) replaces one key of the scenario's ``[data]``
 table (``records_per_second``, ``processing_us_per_record``, ``restore_ms`` ...).
 ``simulate``, ``compare``, ``sweep``, ``replay`` and ``serve`` read them alike.
+
+``at_least(n)`` is the argparse type of an integer option with a lower bound
+(``--indent``, ``--seeds``, ``--members`` ...): an impossible value is refused
+while the command line is parsed, in one line, before any work.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import argparse
+from collections.abc import Callable, Iterable
 
 from regroup.cli.errors import UsageError
 
-__all__ = ["parse_configs", "parse_data"]
+__all__ = ["at_least", "parse_configs", "parse_data"]
+
+
+def at_least(minimum: int) -> Callable[[str], int]:
+    """An argparse ``type``: an integer ``>= minimum`` (else argparse's one-line error)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be >= {minimum}, got {value}")
+        return value
+
+    parse.__name__ = f"integer >= {minimum}"
+    return parse
 
 
 def parse_configs(items: Iterable[str]) -> dict[str, str]:

@@ -4,7 +4,10 @@ A long run must not be lost to a typo at its end: ``check_writable`` refuses,
 up front and in one line, a path whose folder does not exist or is a file, a
 path that is a directory, and a path that cannot be written (tried: opened
 for appending, which changes no existing file; a file the probe created is
-removed again).
+removed again). ``check_directory`` does the same for a directory a command keeps
+its state in (``serve --data-dir``): not a file, its parent exists (a typo must
+not create a tree of folders), and a file can be created in it (tried, then
+removed).
 
 A long run must not be silent either: ``run_with_progress`` is the one progress
 bar (runs simulated, log splits parsed), and ``run_phases`` runs a command's named
@@ -18,13 +21,14 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from regroup.cli.errors import UsageError
 
-__all__ = ["PhaseCounter", "check_writable", "run_phases", "run_with_progress"]
+__all__ = ["PhaseCounter", "check_directory", "check_writable", "run_phases", "run_with_progress"]
 
 
 def check_writable(option: str, path: str) -> None:
@@ -49,6 +53,27 @@ def check_writable(option: str, path: str) -> None:
         raise UsageError(f"{option}: cannot write {path!r}: {error.strerror}") from None
     if not existed:
         os.unlink(path)
+
+
+def check_directory(option: str, path: str) -> None:
+    """``UsageError`` unless ``path`` is a directory files can be written in, or can be
+    made one (its parent exists: only the last folder is created, here)."""
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise UsageError(f"{option} {path!r} is a file, not a directory")
+    if not os.path.exists(path):
+        parent = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(parent):
+            raise UsageError(f"{option} {path!r}: no such directory {parent!r} (create it first)")
+        try:
+            os.mkdir(path)
+        except OSError as error:
+            raise UsageError(f"{option}: cannot create {path!r}: {error.strerror}") from None
+    try:
+        descriptor, probe = tempfile.mkstemp(prefix=".regroup-probe-", dir=path)
+    except OSError as error:
+        raise UsageError(f"{option}: cannot write in {path!r}: {error.strerror}") from None
+    os.close(descriptor)
+    os.unlink(probe)
 
 
 def run_with_progress(

@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from regroup.cli.errors import UsageError
-from regroup.cli.options import parse_configs
+from regroup.cli.options import at_least, parse_configs
+from regroup.cli.outputs import check_directory
 from regroup.coordinator.config import GroupCoordinatorConfig, InvalidConfigError
 
 if TYPE_CHECKING:  # the server (asyncio, kio) loads only when `serve` runs
@@ -81,7 +82,7 @@ def add_parser(subparsers: Any) -> None:
         help="broker configs as a properties file (server.properties); --config wins",
     )
     parser.add_argument(
-        "--partitions", type=int, default=1, help="partitions of auto-created topics"
+        "--partitions", type=at_least(1), default=1, help="partitions of auto-created topics"
     )
     parser.add_argument(
         "--no-auto-create", action="store_true", help="do not create topics on Metadata"
@@ -188,6 +189,8 @@ def options_from_args(args: argparse.Namespace) -> ServerOptions:
     properties = _properties(args.config, args.config_file)
     security = {k: v for k, v in properties.items() if k in SECURITY_CONFIG_NAMES}
     config, limits = _config({k: v for k, v in properties.items() if k not in security})
+    if args.data_dir is not None:
+        check_directory("--data-dir", str(args.data_dir))
     return ServerOptions(
         host=args.host,
         port=args.port,

@@ -36,7 +36,7 @@ import sys
 from typing import Any, TextIO
 
 from regroup.cli.errors import UsageError
-from regroup.cli.options import parse_configs, parse_data
+from regroup.cli.options import at_least, parse_configs, parse_data
 from regroup.cli.outputs import check_writable
 from regroup.sim.assumptions import assumption_lines, assumptions
 from regroup.sim.scenario import BUILTINS, PROTOCOLS, ScenarioError, load_scenario, with_data
@@ -74,24 +74,28 @@ def add_parser(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--members",
-        type=int,
+        type=at_least(0),
         default=None,
         metavar="N",
         help="group size (default: the scenario's)",
     )
     parser.add_argument(
         "--partitions",
-        type=int,
+        type=at_least(1),
         default=None,
         metavar="P",
         help="partitions of the topic (default: the scenario's)",
     )
     parser.add_argument(
-        "--seed", type=int, default=0, metavar="S", help="same seed, same event log (default: 0)"
+        "--seed",
+        type=at_least(0),
+        default=0,
+        metavar="S",
+        help="same seed, same event log (default: 0)",
     )
     parser.add_argument(
         "--duration-ms",
-        type=int,
+        type=at_least(1),
         default=None,
         metavar="MS",
         help="virtual run time (default: the last action's end plus the scenario's settle time)",
@@ -101,21 +105,21 @@ def add_parser(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--session-timeout-ms",
-        type=int,
+        type=at_least(1),
         default=None,
         metavar="MS",
         help="session.timeout.ms (classic) or group.consumer.session.timeout.ms (consumer)",
     )
     parser.add_argument(
         "--heartbeat-interval-ms",
-        type=int,
+        type=at_least(1),
         default=None,
         metavar="MS",
         help="heartbeat.interval.ms (classic) or group.consumer.heartbeat.interval.ms (consumer)",
     )
     parser.add_argument(
         "--max-poll-interval-ms",
-        type=int,
+        type=at_least(1),
         default=None,
         metavar="MS",
         help="max.poll.interval.ms of every consumer",

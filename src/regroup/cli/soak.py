@@ -20,6 +20,7 @@ from typing import Any
 
 from regroup.cli.analyze import add_master_argument
 from regroup.cli.errors import UsageError
+from regroup.cli.options import at_least
 
 __all__ = ["add_parser", "run"]
 
@@ -38,13 +39,19 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument(
         "--protocol", default="all", choices=(*_PROTOCOLS, "all"), help="default: all"
     )
-    parser.add_argument("--seeds", type=int, required=True, metavar="N", help="seeds per protocol")
-    parser.add_argument("--first-seed", type=int, default=0, metavar="S", help="default: 0")
-    parser.add_argument("--max-members", type=int, default=50, metavar="N", help="default: 50")
-    parser.add_argument("--max-partitions", type=int, default=500, metavar="P", help="default: 500")
+    parser.add_argument(
+        "--seeds", type=at_least(1), required=True, metavar="N", help="seeds per protocol"
+    )
+    parser.add_argument("--first-seed", type=at_least(0), default=0, metavar="S", help="default: 0")
+    parser.add_argument(
+        "--max-members", type=at_least(1), default=50, metavar="N", help="default: 50"
+    )
+    parser.add_argument(
+        "--max-partitions", type=at_least(1), default=500, metavar="P", help="default: 500"
+    )
     parser.add_argument(
         "--minimise-runs",
-        type=int,
+        type=at_least(0),
         default=100,
         metavar="N",
         help="simulations the minimiser may spend per failure (0: do not minimise; default 100)",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,7 +25,7 @@ from regroup.cli.analyze import (
     spark_phase,
 )
 from regroup.cli.errors import UsageError
-from regroup.cli.options import parse_configs, parse_data
+from regroup.cli.options import at_least, parse_configs, parse_data
 from regroup.cli.outputs import run_phases, run_with_progress
 
 if TYPE_CHECKING:
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 __all__ = ["add_parser", "run", "run_grid", "run_specs"]
 
 
-def _list(kind: type) -> Any:
+def _list(kind: Callable[[str], Any]) -> Any:
     def parse(text: str) -> list[Any]:
         try:
             return [kind(item.strip()) for item in text.split(",") if item.strip()]
@@ -56,9 +57,9 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--scenario", type=_list(str), default=None, metavar="A,B")
     parser.add_argument("--protocol", type=_list(str), default=None, metavar="P,Q")
     parser.add_argument("--assignor", type=_list(str), default=None, metavar="A,B")
-    parser.add_argument("--members", type=_list(int), default=None, metavar="N,M")
-    parser.add_argument("--partitions", type=_list(int), default=None, metavar="P,Q")
-    parser.add_argument("--seeds", type=int, default=None, metavar="N", help="seeds 0..N-1")
+    parser.add_argument("--members", type=_list(at_least(1)), default=None, metavar="N,M")
+    parser.add_argument("--partitions", type=_list(at_least(1)), default=None, metavar="P,Q")
+    parser.add_argument("--seeds", type=at_least(1), default=None, metavar="N", help="seeds 0..N-1")
     parser.add_argument(
         "--config",
         action="append",

@@ -166,33 +166,40 @@ class GroupCoordinatorConfig:
     regroup_consumer_semantics: str = ConsumerSemantics.KAFKA.value
 
     def __post_init__(self) -> None:
-        self._check(
-            self.group_min_session_timeout_ms <= self.group_max_session_timeout_ms,
-            "group.max.session.timeout.ms must be >= group.min.session.timeout.ms",
-        )
+        """Kafka's checks at broker start-up (``GroupCoordinatorConfig``'s constructor and
+        its ``ConfigDef`` bounds): a broker configured so does not start, so every message
+        names the settings and their values."""
+        for name in (
+            "group_min_session_timeout_ms",
+            "group_consumer_session_timeout_ms",
+            "group_consumer_min_session_timeout_ms",
+            "group_consumer_max_session_timeout_ms",
+            "group_consumer_heartbeat_interval_ms",
+            "group_consumer_min_heartbeat_interval_ms",
+            "group_consumer_max_heartbeat_interval_ms",
+            "offsets_retention_minutes",
+        ):
+            value = getattr(self, name)
+            self._check(value >= 1, f"{name.replace('_', '.')}={value} must be >= 1")
+        self._at_most("group_min_session_timeout_ms", "group_max_session_timeout_ms")
         self._check(self.group_max_size >= 1, "group.max.size must be >= 1")
         self._check(
             self.group_initial_rebalance_delay_ms >= 0,
             "group.initial.rebalance.delay.ms must be >= 0",
         )
-        self._check(
-            self.group_consumer_min_session_timeout_ms
-            <= self.group_consumer_session_timeout_ms
-            <= self.group_consumer_max_session_timeout_ms,
-            "group.consumer.session.timeout.ms must lie within its min and max",
-        )
-        self._check(
-            self.group_consumer_min_heartbeat_interval_ms
-            <= self.group_consumer_heartbeat_interval_ms
-            <= self.group_consumer_max_heartbeat_interval_ms,
-            "group.consumer.heartbeat.interval.ms must lie within its min and max",
-        )
+        for kind in ("session_timeout_ms", "heartbeat_interval_ms"):
+            self._at_most(f"group_consumer_min_{kind}", f"group_consumer_max_{kind}")
+            self._at_most(f"group_consumer_min_{kind}", f"group_consumer_{kind}")
+            self._at_most(f"group_consumer_{kind}", f"group_consumer_max_{kind}")
         self._check(
             self.group_consumer_heartbeat_interval_ms < self.group_consumer_session_timeout_ms,
-            "group.consumer.heartbeat.interval.ms must be below group.consumer.session.timeout.ms",
+            f"group.consumer.heartbeat.interval.ms={self.group_consumer_heartbeat_interval_ms} "
+            "must be below group.consumer.session.timeout.ms="
+            f"{self.group_consumer_session_timeout_ms}",
         )
         self._check(self.group_consumer_max_size >= 1, "group.consumer.max.size must be >= 1")
         self._check(bool(self.group_consumer_assignors), "group.consumer.assignors is empty")
+        _check_assignors(self.group_consumer_assignors)
         self._check(
             self.group_consumer_migration_policy in ConsumerGroupMigrationPolicy.__members__,
             "group.consumer.migration.policy must be BIDIRECTIONAL, UPGRADE, DOWNGRADE or DISABLED",
@@ -207,6 +214,17 @@ class GroupCoordinatorConfig:
     @property
     def migration_policy(self) -> ConsumerGroupMigrationPolicy:
         return ConsumerGroupMigrationPolicy[self.group_consumer_migration_policy]
+
+    def _at_most(self, low: str, high: str) -> None:
+        """``low <= high``, else an error naming both settings and their values, the
+        bound last (``... is above group.max.session.timeout.ms=1800000``)."""
+        low_value, high_value = getattr(self, low), getattr(self, high)
+        low_name, high_name = low.replace("_", "."), high.replace("_", ".")
+        if "_max_" in high:
+            message = f"{low_name}={low_value} is above {high_name}={high_value}"
+        else:
+            message = f"{high_name}={high_value} is below {low_name}={low_value}"
+        self._check(low_value <= high_value, message)
 
     @staticmethod
     def _check(condition: bool, message: str) -> None:
@@ -271,6 +289,23 @@ class EffectiveGroupConfig:
             broker.group_consumer_heartbeat_interval_ms if interval is None else int(interval),
             broker.consumer_semantics if semantics is None else ConsumerSemantics.parse(semantics),
         )
+
+
+def _check_assignors(names: Iterable[object]) -> None:
+    """Every ``group.consumer.assignors`` entry is a server assignor regroup has: Kafka's
+    broker instantiates each class at start-up (``getConfiguredInstances``) and does not
+    start with one it cannot load."""
+    # Imported here, not at the top: the registry imports every assignor implementation.
+    from regroup.assignors.consumer.registry import KAFKA_CLASS_NAMES, SERVER_ASSIGNOR_NAMES
+
+    for name in names:
+        if not isinstance(name, str) or KAFKA_CLASS_NAMES.get(name, name) not in (
+            SERVER_ASSIGNOR_NAMES
+        ):
+            raise InvalidConfigError(
+                f"group.consumer.assignors: unknown server assignor {name!r}; known: "
+                f"{', '.join(SERVER_ASSIGNOR_NAMES)} (or Kafka's class names)"
+            )
 
 
 def _names(key: str, raw: object) -> tuple[object, ...]:

@@ -15,11 +15,27 @@ sweep: a local directory must be creatable and writable and must not be an
 existing file (``check_local``, before Spark starts); a URI's filesystem must
 be reachable, the path must not be a file, and it is created (``check_remote``,
 once the session exists). Each failure is one line (``OutputError``).
+
+A URI naming its namenode by host and port (``hdfs://nn:8020/...``, also
+``webhdfs``/``swebhdfs``) is checked before Spark starts as well
+(``check_reachable``): the host must resolve and the port accept a connection
+within seconds (Hadoop's client retries an unreachable namenode for minutes). A
+URI without a port may name an HA nameservice that only the cluster's
+``hdfs-site.xml`` resolves, and other schemes name buckets, not hosts: those are
+left to ``check_remote``.
+
+Spark's writers replace a table's whole directory (``mode("overwrite")``), so a
+local ``--out`` that already holds files must be a previous regroup output:
+every entry is a name in ``OUTPUT_NAMES``, and a table directory holds only
+what Spark's Parquet writer puts there (``part-*`` files, ``_SUCCESS``, hidden
+checksums, ``key=value`` partition folders). Anything else (a user's notes in
+``events/``) is refused before any work, naming the file, rather than deleted.
 """
 
 from __future__ import annotations
 
 import os
+import socket
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,7 +44,53 @@ from urllib.parse import urlparse
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["Output", "OutputError"]
+__all__ = ["OUTPUT_NAMES", "Output", "OutputError"]
+
+#: Every file and table directory a pipeline command writes at the top of ``--out``:
+#: ``sweep``/``demo`` (runs, events, grid.json), ``analyze`` (its tables, report.html),
+#: ``history`` (events, its tables, history.json).
+OUTPUT_NAMES = frozenset(
+    {
+        "runs",
+        "events",
+        "ownership",
+        "idle",
+        "metrics",
+        "labels",
+        "violations",
+        "rebalances",
+        "members_left",
+        "findings",
+        "report.html",
+        "grid.json",
+        "history.json",
+    }
+)
+
+
+def _written_by_spark(name: str) -> bool:
+    """A name Spark's Parquet writer puts in a table directory."""
+    return (
+        name.startswith(("part-", ".", "_SUCCESS", "_committed_", "_started_"))
+        or name == "_temporary"
+        or "=" in name
+    )
+
+
+def foreign_file(root: Path) -> Path | None:
+    """The first file or folder under ``root`` that regroup did not write, else ``None``."""
+    for entry in sorted(root.iterdir()):
+        if entry.name.startswith(".regroup-write-check-"):
+            continue
+        if entry.name not in OUTPUT_NAMES:
+            return entry
+        if not entry.is_dir():
+            continue
+        for folder, dirs, files in os.walk(entry):
+            for name in sorted([*dirs, *files]):
+                if not _written_by_spark(name):
+                    return Path(folder) / name
+    return None
 
 
 class OutputError(ValueError):
@@ -73,6 +135,14 @@ class Output:
             return
         if path.exists() and not path.is_dir():
             raise OutputError(f"--out {path} is an existing file, not a directory")
+        if path.is_dir():
+            foreign = foreign_file(path)
+            if foreign is not None:
+                raise OutputError(
+                    f"--out {path} is not a previous regroup output: it holds "
+                    f"{foreign.relative_to(path)}, which regroup did not write; give a new "
+                    "or empty directory, or move that out"
+                )
         try:
             path.mkdir(parents=True, exist_ok=True)
         except FileExistsError:
@@ -86,6 +156,39 @@ class Output:
             os.unlink(probe)
         except OSError as error:
             raise OutputError(f"--out {path} is not writable: {error.strerror}") from None
+
+    #: Schemes whose URI authority is the namenode's host and port.
+    NAMENODE_SCHEMES = ("hdfs", "webhdfs", "swebhdfs")
+    #: Seconds a namenode has to accept the connection of ``check_reachable``.
+    CONNECT_TIMEOUT_S = 5.0
+
+    def check_reachable(self) -> None:
+        """A namenode URI with a port: its host resolves and accepts a TCP connection."""
+        if self.local is not None:
+            return
+        parsed = urlparse(self.root)
+        try:
+            port = parsed.port
+        except ValueError:
+            raise OutputError(f"--out {self.root}: the port is not a number 0-65535") from None
+        if parsed.scheme.lower() not in self.NAMENODE_SCHEMES or not parsed.hostname or not port:
+            return
+        try:
+            addresses = socket.getaddrinfo(parsed.hostname, port, type=socket.SOCK_STREAM)
+        except OSError as error:
+            raise OutputError(
+                f"--out {self.root}: cannot resolve {parsed.hostname}: {error.strerror or error}"
+            ) from None
+        family, kind, proto, _, address = addresses[0]
+        try:
+            with socket.socket(family, kind, proto) as probe:
+                probe.settimeout(self.CONNECT_TIMEOUT_S)
+                probe.connect(address)
+        except OSError as error:
+            reason = error.strerror or "timed out"
+            raise OutputError(
+                f"--out {self.root}: cannot connect to {parsed.hostname}:{port}: {reason}"
+            ) from None
 
     def check_remote(self, spark: SparkSession) -> None:
         """A URI output: its filesystem answers, the path is not a file; it is created."""

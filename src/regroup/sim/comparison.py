@@ -18,8 +18,9 @@ same decision as one line for people, with the group's size.
 KIP-848 takes no ``session.timeout.ms`` / ``heartbeat.interval.ms`` consumer
 config (the coordinator owns them); a comparison given one passes it to the
 KIP-848 run as the broker's ``group.consumer.session.timeout.ms`` /
-``group.consumer.heartbeat.interval.ms``, as ``simulate``'s shortcuts do, and
-says so in the KIP-848 run's assumptions.
+``group.consumer.heartbeat.interval.ms``, as ``simulate``'s shortcuts do, with
+the broker's min / max bounds moved to admit it, and says so in the KIP-848
+run's assumptions.
 """
 
 from __future__ import annotations
@@ -228,10 +229,28 @@ class Comparison:
 
 
 def configs_for(protocol: str, configs: Mapping[str, str]) -> dict[str, str]:
-    """The configs of a ``protocol`` run: KIP-848's consumer timeouts go to the coordinator."""
+    """The configs of one protocol's runs: under KIP-848 a classic ``session.timeout.ms`` /
+    ``heartbeat.interval.ms`` becomes the coordinator's ``group.consumer.*`` config, and
+    the broker's min / max bound of it is moved to admit the value unless the comparison
+    sets that bound itself (the comparison asks for one setting under every protocol, as
+    an operator would configure the broker for it; ``simulate`` moves no bound)."""
     if protocol != "consumer":
         return dict(configs)
-    return {_TO_BROKER.get(key, key): value for key, value in configs.items()}
+    out = {_TO_BROKER.get(key, key): value for key, value in configs.items()}
+    default = GroupCoordinatorConfig()
+    for classic_name, broker_name in _TO_BROKER.items():
+        if classic_name not in configs:
+            continue
+        try:
+            value = int(configs[classic_name])
+        except ValueError:
+            continue  # refused by the run, with the config's name
+        stem = broker_name.removeprefix("group.consumer.")
+        for bound, pick in (("min", min), ("max", max)):
+            name = f"group.consumer.{bound}.{stem}"
+            if name not in configs:
+                out[name] = str(pick(getattr(default, name.replace(".", "_")), value))
+    return out
 
 
 def compare(
@@ -382,11 +401,8 @@ def sensitivity_settings(
     out: list[tuple[str, int | bool, Scenario, bool | None, dict[str, str]]] = []
     classic, consumer = heartbeat_intervals(comparison)
     if classic != consumer:
-        floor = GroupCoordinatorConfig().group_consumer_min_heartbeat_interval_ms
-        for value in (classic, consumer):
+        for value in (classic, consumer):  # ``configs_for`` moves the broker's bounds
             changed = {**configs, "heartbeat.interval.ms": str(value)}
-            if value < floor:  # the broker's minimum must allow it, as on a real broker
-                changed["group.consumer.min.heartbeat.interval.ms"] = str(value)
             out.append(("heartbeat.interval.ms", value, scenario, static, changed))
     restore = int(comparison.assumptions.get("restore_ms", 0))
     for value in SENSITIVITY_RESTORES_MS:

@@ -216,13 +216,25 @@ class Scenario:
 # -- parsing ------------------------------------------------------------------------------
 
 
-def _int(data: Mapping[str, Any], key: str, default: int, *, minimum: int = 0) -> int:
+def _int(
+    data: Mapping[str, Any], key: str, default: int, *, minimum: int = 0, where: str = ""
+) -> int:
+    """``data[key]`` as an integer >= ``minimum``; the error names the key by its path
+    (``where``: ``group.``, ``actions[2].`` ...), as the file spells it."""
     value = data.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ScenarioError(f"{key} must be an integer, got {value!r}")
+        raise ScenarioError(f"{where}{key} must be an integer, got {value!r}")
     if value < minimum:
-        raise ScenarioError(f"{key} must be >= {minimum}, got {value}")
+        raise ScenarioError(f"{where}{key} must be >= {minimum}, got {value}")
     return value
+
+
+def _fraction(data: Mapping[str, Any], key: str, where: str) -> float:
+    """``data[key]`` as a number (default 0), named by its path when it is not one."""
+    value = data.get(key, 0.0)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ScenarioError(f"{where}{key} must be a number, got {value!r}")
+    return float(value)
 
 
 def _table(
@@ -253,7 +265,7 @@ DATA_KEYS = (
 )
 
 
-def _members_ref(value: Any) -> str | tuple[int, ...]:
+def _members_ref(value: Any, where: str) -> str | tuple[int, ...]:
     if value == "all":
         return "all"
     if isinstance(value, int) and not isinstance(value, bool):
@@ -262,7 +274,9 @@ def _members_ref(value: Any) -> str | tuple[int, ...]:
         isinstance(v, int) and not isinstance(v, bool) for v in value
     ):
         return tuple(value)
-    raise ScenarioError(f"members must be 'all', an index or a list of indexes, got {value!r}")
+    raise ScenarioError(
+        f"{where}members must be 'all', an index or a list of indexes, got {value!r}"
+    )
 
 
 def _parse_action(data: Any, index: int) -> Action:
@@ -288,17 +302,18 @@ def _parse_action(data: Any, index: int) -> Action:
     topic = data.get("topic", "")
     if not isinstance(topic, str):
         raise ScenarioError(f"actions[{index}]: topic must be a string")
+    where = f"actions[{index}]."
     return Action(
         action=name,
-        at_ms=None if at is None else _int(data, "at_ms", 0),
-        after_ms=None if after is None else _int(data, "after_ms", 0),
-        members=_members_ref(data.get("members", 0)),
+        at_ms=None if at is None else _int(data, "at_ms", 0, where=where),
+        after_ms=None if after is None else _int(data, "after_ms", 0, where=where),
+        members=_members_ref(data.get("members", 0), where),
         # add_partitions without a count doubles the topic (0), as documented above.
-        count=_int(data, "count", 0 if name == "add_partitions" else 1),
-        gap_ms=_int(data, "gap_ms", 10000),
-        downtime_ms=_int(data, "downtime_ms", 0),
+        count=_int(data, "count", 0 if name == "add_partitions" else 1, where=where),
+        gap_ms=_int(data, "gap_ms", 10000, where=where),
+        downtime_ms=_int(data, "downtime_ms", 0, where=where),
         crash=crash,
-        duration_ms=_int(data, "duration_ms", 0),
+        duration_ms=_int(data, "duration_ms", 0, where=where),
         topic=topic,
         config=dict(config),
     )
@@ -329,20 +344,20 @@ def parse_scenario(data: Mapping[str, Any]) -> Scenario:
     topics_table = data.get("topics", {"events": 6})
     if not isinstance(topics_table, Mapping) or not topics_table:
         raise ScenarioError("[topics] must map topic names to partition counts")
-    topics = {str(t): _int(topics_table, t, 0, minimum=1) for t in topics_table}
+    topics = {str(t): _int(topics_table, t, 0, minimum=1, where="topics.") for t in topics_table}
     data_table = _table(data, "data", DATA_KEYS)
     network_table = _table(data, "network", NETWORK_KEYS)
     try:
-        data_config = DataConfig(**{k: _int(data_table, k, 0) for k in data_table})
+        data_config = DataConfig(**{k: _int(data_table, k, 0, where="data.") for k in data_table})
         network = NetworkConfig(
-            latency_ms=_int(network_table, "latency_ms", 1),
-            jitter_ms=_int(network_table, "jitter_ms", 0),
-            loss=float(network_table.get("loss", 0.0)),
-            duplicate=float(network_table.get("duplicate", 0.0)),
+            latency_ms=_int(network_table, "latency_ms", 1, where="network."),
+            jitter_ms=_int(network_table, "jitter_ms", 0, where="network."),
+            loss=_fraction(network_table, "loss", "network."),
+            duplicate=_fraction(network_table, "duplicate", "network."),
             until_ms=(
                 None
                 if network_table.get("until_ms") is None
-                else _int(network_table, "until_ms", 0)
+                else _int(network_table, "until_ms", 0, where="network.")
             ),
         )
     except ValueError as exc:
@@ -351,20 +366,23 @@ def parse_scenario(data: Mapping[str, Any]) -> Scenario:
     if not isinstance(actions, list | tuple):
         raise ScenarioError("actions must be a list of tables")
     duration = data.get("duration_ms")
+    description = data.get("description", "")
+    if not isinstance(description, str):
+        raise ScenarioError(f"description must be a string, got {description!r}")
     static = group.get("static", False)
     if not isinstance(static, bool):
         raise ScenarioError("group.static must be true or false")
     return Scenario(
         name=name,
-        description=str(data.get("description", "")),
+        description=description,
         duration_ms=None if duration is None else _int(data, "duration_ms", 0, minimum=1),
         settle_ms=_int(data, "settle_ms", DEFAULT_SETTLE_MS),
         protocols=tuple(protocols),
-        members=_int(group, "members", 3),
+        members=_int(group, "members", 3, where="group."),
         protocol=protocol,
         assignor=assignor,
         static=static,
-        start_spread_ms=_int(group, "start_spread_ms", 3000),
+        start_spread_ms=_int(group, "start_spread_ms", 3000, where="group."),
         topics=topics,
         data=data_config,
         network=network,

@@ -9,10 +9,13 @@ Kafka config) is a ``ScenarioError`` raised here, so a bad command line fails
 before the first event.
 
 Kafka configs are split by name: the ``group.*`` broker configs go to the
-coordinator (``GroupCoordinatorConfig``), everything else to the consumers.
-Where a scenario sets a consumer's session timeout below the broker's default
-``group.min.session.timeout.ms`` the bound is lowered to it, as an operator
-running such a group would configure the broker.
+coordinator (``GroupCoordinatorConfig``), everything else to the consumers. Each
+side checks its own as Kafka does (``ClassicMemberConfig``,
+``ConsumerMemberConfig``: what Kafka's consumer refuses to be built with;
+``GroupCoordinatorConfig``: what keeps Kafka's broker from starting), and no
+bound is moved to admit a value: a session timeout below the broker's
+``group.min.session.timeout.ms`` is refused as the broker refuses the join, and
+a run that wants one sets the bound too, as its operator would.
 
 A request that contradicts itself or the broker is a ``SettingsError`` (a
 ``ScenarioError`` that a sweep refuses rather than skips), never a run that
@@ -174,25 +177,7 @@ def _int_config(props: Mapping[str, Any], key: str) -> int:
     try:
         return int(props[key])
     except (TypeError, ValueError):
-        raise ScenarioError(f"{key} must be an integer, got {props[key]!r}") from None
-
-
-def _widen_broker_bounds(consumer_props: dict[str, Any], broker_props: dict[str, Any]) -> None:
-    """Let the broker's min/max bounds admit the timeouts the scenario asks for."""
-    if "group.consumer.session.timeout.ms" in broker_props:
-        value = _int_config(broker_props, "group.consumer.session.timeout.ms")
-        broker_props.setdefault("group.consumer.min.session.timeout.ms", min(value, 45000))
-        broker_props.setdefault("group.consumer.max.session.timeout.ms", max(value, 60000))
-    if "group.consumer.heartbeat.interval.ms" in broker_props:
-        value = _int_config(broker_props, "group.consumer.heartbeat.interval.ms")
-        broker_props.setdefault("group.consumer.min.heartbeat.interval.ms", min(value, 5000))
-        broker_props.setdefault("group.consumer.max.heartbeat.interval.ms", max(value, 15000))
-    if "group.min.session.timeout.ms" not in broker_props and "session.timeout.ms" in (
-        consumer_props
-    ):
-        broker_props["group.min.session.timeout.ms"] = min(
-            6000, _int_config(consumer_props, "session.timeout.ms")
-        )
+        raise SettingsError(f"{key} must be an integer, got {props[key]!r}") from None
 
 
 def _check_strategies(props: Mapping[str, Any], where: str = "") -> None:
@@ -207,7 +192,7 @@ def _check_strategies(props: Mapping[str, Any], where: str = "") -> None:
         try:
             resolve_classic_assignor_name(name.strip())
         except Exception as error:
-            raise ScenarioError(f"partition.assignment.strategy{where}: {error}") from None
+            raise SettingsError(f"partition.assignment.strategy{where}: {error}") from None
 
 
 #: Configs the simulated process reads itself, with Kafka's lower bound (``ConsumerConfig``:
@@ -246,11 +231,19 @@ def _check_restart_configs(
         try:
             _validate_consumer_props(member_protocol, merged)
         except ScenarioError as error:
-            raise ScenarioError(f"{where}{error}") from None
+            raise type(error)(f"{where}{error}") from None
 
 
 def _validate_consumer_props(group_protocol: str, props: Mapping[str, Any]) -> None:
-    """Build the member configuration once, so a bad consumer config is refused up front."""
+    """Build the member configuration once, so a bad consumer config is refused up front.
+
+    A config of the other protocol (``session.timeout.ms`` under KIP-848) is a
+    ``ScenarioError``: a sweep's grid crosses configs with protocols and skips that
+    run. Anything else Kafka's consumer refuses (a value, a pair of values, an unknown
+    name) is a ``SettingsError``, refused by every command."""
+    other = CLASSIC_ONLY_CONFIGS if group_protocol == "consumer" else CONSUMER_ONLY_CONFIGS
+    for key in sorted(other & set(props)):
+        raise ScenarioError(f"{key} is not a consumer config with group.protocol={group_protocol}")
     try:
         if group_protocol == "classic":
             ClassicMemberConfig.from_properties(
@@ -259,7 +252,7 @@ def _validate_consumer_props(group_protocol: str, props: Mapping[str, Any]) -> N
         else:
             consumer_member_config(GROUP_ID, "probe", props)
     except ValueError as error:
-        raise ScenarioError(str(error)) from None
+        raise SettingsError(str(error)) from None
 
 
 def plan_run(settings: Settings) -> RunPlan:
@@ -287,11 +280,10 @@ def plan_run(settings: Settings) -> RunPlan:
     consumer_props, broker_props = split_configs(scenario, settings)
     _check_group_protocol(consumer_props, group_protocol)
     stated = {**consumer_props}
-    _widen_broker_bounds(consumer_props, broker_props)
     try:
         broker = GroupCoordinatorConfig.from_properties(broker_props)
-    except InvalidConfigError as error:
-        raise ScenarioError(str(error)) from None
+    except InvalidConfigError as error:  # Kafka's broker would not start
+        raise SettingsError(str(error)) from None
     if group_protocol == "classic":
         _check_session_timeouts(scenario, consumer_props, broker)
     _check_strategies(consumer_props)

@@ -2,7 +2,11 @@
 
 Kafka: ``ConsumerConfig`` / ``GroupRebalanceConfig``. Each field is a Kafka
 consumer config in snake_case (``session.timeout.ms`` -> ``session_timeout_ms``);
-``from_properties`` reads them by their dotted names, as a user writes them.
+``from_properties`` reads them by their dotted names, as a user writes them. A
+configuration Kafka's consumer is not built with is refused here
+(``InvalidMemberConfigError``): a value below its ``ConfigDef`` minimum, and
+``heartbeat.interval.ms`` not below ``session.timeout.ms`` (Kafka's ``Heartbeat``
+constructor, in the consumer's internals, throws IllegalArgumentException).
 
 One config is ours, not Kafka's:
 
@@ -105,6 +109,13 @@ class ClassicMemberConfig:
         ):
             if getattr(self, name) < 1:
                 raise InvalidMemberConfigError(f"{name.replace('_', '.')} must be >= 1")
+        if self.heartbeat_interval_ms >= self.session_timeout_ms:
+            # Kafka: the ``Heartbeat`` constructor (consumer internals) throws
+            # IllegalArgumentException, so the KafkaConsumer is never built.
+            raise InvalidMemberConfigError(
+                f"heartbeat.interval.ms={self.heartbeat_interval_ms} must be lower than "
+                f"session.timeout.ms={self.session_timeout_ms} (Kafka's consumer refuses it)"
+            )
         if self.retry_backoff_ms < 0:
             raise InvalidMemberConfigError("retry.backoff.ms must be >= 0")
         if self.group_instance_id is not None and not self.group_instance_id.strip():
@@ -181,8 +192,13 @@ def _convert(key: str, name: str, raw: Any) -> Any:
             raise InvalidMemberConfigError(f"{key} must be true or false, got {raw!r}")
         return text == "true"
     if name == "partition_assignment_strategy":
+        if not isinstance(raw, str | list | tuple):
+            raise InvalidMemberConfigError(f"{key} must be a list of names, got {raw!r}")
         items = raw.split(",") if isinstance(raw, str) else list(raw)
         return tuple(str(item).strip() for item in items if str(item).strip())
+    if raw is not None and not isinstance(raw, str):
+        # Kafka's ConfigDef: a STRING config given another type is a ConfigException.
+        raise InvalidMemberConfigError(f"{key} must be a string, got {raw!r}")
     if name == "group_instance_id":
         return None if raw is None else str(raw)
     if name == "client_rack":

@@ -136,6 +136,9 @@ def _convert(key: str, name: str, raw: Any) -> Any:
         if text not in ("true", "false"):
             raise InvalidMemberConfigError(f"{key} must be true or false, got {raw!r}")
         return text == "true"
+    if raw is not None and not isinstance(raw, str):
+        # Kafka's ConfigDef: a STRING config given another type is a ConfigException.
+        raise InvalidMemberConfigError(f"{key} must be a string, got {raw!r}")
     if name == "client_rack":
         return None if raw is None or raw == "" else str(raw)
     if name in ("group_instance_id", "group_remote_assignor"):

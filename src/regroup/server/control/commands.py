@@ -287,22 +287,39 @@ class Control:
     def _apply(self, result: CoordinatorResult) -> None:
         self.server.apply(result)
 
-    def expire_session(self, group_id: str, member_id: str) -> None:
+    def _after(self, group_id: str, **what: Any) -> dict[str, Any]:
+        """What a group fault did, as ``ctl`` prints it: ``what`` and the group after it
+        (state, epoch, the members left)."""
+        described = group_faults.describe(self.server.coordinator, group_id) or {}
+        return {
+            "group_id": group_id,
+            **what,
+            "state": described.get("state"),
+            "epoch": described.get("epoch"),
+            "members": sorted(described.get("members", {})),
+        }
+
+    def expire_session(self, group_id: str, member_id: str) -> dict[str, Any]:
         coordinator = self.server.coordinator
         self._apply(
             group_faults.expire_session(coordinator, group_id, member_id, self.server.now_ms())
         )
+        return self._after(group_id, expired=member_id)
 
-    def fence_member(self, group_id: str, member_id: str) -> None:
+    def fence_member(self, group_id: str, member_id: str) -> dict[str, Any]:
+        """Fence a KIP-848 member; what was done: the member fenced (its next heartbeat is
+        answered FENCED_MEMBER_EPOCH) and the group after it, at its new epoch."""
         coordinator = self.server.coordinator
         self._apply(
             group_faults.fence_member(coordinator, group_id, member_id, self.server.now_ms())
         )
         self.faults.fence(member_id)
+        return self._after(group_id, fenced=member_id)
 
-    def force_rebalance(self, group_id: str) -> None:
+    def force_rebalance(self, group_id: str) -> dict[str, Any]:
         coordinator = self.server.coordinator
         self._apply(group_faults.force_rebalance(coordinator, group_id, self.server.now_ms()))
+        return self._after(group_id, rebalance="forced")
 
     def set_target_assignment(
         self, group_id: str, assignment: Mapping[str, Mapping[str, Sequence[int]]]
