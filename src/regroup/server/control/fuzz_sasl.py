@@ -123,6 +123,12 @@ class InProcessClient(RequestEncoder):
             raise LoginError(f"{ApiKey(api_key).name} v{version}: {outcome}")
         return decode_response(api_key, version, cid, answer[4:])
 
+    def body(self, api_key: ApiKey, version: int, value: str | bytes) -> bytes:
+        """A SaslHandshake naming ``value`` or a SaslAuthenticate carrying it, unsent
+        (without its size prefix)."""
+        field = "mechanism" if api_key is ApiKey.SASL_HANDSHAKE else "auth_bytes"
+        return self.encode(api_key, version, {field: value})[1][4:]
+
     async def authenticate(self, token: bytes) -> Any:
         return await self.exchange(ApiKey.SASL_AUTHENTICATE, 2, {"auth_bytes": token})
 
@@ -203,16 +209,13 @@ class _SecuredServer:
         return InProcessClient(self.timer, conn)
 
 
-_MECHANISMS = SUPPORTED_MECHANISMS
-
-
 async def _after_login(
     target: _SecuredServer, rng: random.Random, bodies: list[bytes], report: FuzzReport
 ) -> None:
     client = target.client
     if client is None:
         client = target.connect()
-        mechanism = _MECHANISMS[report.logins % len(_MECHANISMS)]
+        mechanism = SUPPORTED_MECHANISMS[report.logins % len(SUPPORTED_MECHANISMS)]
         try:
             await log_in(client, mechanism)
         except LoginError as exc:
@@ -246,7 +249,7 @@ async def _before_login(
     target: _SecuredServer, rng: random.Random, bodies: list[bytes], report: FuzzReport
 ) -> None:
     client = target.connect()
-    mechanism = rng.choice(_MECHANISMS)
+    mechanism = rng.choice(SUPPORTED_MECHANISMS)
     scram = ScramMechanism.for_name(mechanism)
     kind = rng.randrange(5)
     try:
@@ -259,28 +262,18 @@ async def _before_login(
                     3,
                     {"client_software_name": "fuzz", "client_software_version": "1"},
                 )
-            framed = client.encode(
-                ApiKey.SASL_HANDSHAKE, rng.randint(0, 1), {"mechanism": mechanism}
-            )[1]
-            body = mutate(framed[4:], rng)
+            body = mutate(client.body(ApiKey.SASL_HANDSHAKE, rng.randint(0, 1), mechanism), rng)
         elif kind == 2 or (kind == 3 and scram is None):  # the first token, framed
             await client.exchange(ApiKey.SASL_HANDSHAKE, 1, {"mechanism": mechanism})
             first = _first_token(mechanism, rng)
-            body = mutate(
-                client.encode(ApiKey.SASL_AUTHENTICATE, rng.randint(0, 2), {"auth_bytes": first})[
-                    1
-                ][4:],
-                rng,
-            )
+            body = mutate(client.body(ApiKey.SASL_AUTHENTICATE, rng.randint(0, 2), first), rng)
         elif kind == 3:  # SCRAM's client-final, framed
             assert scram is not None
             await client.exchange(ApiKey.SASL_HANDSHAKE, 1, {"mechanism": mechanism})
             bare = f"n={FUZZ_USER},r=fuzz{rng.getrandbits(64):x}"
             server_first = check_answer(await client.authenticate(f"n,,{bare}".encode()))
             final = _scram_final(scram, bare, server_first)
-            body = mutate(
-                client.encode(ApiKey.SASL_AUTHENTICATE, 2, {"auth_bytes": final})[1][4:], rng
-            )
+            body = mutate(client.body(ApiKey.SASL_AUTHENTICATE, 2, final), rng)
         else:  # a v0 handshake, then a bare token
             await client.exchange(ApiKey.SASL_HANDSHAKE, 0, {"mechanism": mechanism})
             body = _raw(_first_token(mechanism, rng), rng)
