@@ -64,7 +64,8 @@ def main() -> int:
     print(
         f"frames {report.frames:,}  answered {report.answered:,}  refused {report.refused:,}  "
         f"closed {report.closed:,}  deaths {report.deaths}  hangs {report.hangs} (> 1 s)  "
-        f"max latency {report.max_latency_s * 1000:.1f} ms  "
+        f"max latency {report.max_latency_s * 1000:.1f} ms "
+        f"({report.max_latency_cpu_s * 1000:.1f} ms of CPU)  "
         f"{report.frames / took:,.0f} frames/s ({took:.0f} s)"
     )
     if args.sasl:
@@ -87,6 +88,7 @@ def main() -> int:
         "deaths": report.deaths,
         "hangs": report.hangs,
         "max_latency_ms": round(report.max_latency_s * 1000, 1),
+        "max_latency_cpu_ms": round(report.max_latency_cpu_s * 1000, 1),
         "frames_per_s": round(report.frames / took),
         "seconds": round(took),
         "authenticated": report.authenticated,
