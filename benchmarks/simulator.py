@@ -28,18 +28,27 @@ Usage::
     python benchmarks/simulator.py --skip-small    # the large bounce table only
     python benchmarks/simulator.py --skip-small --repeat 3   # median and range of 3 runs each
     python benchmarks/simulator.py --compare-rev HEAD~5   # the large bounce, then vs now
+    python benchmarks/simulator.py --compare-rev 6e42ee3 --members 100 --partitions 1000 \
+        --records 10 --gap-ms 10000                       # with records flowing
+    python benchmarks/simulator.py --scaling --records 10 # CPU against group size
 
 ``--compare-rev REV`` runs the large bounce at another revision (``git archive``)
 and at this working tree, each protocol at REV then here in turn, each run in its
 own process, and prints the ratio of the two wall times and whether the two runs
-measured the same (they must, when behaviour did not change): a before/after
+measured the same (they must, when behaviour did not change: every metric both
+revisions have is compared, and those that differ are named): a before/after
 figure measured in one run, so the machine's drift between sessions cancels out.
+``--records N`` (records per second per partition) and ``--gap-ms`` set the bounce
+it runs. ``--scaling`` prints the CPU seconds of one bounce per protocol as members
+grow at fixed partitions and as partitions grow at fixed members, each run in its
+own process, with the exponent fitted to them (CPU ~ size ** exponent).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -52,6 +61,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from regroup.sim.metrics import RunMetrics
 from regroup.sim.scenario import Action, DataConfig, Scenario
 from regroup.sim.simulation import RunResult, Settings, Simulation
 
@@ -165,7 +175,14 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def one_bounce_json(
-    protocol: str, members: int, partitions: int, budget: float, *, setup_only: bool = False
+    protocol: str,
+    members: int,
+    partitions: int,
+    budget: float,
+    *,
+    setup_only: bool = False,
+    records: int = 0,
+    gap_ms: int = 2000,
 ) -> str:
     """The large bounce under one protocol, as one JSON line (a ``--compare-rev`` child).
 
@@ -173,7 +190,7 @@ def one_bounce_json(
     ``benchmarks/instructions.py`` subtracts to count the run alone.
     """
     assignor = dict(PROTOCOLS)[protocol]
-    scenario = bounce_scenario(members, partitions, records=0, gap_ms=2000)
+    scenario = bounce_scenario(members, partitions, records=records, gap_ms=gap_ms)
     if setup_only:
         Simulation(Settings(scenario, protocol=protocol, assignor=assignor), keep_events=False)
         return json.dumps({"steps": 0})
@@ -186,9 +203,26 @@ def one_bounce_json(
             "virtual_ms": run.virtual_ms,
             "steps": run.steps,
             "finished": run.finished,
-            "measured": [m.rebalances, m.partitions_moved, m.idle_partition_seconds] if m else None,
+            "measured": _measured(m) if m else None,
         }
     )
+
+
+def _measured(m: RunMetrics) -> dict[str, object]:
+    """What two runs of the same behaviour must agree on: every metric but the per-partition
+    idle times (their sum and pauses are in it)."""
+    figures = m.to_json()
+    figures.pop("idle_ms_by_partition", None)
+    return figures
+
+
+def _same(then: dict[str, object] | None, now: dict[str, object] | None) -> str:
+    """``yes`` when both runs measured the same on every metric both revisions have, else
+    the names of those that differ (a metric's definition may have changed in between)."""
+    if then is None or now is None:
+        return "-"
+    differ = sorted(name for name in then.keys() & now.keys() if then[name] != now[name])
+    return "yes" if not differ else "NO: " + ", ".join(differ)
 
 
 def _source_at(rev: str, target: Path) -> Path:
@@ -202,20 +236,32 @@ def _source_at(rev: str, target: Path) -> Path:
 
 
 def table_compare_rev(
-    console: Console, rev: str, members: int, partitions: int, budget: float
+    console: Console,
+    rev: str,
+    members: int,
+    partitions: int,
+    budget: float,
+    *,
+    records: int = 0,
+    gap_ms: int = 2000,
 ) -> None:
     with tempfile.TemporaryDirectory(prefix="regroup-rev-") as tmp:
         trees = (("then", _source_at(rev, Path(tmp) / "then")), ("now", REPO / "src"))
         table = Table(
-            title=f"Rolling bounce: {members} members, {partitions} partitions, {rev} vs now"
+            title=f"Rolling bounce: {members} members, {partitions} partitions, "
+            + (f"{records} records/s per partition" if records else "no records")
+            + f", {gap_ms} ms apart, {rev} vs now"
         )
         for column in (
             "protocol",
             f"{rev} wall s",
             "now wall s",
+            f"{rev} cpu s",
+            "now cpu s",
             "now / then (wall)",
             "now / then (cpu)",
             "now virtual s / wall s",
+            "now virtual s / cpu s",
             "steps",
             "same result",
         ):
@@ -224,7 +270,8 @@ def table_compare_rev(
             runs = {}
             for name, src in trees:
                 options = ["--members", str(members), "--partitions", str(partitions)]
-                options += ["--budget", str(budget)]
+                options += ["--budget", str(budget), "--records", str(records)]
+                options += ["--gap-ms", str(gap_ms)]
                 child = subprocess.run(
                     [sys.executable, __file__, "--one-bounce", protocol, *options],
                     env={**os.environ, "PYTHONPATH": str(src)},
@@ -239,17 +286,90 @@ def table_compare_rev(
                 protocol,
                 f"{then['wall_s']:.1f}" + ("" if then["finished"] else " (over budget)"),
                 f"{now['wall_s']:.1f}" + ("" if now["finished"] else " (over budget)"),
+                f"{then['cpu_s']:.1f}",
+                f"{now['cpu_s']:.1f}",
                 f"{now['wall_s'] / then['wall_s']:.2f}" if finished else "-",
                 f"{now['cpu_s'] / then['cpu_s']:.2f}" if finished else "-",
                 f"{now['virtual_ms'] / 1000 / now['wall_s']:.1f}",
+                f"{now['virtual_ms'] / 1000 / now['cpu_s']:.1f}",
                 str(now["steps"]),
-                (
-                    "yes"
-                    if then["measured"] == now["measured"] and then["steps"] == now["steps"]
-                    else "NO"
+                _same(then["measured"], now["measured"]) if finished else "-",
+            )
+        console.print(table)
+
+
+#: The sizes of ``--scaling``: members at fixed partitions, partitions at fixed members.
+SCALING_MEMBERS = (10, 20, 40, 80)
+SCALING_PARTITIONS_FIXED = 800
+SCALING_PARTITIONS = (200, 400, 800, 1600)
+SCALING_MEMBERS_FIXED = 20
+
+
+def _exponent(sizes: list[int], costs: list[float]) -> float:
+    """The least-squares slope of log(cost) against log(size): cost ~ size ** exponent."""
+    xs = [math.log(size) for size in sizes]
+    ys = [math.log(max(cost, 1e-9)) for cost in costs]
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum(
+        (x - mx) ** 2 for x in xs
+    )
+
+
+def _child_cpu(
+    protocol: str, shape: tuple[int, int], budget: float, *, records: int, gap_ms: int
+) -> float:
+    """One bounce in its own process (no warm caches from the previous size): its CPU s."""
+    members, partitions = shape
+    options = ["--members", str(members), "--partitions", str(partitions), "--budget", str(budget)]
+    options += ["--records", str(records), "--gap-ms", str(gap_ms)]
+    child = subprocess.run(
+        [sys.executable, __file__, "--one-bounce", protocol, *options],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    run = json.loads(child.stdout.splitlines()[-1])
+    if not run["finished"]:
+        raise SystemExit(f"{protocol} {members}x{partitions}: over the budget of {budget} s")
+    return float(run["cpu_s"])
+
+
+def table_scaling(console: Console, budget: float, *, records: int, gap_ms: int) -> None:
+    """CPU seconds per rolling bounce as the group grows, one axis at a time, per protocol.
+
+    Every member is bounced ``gap_ms`` apart, so the virtual length of a run grows with
+    the members: the figure is what the whole bounce of a bigger group costs.
+    """
+    axes = (("members", SCALING_MEMBERS), ("partitions", SCALING_PARTITIONS))
+    for axis, sizes in axes:
+        fixed = (
+            f"{SCALING_PARTITIONS_FIXED} partitions"
+            if axis == "members"
+            else f"{SCALING_MEMBERS_FIXED} members"
+        )
+        table = Table(
+            title=f"CPU s per rolling bounce against {axis} ({fixed}, {records} records/s "
+            f"per partition, {gap_ms} ms apart)"
+        )
+        table.add_column("protocol")
+        for size in sizes:
+            table.add_column(f"{size} {axis}", justify="right")
+        table.add_column("fitted exponent", justify="right")
+        for protocol, _ in PROTOCOLS:
+            costs = [
+                _child_cpu(
+                    protocol,
+                    (size, SCALING_PARTITIONS_FIXED)
+                    if axis == "members"
+                    else (SCALING_MEMBERS_FIXED, size),
+                    budget,
+                    records=records,
+                    gap_ms=gap_ms,
                 )
-                if finished
-                else "-",
+                for size in sizes
+            ]
+            table.add_row(
+                protocol, *(f"{c:.2f}" for c in costs), f"{_exponent(list(sizes), costs):.2f}"
             )
         console.print(table)
 
@@ -356,6 +476,20 @@ def main() -> None:
         metavar="REV",
         help="only the large bounce, at git revision REV and at this tree, in turn",
     )
+    parser.add_argument(
+        "--records",
+        type=int,
+        default=0,
+        help="records per second per partition in --compare-rev and --scaling (default 0)",
+    )
+    parser.add_argument(
+        "--gap-ms", type=int, default=2000, help="ms between bounced members (default 2000)"
+    )
+    parser.add_argument(
+        "--scaling",
+        action="store_true",
+        help="CPU per bounce against members and against partitions, with fitted exponents",
+    )
     parser.add_argument("--one-bounce", choices=[p for p, _ in PROTOCOLS], help=argparse.SUPPRESS)
     parser.add_argument("--setup-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -369,6 +503,8 @@ def main() -> None:
                 args.partitions,
                 args.budget,
                 setup_only=args.setup_only,
+                records=args.records,
+                gap_ms=args.gap_ms,
             )
         )
         return
@@ -379,7 +515,18 @@ def main() -> None:
     # there is 80 columns, which cuts the figures).
     console = Console(width=None if sys.stdout.isatty() else 180)
     if args.compare_rev:
-        table_compare_rev(console, args.compare_rev, members, partitions, args.budget)
+        table_compare_rev(
+            console,
+            args.compare_rev,
+            members,
+            partitions,
+            args.budget,
+            records=args.records,
+            gap_ms=args.gap_ms,
+        )
+        return
+    if args.scaling:
+        table_scaling(console, args.budget, records=args.records, gap_ms=args.gap_ms)
         return
     if not args.skip_small:
         table_scale_out(console, args.budget)

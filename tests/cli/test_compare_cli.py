@@ -64,7 +64,7 @@ def test_table_assumptions_verdict_and_html(
     verdicts = [line for line in out.splitlines() if line.startswith("verdict: ")]
     assert len(verdicts) == 1
     text = page.read_text()
-    assert text.count("<svg") == 3 and "viewBox" in text
+    assert text.count("<svg") == 3 and "viewBox" not in text  # drawn at full size
     assert "eager (range), seed 0" in text and "KIP-848 (consumer) (uniform), seed 0" in text
     assert "http" not in text.replace("http://www.w3.org/2000/svg", "")
 
@@ -115,7 +115,7 @@ def test_a_separated_winner_is_named_with_its_mechanism() -> None:
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--scenario", "upgrade-to-consumer"], "compare runs all three protocols"),
+        (["--scenario", "upgrade-double-bounce"], "compare runs all three protocols"),
         ([*SMALL, "--seeds", "0"], "--seeds must be >= 1"),
         ([*SMALL, "--html", "out.txt"], "--html must end in .html"),
         ([*SMALL, "--data", "restore=1"], "unknown [data] key 'restore'"),

@@ -59,6 +59,9 @@ def test_demo_quick_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert page.index('id="headline"') < page.index('id="restore"') < page.index('id="summary"')
     assert "static members (KIP-345)" in page
     assert "restore per partition" in page and "upper bound" in page
+    # one seed: a smoke run, said on the first screen, and no protocol crowned
+    assert page.index("A smoke run:") < page.index("<svg")
+    assert "idles least" not in page.split('id="restore"')[0]
     grid = json.loads((out / "grid.json").read_text(encoding="utf-8"))
     specs, _ = expand(parse_grid(grid))
     assert len(specs) == 9  # 3 scenarios x 3 protocols, one size, one seed

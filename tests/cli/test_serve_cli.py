@@ -421,3 +421,43 @@ def test_serve_cli_bad_log_options_are_one_line_exit_2(
     err = capsys.readouterr().err
     assert message in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_serve_cli_runs_on_uvloop_and_answers_a_heartbeat() -> None:
+    """``--event-loop uvloop``: the same server on uvloop's loop, whose transports are not
+    ``asyncio.Transport`` subclasses (the connection takes them all the same)."""
+    import signal
+
+    pytest.importorskip("uvloop")
+    proc = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "regroup.cli.main", "serve", "--port", "0"),
+            *("--event-loop", "uvloop", "--log-level", "WARNING"),
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stderr is not None
+    try:
+        line = proc.stderr.readline()
+        assert "regroup serving on 127.0.0.1:" in line, line
+        with WireClient("127.0.0.1", int(line.rsplit(":", 1)[1])) as client:
+            answer = client.request(
+                12,
+                4,
+                {"group_id": "g", "generation_id": 1, "member_id": "m", "group_instance_id": None},
+            )
+            assert answer.error_code.value != 0  # an unknown group, answered
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
+
+
+def test_serve_cli_uvloop_missing_is_one_line_exit_2(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "uvloop", None)  # import uvloop raises ImportError
+    assert main(["serve", "--port", "0", "--event-loop", "uvloop"]) == 2
+    err = capsys.readouterr().err
+    assert "pip install 'regroup[uvloop]'" in err
+    assert len(err.strip().splitlines()) == 1

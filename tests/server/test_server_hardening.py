@@ -360,8 +360,10 @@ def test_server_limits_have_kafkas_names_and_defaults() -> None:
         "fetch.max.bytes": "fetch_max_bytes",
         "offsets.retention.check.interval.ms": "offsets_retention_check_interval_ms",
         "connection.failed.authentication.delay.ms": "connection_failed_authentication_delay_ms",
+        "offsets.topic.num.partitions": "offsets_topic_num_partitions",
     }
     limits = ServerLimits()
+    assert limits.offsets_topic_num_partitions == 50
     assert (limits.connections_max_idle_ms, limits.max_connections) == (600_000, 2**31 - 1)
     assert (limits.socket_request_max_bytes, limits.message_max_bytes) == (104_857_600, 1_048_588)
     assert limits.fetch_max_bytes == 57_671_680

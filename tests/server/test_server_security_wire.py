@@ -213,6 +213,13 @@ def test_a_stranger_cannot_act_on_another_principals_group(sasl_server: Backgrou
         listed = mallory.request(16, 4, {"states_filter": []})
         assert "shop" not in [g.group_id for g in listed.groups]
         assert "shop" in [g.group_id for g in alice.request(16, 4, {"states_filter": []}).groups]
+        # DeleteGroups needs DELETE on the GROUP: READ (alice's) is not enough
+        for principal in (alice, mallory):
+            deleted = principal.request(42, 2, {"groups_names": ["shop"]})
+            assert [(r.group_id, r.error_code.value) for r in deleted.results] == [
+                ("shop", GROUP_AUTHORIZATION_FAILED)
+            ]
+        assert "shop" in [g.group_id for g in alice.request(16, 4, {"states_filter": []}).groups]
 
 
 def test_topic_acls_are_enforced_per_topic(sasl_server: BackgroundServer) -> None:

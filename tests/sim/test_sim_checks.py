@@ -25,8 +25,8 @@ from regroup.events import (
     event_from_json_line,
 )
 from regroup.model import TopicPartition
-from regroup.sim.invariants import IntervalSet, check_events
-from regroup.sim.metrics import compute_metrics
+from regroup.sim.invariants import IntervalSet, InvariantChecker, check_events
+from regroup.sim.metrics import MetricsAccumulator, compute_metrics
 
 G = "g"
 P0, P1 = TopicPartition("t", 0), TopicPartition("t", 1)
@@ -239,3 +239,49 @@ def test_a_static_member_coming_back_is_not_a_move() -> None:
     assert m.partitions_moved == 0
     assert m.max_partition_pause_ms == 3
     assert m.time_to_stable_ms is None  # never declared stable after the step
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    batches=st.lists(
+        st.lists(
+            st.tuples(st.integers(0, 2), st.integers(0, 40), st.integers(0, 15)),
+            min_size=1,
+            max_size=3,
+        ),
+        min_size=1,
+        max_size=12,
+    )
+)
+def test_batches_in_aggregate_measure_and_check_as_their_events(
+    batches: list[list[tuple[int, int, int]]],
+) -> None:
+    """A batch's chunks given at once (the simulator's ``records_processed`` path) give the
+    metrics and the ``nothing_lost`` violations of one ``records_processed`` event each."""
+    events: list[RecordsProcessed] = []
+    accumulator = MetricsAccumulator()
+    checker = InvariantChecker()
+    found: list[InvariantViolated] = []
+    for ts, batch in enumerate(batches):
+        chunks = sorted(
+            {TopicPartition("t", p): (first, first + length) for p, first, length in batch}.items()
+        )
+        flat = [(tp, first, last) for tp, (first, last) in chunks]
+        accumulator.observe_produced(ts * 10, 20)
+        accumulator.observe_processed(ts * 10 + 5, flat)
+        found += checker.check_processed_batch(ts * 10 + 5, "g", "m", flat)
+        events += [
+            RecordsProcessed(
+                ts_ms=ts * 10 + 5, group_id="g", member_id="m", partition=tp,
+                first_offset=first, last_offset=last,
+            )
+            for tp, first, last in flat
+        ]  # fmt: skip
+    expected = [v for v in check_events(events) if v.invariant == "nothing_lost"]
+    assert found == expected
+    by_events = compute_metrics(events)
+    aggregate = accumulator.result()
+    assert (aggregate.duplicates, aggregate.records_processed) == (
+        by_events.duplicates,
+        by_events.records_processed,
+    )

@@ -153,20 +153,73 @@ def test_network_is_deterministic_for_a_seed(seed: int, loss: float) -> None:
     assert run() == run()
 
 
+class _Sink:
+    """A production sink that logs (as a run that keeps its event log)."""
+
+    logging = True
+
+    def __init__(self) -> None:
+        self.logged: list[RecordsProduced] = []
+        self.totals: list[tuple[int, int]] = []
+
+    def log(self, event: RecordsProduced) -> None:
+        self.logged.append(event)
+
+    def records_produced(self, ts_ms: int, count: int) -> None:
+        self.totals.append((ts_ms, count))
+
+
 def test_data_plane_produces_rate_times_time_at_each_tick() -> None:
-    produced: list[RecordsProduced] = []
-    plane = DataPlane(
-        DataPlaneConfig(records_per_second=7, produce_interval_ms=500), "g", produced.append
-    )
+    sink = _Sink()
+    plane = DataPlane(DataPlaneConfig(records_per_second=7, produce_interval_ms=500), "g", sink)
     plane.set_topics({"t": 2}, 0)
+    t0, t1, t2 = TopicPartition("t", 0), TopicPartition("t", 1), TopicPartition("t", 2)
+    assert plane.end_offset(t0) == 0
     for tick in (500, 1000, 1500):
         plane.tick(tick)
-    assert plane.end_offsets == {TopicPartition("t", 0): 10, TopicPartition("t", 1): 10}
-    assert [e.end_offset for e in produced if e.partition.partition == 0] == [3, 7, 10]
+    assert (plane.end_offset(t0), plane.end_offset(t1)) == (10, 10)
+    assert [e.end_offset for e in sink.logged if e.partition.partition == 0] == [3, 7, 10]
     plane.set_topics({"t": 3}, 1500)
+    assert plane.end_offset(t2) == 0
     plane.tick(2000)
-    assert plane.end_offsets[TopicPartition("t", 2)] == 3
+    assert plane.end_offset(t2) == 3
     assert plane.next_tick(2000) == 2500
+    # The totals are the sums of the per-partition events of each tick.
+    by_tick: dict[int, int] = {}
+    for event in sink.logged:
+        by_tick[event.ts_ms] = by_tick.get(event.ts_ms, 0) + event.count
+    assert sink.totals == sorted(by_tick.items()) == [(500, 6), (1000, 8), (1500, 6), (2000, 11)]
+
+
+@given(
+    rate=st.integers(1, 50),
+    interval=st.integers(1, 1500),
+    births=st.lists(st.integers(0, 5000), min_size=1, max_size=4),
+)
+@settings(max_examples=50, deadline=None)
+def test_data_plane_totals_match_the_partitions_events(
+    rate: int, interval: int, births: list[int]
+) -> None:
+    """Closed form: a tick's total is what the partitions' own events add up to, and each
+    partition's end offset is the end offset of its last event."""
+    sink = _Sink()
+    plane = DataPlane(DataPlaneConfig(rate, interval), "g", sink)
+    topics: dict[str, int] = {}
+    pending = sorted(births)
+    now = 0
+    while now <= 8000:
+        while pending and pending[0] <= now:
+            topics[f"t{len(topics)}"] = 3
+            plane.set_topics(topics, pending.pop(0))
+        plane.tick(now)
+        now = plane.next_tick(now)
+    logged = sum(event.count for event in sink.logged)
+    assert sum(count for _, count in sink.totals) == logged
+    last: dict[TopicPartition, int] = {}
+    for event in sink.logged:
+        last[event.partition] = event.end_offset
+    for tp in plane.born:
+        assert plane.end_offset(tp) == last.get(tp, 0)
 
 
 def test_every_builtin_is_valid_and_named_in_kebab_case() -> None:
@@ -174,7 +227,7 @@ def test_every_builtin_is_valid_and_named_in_kebab_case() -> None:
         "steady", "scale-out", "scale-in", "crash", "rolling-bounce", "slow-member",
         "network-partition", "add-partitions", "upgrade-double-bounce",
         "upgrade-single-bounce", "downgrade", "upgrade-to-consumer", "misconfigured-eager-member",
-        "enforce-rebalance",
+        "enforce-rebalance", "broker-rolling-restart",
     }  # fmt: skip
     assert set(BUILTINS) == expected
     for name in BUILTINS:

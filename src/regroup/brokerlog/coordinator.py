@@ -182,6 +182,9 @@ class CoordinatorLog:
             )
         self.broker_id = broker_id
         self.offsets_partitions = offsets_partitions
+        #: With several brokers, the broker coordinating a group now (its lines name it);
+        #: ``None``: always ``broker_id``.
+        self.broker_of: Callable[[str], int] | None = None
         self._groups: dict[str, _Group] = {}
         self._partitions: dict[str, int] = {}
         self._levels: dict[Kind, str] = {}
@@ -235,7 +238,7 @@ class CoordinatorLog:
             kind,
             _FAMILY,
             version=KAFKA_VERSION,
-            broker_id=self.broker_id,
+            broker_id=self.broker_id if self.broker_of is None else self.broker_of(group_id),
             offsets_partition=self.partition(group_id),
             group_id=group_id,
             **fields,

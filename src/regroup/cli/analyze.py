@@ -18,7 +18,8 @@ Spark or py4j failure is one line naming its cause (``spark_failures``), exit 2.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterator
+import functools
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,6 +38,7 @@ __all__ = [
     "prepare",
     "run",
     "spark_failures",
+    "spark_phase",
 ]
 
 
@@ -57,13 +59,18 @@ def prepare(out: str | Path, master: str | None) -> Output:
 
 @contextmanager
 def spark_failures() -> Iterator[None]:
-    """A Spark, py4j or output failure inside the block becomes one ``UsageError`` line."""
+    """A Spark, py4j or output failure inside the block becomes one ``UsageError`` line;
+    on Ctrl-C the JVM is stopped (``spark.stop_spark``) before ``KeyboardInterrupt`` goes
+    on to ``main``'s one line."""
     from regroup.pipeline.logs import LogError
     from regroup.pipeline.output import OutputError
-    from regroup.pipeline.spark import failure_cause
+    from regroup.pipeline.spark import failure_cause, stop_spark
 
     try:
         yield
+    except KeyboardInterrupt:
+        stop_spark()  # no JVM left behind, no py4j traceback from the work it was running
+        raise
     except (LogError, OutputError) as error:
         raise UsageError(str(error)) from None
     except Exception as error:
@@ -104,37 +111,88 @@ def add_parser(subparsers: Any) -> None:
     parser.set_defaults(run=run)
 
 
+def spark_phase(name: str, work: Callable[[], Any]) -> Callable[[], Any]:
+    """``work`` with its Spark jobs in the job group ``name`` (the phase the progress bar
+    names, and what Spark's status tracker and UI show of it)."""
+
+    def run() -> Any:
+        from pyspark import SparkContext
+
+        context = SparkContext._active_spark_context
+        if context is not None:
+            context.setJobGroup(name, f"regroup: {name}")
+        return work()
+
+    return run
+
+
 def analyze_and_report(
-    events: DataFrame,
+    events: DataFrame | Callable[[], DataFrame],
     out: str | Path | Output,
     *,
     intro: str = "",
-    spark: SparkSession | None = None,
+    spark: SparkSession | Callable[[], SparkSession] | None = None,
+    before: Sequence[tuple[str, Callable[[], Any]]] = (),
 ) -> dict[str, str]:
     """Analyze ``events``, write the tables under ``out``, print the summary; name -> path.
 
-    The analysis is cached (``analytics.analyze``): the five Parquet writes,
-    the summary and the report's collects compute each table once. ``out`` may
-    be a URI; then ``spark`` writes the report through Hadoop's FileSystem.
+    Each step is a phase of one progress bar (``outputs.run_phases``): ``before`` (such
+    as starting Spark), reading the logs (``events`` may be a callable that reads them),
+    each table written, the summary and the report. The analysis is cached
+    (``analytics.analyze``): the five Parquet writes, the summary and the report's
+    collects compute each table once. ``out`` may be a URI; then ``spark`` writes the
+    report through Hadoop's FileSystem.
     """
-    from regroup.pipeline.analytics import analyze, summary, unpersist, write_analysis
+    from regroup.cli.outputs import run_phases
+    from regroup.pipeline.analytics import TABLES, analyze, summary, unpersist, write_table
     from regroup.pipeline.output import Output
-    from regroup.pipeline.report import build_report, restore_of
+    from regroup.pipeline.report import build_report
 
     output = out if isinstance(out, Output) else Output(out)
-    analysis = analyze(events)
+    made: dict[str, Any] = {}
+    paths: dict[str, str] = {}
+
+    def read() -> None:
+        frame = events() if callable(events) else events
+        made["events"] = frame
+        made["analysis"] = analyze(frame)
+
+    def write(name: str) -> None:
+        paths[name] = write_table(made["analysis"], output.root, name)
+
+    def summarize() -> None:
+        rows = summary(made["analysis"].metrics, made["analysis"].labels).collect()
+        made["rows"] = [r.asDict() for r in rows]
+
+    def report() -> None:
+        page = build_report(made["analysis"], summary=made["rows"], intro=intro)
+        session = spark() if callable(spark) else spark
+        paths["report"] = output.write_text(
+            session or made["events"].sparkSession, "report.html", page
+        )
+
+    phases = [*before, ("reading the event logs", read)]
+    phases += [(f"writing {name}", functools.partial(write, name)) for name in TABLES]
+    phases += [("summarizing", summarize), ("writing the report", report)]
+    interrupted = False
     try:
-        paths = write_analysis(analysis, output.root)
-        rows = [r.asDict() for r in summary(analysis.metrics, analysis.labels).collect()]
-        # The restore study (the demo's NAME@restore-Nms runs) is the report's own section.
-        print_summary([r for r in rows if restore_of(str(r["scenario"])) is None], output.root)
-        page = build_report(analysis, summary=rows, intro=intro)
-        report = output.write_text(spark or events.sparkSession, "report.html", page)
+        run_phases("analyzing", [(name, spark_phase(name, work)) for name, work in phases])
+    except KeyboardInterrupt:
+        interrupted = True  # the JVM is stopped (spark_failures): nothing to unpersist
+        raise
     finally:
-        unpersist(analysis)
-    paths["report"] = report
-    print(f"report: {report}")
+        if "analysis" in made and not interrupted:
+            unpersist(made["analysis"])
+    _print_summary_of(made["rows"], output.root)
+    print(f"report: {paths['report']}")
     return paths
+
+
+def _print_summary_of(rows: list[dict[str, Any]], out: str) -> None:
+    from regroup.pipeline.report import restore_of
+
+    # The restore study (the demo's NAME@restore-Nms runs) is the report's own section.
+    print_summary([r for r in rows if restore_of(str(r["scenario"])) is None], out)
 
 
 #: The console summary's columns: title, summary key, unit scale (ms -> s where 1000),
@@ -257,12 +315,20 @@ def run(args: argparse.Namespace) -> int:
     except LogError as error:
         raise UsageError(str(error)) from None
     output = prepare(args.out, args.master)
-    with spark_failures():
-        spark = build_session(args.master, app_name="regroup analyze")
-        output.check_remote(spark)
+    session: list[SparkSession] = []
+
+    def start() -> None:
+        session.append(build_session(args.master, app_name="regroup analyze"))
+        output.check_remote(session[0])
+
+    def events() -> DataFrame:
         try:
-            events = read_events(spark, logs)
+            return read_events(session[0], logs)
         except LogError as error:
             raise UsageError(str(error)) from None
-        analyze_and_report(events, output, spark=spark)
+
+    with spark_failures():
+        analyze_and_report(
+            events, output, spark=lambda: session[0], before=[("starting Spark", start)]
+        )
     return 0

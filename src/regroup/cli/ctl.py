@@ -59,6 +59,17 @@ def _actions() -> dict[str, tuple[str, str, Callable[[argparse.ArgumentParser], 
     def push(parser: argparse.ArgumentParser) -> None:
         parser.add_argument("api", help="API name (Heartbeat, JoinGroup, ...) or key")
         parser.add_argument("errors", nargs="+", help="Kafka error names or codes; NONE serves one")
+        parser.add_argument(
+            "--rtt-ms",
+            type=int,
+            nargs="+",
+            default=None,
+            metavar="MS",
+            help="each answer this much later: one delay per error, or one for all",
+        )
+        parser.add_argument(
+            "--broker", type=int, default=None, help="only requests this broker receives"
+        )
 
     def sticky(parser: argparse.ArgumentParser) -> None:
         parser.add_argument("api")
@@ -95,7 +106,23 @@ def _actions() -> dict[str, tuple[str, str, Callable[[argparse.ArgumentParser], 
     def produce(parser: argparse.ArgumentParser) -> None:
         parser.add_argument("topic")
         parser.add_argument("values", nargs="+", help="record values (UTF-8)")
-        parser.add_argument("--partition", type=int, default=None, help="default: round-robin")
+        parser.add_argument(
+            "--partition",
+            type=int,
+            default=None,
+            help="default: by key (Kafka's partitioner), round-robin without one",
+        )
+        parser.add_argument(
+            "--keys", nargs="+", default=None, metavar="KEY", help="one key per value (UTF-8)"
+        )
+        parser.add_argument(
+            "--header",
+            action="append",
+            type=_config_pair,
+            default=None,
+            metavar="NAME=VALUE",
+            help="a header on every record (repeat for more)",
+        )
 
     def wait_stable(parser: argparse.ArgumentParser) -> None:
         group(parser)
@@ -108,6 +135,22 @@ def _actions() -> dict[str, tuple[str, str, Callable[[argparse.ArgumentParser], 
         parser.add_argument("--client-id", default=None)
         parser.add_argument("--partitions", type=_json_arg, default=None, help='JSON {"T": [0]}')
         parser.add_argument("--timeout-ms", type=int, default=30_000)
+
+    def broker(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("broker", type=int, help="broker id (0..N-1)")
+
+    def outage(parser: argparse.ArgumentParser) -> None:
+        broker(parser)
+        parser.add_argument("seconds", type=float, help="how long it stays stopped")
+
+    def move_group(parser: argparse.ArgumentParser) -> None:
+        group(parser)
+        broker(parser)
+
+    def move_partition(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("topic")
+        parser.add_argument("partition", type=int)
+        broker(parser)
 
     def raw(parser: argparse.ArgumentParser) -> None:
         parser.add_argument("name", help="a control command by its wire name")
@@ -127,7 +170,7 @@ def _actions() -> dict[str, tuple[str, str, Callable[[argparse.ArgumentParser], 
             "answer the next requests of an API with these errors, one each",
             "push_request_errors",
             push,
-            lambda a: {"api": a.api, "errors": a.errors},
+            _push_args,
         ),
         "set-error": (
             "answer every request of an API with an error (until cleared or for a while)",
@@ -203,7 +246,7 @@ def _actions() -> dict[str, tuple[str, str, Callable[[argparse.ArgumentParser], 
             "append records",
             "produce",
             produce,
-            lambda a: {"topic": a.topic, "records": a.values, "partition": a.partition},
+            _produce_args,
         ),
         "describe": ("a group's state and members", "describe_group", group, g),
         "committed": ("a group's committed offsets", "committed", group, g),
@@ -225,8 +268,70 @@ def _actions() -> dict[str, tuple[str, str, Callable[[argparse.ArgumentParser], 
                 "timeout_ms": a.timeout_ms,
             },
         ),
+        "brokers": (
+            "every broker of a `serve --brokers N`: address, rack, running, partitions led",
+            "brokers",
+            none,
+            nothing,
+        ),
+        "broker-stop": (
+            "stop a broker: its connections close, its leaderships move to live brokers",
+            "broker_stop",
+            broker,
+            lambda a: {"broker": a.broker},
+        ),
+        "broker-start": (
+            "start a stopped broker again on its port",
+            "broker_start",
+            broker,
+            lambda a: {"broker": a.broker},
+        ),
+        "broker-outage": (
+            "stop a broker now and start it again SECONDS later",
+            "broker_outage",
+            outage,
+            lambda a: {"broker": a.broker, "seconds": a.seconds},
+        ),
+        "coordinator-of": ("the broker coordinating a group", "coordinator_of", group, g),
+        "move-coordinator": (
+            "move a group's __consumer_offsets partition (every group on it) to a broker",
+            "move_coordinator",
+            move_group,
+            lambda a: {"group_id": a.group_id, "broker": a.broker},
+        ),
+        "move-leader": (
+            "make a broker the leader of a partition",
+            "move_leader",
+            move_partition,
+            lambda a: {"topic": a.topic, "partition": a.partition, "broker": a.broker},
+        ),
         "raw": ("any control command by name", "", raw, lambda a: {}),
     }
+
+
+def _push_args(a: argparse.Namespace) -> dict[str, Any]:
+    args: dict[str, Any] = {"api": a.api, "errors": a.errors}
+    if a.rtt_ms is not None:
+        if len(a.rtt_ms) not in (1, len(a.errors)):
+            raise UsageError(
+                f"push-errors: {len(a.errors)} errors but {len(a.rtt_ms)} --rtt-ms values: "
+                "give one per error, or one for all"
+            )
+        args["rtt_ms"] = a.rtt_ms[0] if len(a.rtt_ms) == 1 else a.rtt_ms
+    if a.broker is not None:
+        args["broker"] = a.broker
+    return args
+
+
+def _produce_args(a: argparse.Namespace) -> dict[str, Any]:
+    args: dict[str, Any] = {"topic": a.topic, "records": a.values, "partition": a.partition}
+    if a.keys is not None:
+        if len(a.keys) != len(a.values):
+            raise UsageError(f"produce: {len(a.values)} values but {len(a.keys)} --keys")
+        args["keys"] = a.keys
+    if a.header:
+        args["headers"] = [[list(pair) for pair in a.header]] * len(a.values)
+    return args
 
 
 def add_parser(subparsers: Any) -> None:

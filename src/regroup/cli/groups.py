@@ -40,7 +40,7 @@ if TYPE_CHECKING:  # the wire client (and kio) load only when a group command ru
     from regroup.server.clients.wire_client import WireClient
     from regroup.server.security.client_login import ClientSecurity
 
-__all__ = ["add_parser", "connect", "run"]
+__all__ = ["add_parser", "bootstrap_servers", "committed_offsets", "connect", "kafka_words", "run"]
 
 
 def add_parser(subparsers: Any) -> None:
@@ -55,8 +55,52 @@ def add_parser(subparsers: Any) -> None:
     after = argparse.ArgumentParser(add_help=False)
     _connection_options(after, defaults=False)
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
-    lister = actions.add_parser("list", help="list the groups", parents=[after])
+    lister = actions.add_parser(
+        "list",
+        help="list the groups",
+        parents=[after],
+        description=(
+            "List the groups: their names, one a line, as kafka-consumer-groups.sh --list; "
+            "--state and --type add those columns and filter by them."
+        ),
+    )
+    lister.add_argument(
+        "--state",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="STATES",
+        help="add the STATE column; with comma-separated states, only groups in them",
+    )
+    lister.add_argument(
+        "--type",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="TYPES",
+        help="add the TYPE column; with comma-separated types (classic, consumer), only those",
+    )
     lister.add_argument("--json", action="store_true", help="print JSON")
+    deleter = actions.add_parser(
+        "delete",
+        help="delete empty groups and their committed offsets",
+        parents=[after],
+        description="Delete groups (DeleteGroups), as kafka-consumer-groups.sh --delete.",
+    )
+    _group_selection(deleter)
+    resetter = actions.add_parser(
+        "reset-offsets",
+        help="reset the committed offsets of inactive groups",
+        parents=[after],
+        description=(
+            "Reset committed offsets as kafka-consumer-groups.sh --reset-offsets: a scope "
+            "(--topic or --all-topics), one scenario, and --dry-run (the default) or --execute."
+        ),
+    )
+    _group_selection(resetter)
+    from regroup.cli.groups_reset import add_options
+
+    add_options(resetter)
     describer = actions.add_parser(
         "describe",
         help="describe groups",
@@ -68,15 +112,7 @@ def add_parser(subparsers: Any) -> None:
             "committed leader epoch)."
         ),
     )
-    describer.add_argument("group", nargs="*", help="group ids (default: all)")
-    describer.add_argument(
-        "--group",
-        dest="groups",
-        action="append",
-        default=[],
-        metavar="GROUP",
-        help="a group id, as kafka-consumer-groups.sh takes it (repeatable)",
-    )
+    _group_selection(describer, default_all=True)
     view = describer.add_mutually_exclusive_group()
     view.add_argument(
         "--offsets", action="store_true", help="one row per partition (the default view)"
@@ -88,6 +124,53 @@ def add_parser(subparsers: Any) -> None:
     )
     describer.add_argument("--json", action="store_true", help="print JSON (every view's data)")
     parser.set_defaults(run=run)
+
+
+def _group_selection(parser: argparse.ArgumentParser, *, default_all: bool = False) -> None:
+    parser.add_argument(
+        "group", nargs="*", help="group ids" + (" (default: all)" if default_all else "")
+    )
+    parser.add_argument(
+        "--group",
+        dest="groups",
+        action="append",
+        default=[],
+        metavar="GROUP",
+        help="a group id, as kafka-consumer-groups.sh takes it (repeatable)",
+    )
+    parser.add_argument("--all-groups", action="store_true", help="every group of the server")
+
+
+#: Kafka's action options, and the action each is here (``kafka_words``).
+KAFKA_ACTIONS = {
+    "--list": "list",
+    "--describe": "describe",
+    "--delete": "delete",
+    "--reset-offsets": "reset-offsets",
+}
+
+
+def kafka_words(words: list[str]) -> list[str]:
+    """``groups`` words as kafka-consumer-groups.sh spells them (``groups --bootstrap-server
+    H:P --reset-offsets --group g ...``) as regroup's (``groups reset-offsets ...``): the
+    action option becomes the action word. Words already naming an action are kept."""
+    if "groups" not in words:
+        return words
+    at = words.index("groups")
+    rest = words[at + 1 :]
+    if any(w in KAFKA_ACTIONS.values() for w in rest):
+        return words
+    flags = [w for w in rest if w in KAFKA_ACTIONS]
+    if len(flags) != 1:
+        if len(flags) > 1:
+            raise UsageError(
+                "Command must include exactly one action: --list, --describe, --delete, "
+                "--reset-offsets"
+            )
+        return words
+    (flag,) = flags
+    rest.remove(flag)
+    return [*words[: at + 1], KAFKA_ACTIONS[flag], *rest]
 
 
 def _connection_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
@@ -112,29 +195,47 @@ def _connection_options(parser: argparse.ArgumentParser, *, defaults: bool) -> N
     )
 
 
+def bootstrap_servers(text: str) -> list[tuple[str, int]]:
+    """``--bootstrap-server``: one ``HOST:PORT`` or a comma-separated list of them, as
+    Kafka's ``bootstrap.servers`` (``ClientUtils.parseAndValidateAddresses``); empty
+    entries between commas are skipped, as Kafka trims them."""
+    servers = []
+    for entry in (e.strip() for e in str(text).split(",")):
+        if not entry:
+            continue
+        host, sep, port = entry.rpartition(":")
+        if not sep or not port.isdigit() or not 0 < int(port) < 65536:
+            raise UsageError(
+                f"--bootstrap-server must be HOST:PORT (or a comma-separated list of them) "
+                f"with a port 1-65535, got {text!r}"
+            )
+        servers.append((host.strip("[]") or "127.0.0.1", int(port)))
+    if not servers:
+        raise UsageError(f"--bootstrap-server names no HOST:PORT, got {text!r}")
+    return servers
+
+
 def connect(args: argparse.Namespace) -> WireClient:
-    """A client of ``--bootstrap-server``, logged in as ``--command-config`` says."""
+    """A client of the first server of ``--bootstrap-server`` that accepts a connection
+    (Kafka's clients bootstrap from any one of the list), logged in as
+    ``--command-config`` says."""
     from regroup.server.clients.wire_client import WireClient
 
-    host, sep, port = str(args.bootstrap_server).rpartition(":")
-    if not sep or not port.isdigit() or not 0 < int(port) < 65536:
-        raise UsageError(
-            f"--bootstrap-server must be HOST:PORT with a port 1-65535, "
-            f"got {args.bootstrap_server!r}"
-        )
+    servers = bootstrap_servers(args.bootstrap_server)
     timeout = args.timeout
     if not timeout > 0 or timeout == float("inf"):  # also refuses NaN
         raise UsageError(f"--timeout must be a positive number of seconds, got {timeout}")
     security = _client_security(args.command_config)
-    try:
-        client = WireClient(
-            host or "127.0.0.1",
-            int(port),
-            timeout=args.timeout,
-            ssl_context=security.ssl_context(),
-        )
-    except OSError as exc:
-        raise UsageError(f"cannot connect to {args.bootstrap_server}: {exc}") from None
+    client = None
+    failures = []
+    for host, port in servers:
+        try:
+            client = WireClient(host, port, timeout=timeout, ssl_context=security.ssl_context())
+            break
+        except OSError as exc:
+            failures.append(f"{host}:{port}: {exc}")
+    if client is None:
+        raise UsageError(f"cannot connect to {args.bootstrap_server}: {'; '.join(failures)}")
     if security.sasl:
         from regroup.server.clients.wire_client import WireClientError
         from regroup.server.security.client_login import LoginError, login
@@ -178,7 +279,7 @@ def list_groups(client: WireClient) -> list[dict[str, str]]:
     )
 
 
-def _committed(client: WireClient, group_id: str) -> dict[tuple[str, int], dict[str, int]]:
+def committed_offsets(client: WireClient, group_id: str) -> dict[tuple[str, int], dict[str, int]]:
     """OffsetFetch (v8) of every partition the group committed: offset and leader epoch."""
     fetched = client.request(
         9, 8, {"groups": [{"group_id": group_id, "topics": None}], "require_stable": False}
@@ -397,7 +498,7 @@ def describe_groups(client: WireClient, wanted: list[str]) -> list[dict[str, Any
         )
         described["exists"] = _exists(described)
         described["coordinator"] = coordinator
-        committed = _committed(client, group_id) if described["exists"] else {}
+        committed = committed_offsets(client, group_id) if described["exists"] else {}
         assigned = {(t, p) for m in described["members"] for t, p in m["partitions"]}
         ends = _log_end_offsets(client, assigned | set(committed))
         described["partitions"] = _partition_rows(described, committed, ends)
@@ -543,12 +644,116 @@ def _print_state(group: dict[str, Any], verbose: bool) -> None:
     _print_columns(header, [row], minimum)
 
 
-def _print_table(rows: list[list[str]]) -> None:
-    if not rows:
-        return
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+def _print_listing(groups: list[dict[str, str]], with_type: bool, with_state: bool) -> None:
+    """Kafka ``printGroupInfo``: GROUP padded to its longest name (at least 15) plus 10,
+    then TYPE (``Classic``, ``Consumer``) and STATE in columns of 20."""
+    width = max([15, *(len(g["group_id"]) for g in groups)]) + 10
+    rows = [["GROUP"] + (["TYPE"] if with_type else []) + (["STATE"] if with_state else [])]
+    for g in groups:
+        row = [g["group_id"]]
+        row += [g["type"].capitalize()] if with_type else []
+        row += [g["state"]] if with_state else []
+        rows.append(row)
     for row in rows:
-        print("  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+        print((row[0].ljust(width) + "".join(f" {c:<20}" for c in row[1:])).rstrip())
+
+
+def _filter(values: str | None, known: tuple[str, ...], what: str) -> set[str]:
+    """Comma-separated ``--state``/``--type`` values, case-insensitive (Kafka's
+    ``consumerGroupStatesFromString``/``consumerGroupTypesFromString``)."""
+    if not values:
+        return set()
+    wanted = {v.strip().lower() for v in values.split(",")}
+    unknown = sorted(wanted - {k.lower() for k in known})
+    if unknown:
+        raise UsageError(f"Invalid {what} list '{values}'. Valid {what}s are: {', '.join(known)}")
+    return wanted
+
+
+#: The group states Kafka's ``--list --state`` accepts (``GroupState``, both protocols).
+GROUP_STATES = (
+    "PreparingRebalance",
+    "CompletingRebalance",
+    "Stable",
+    "Dead",
+    "Empty",
+    "Assigning",
+    "Reconciling",
+)
+
+
+def _list(client: WireClient, args: argparse.Namespace) -> None:
+    states = _filter(args.state, GROUP_STATES, "state")
+    types = _filter(args.type, ("classic", "consumer"), "type")
+    groups = [
+        g
+        for g in list_groups(client)
+        if (not states or g["state"].lower() in states) and (not types or g["type"] in types)
+    ]
+    if args.json:
+        print(json.dumps(groups))
+    elif args.state is None and args.type is None:
+        for g in groups:  # Kafka's --list: the bare names, one a line
+            print(g["group_id"])
+    else:
+        _print_listing(groups, args.type is not None, args.state is not None)
+
+
+def _selected(client: WireClient, args: argparse.Namespace) -> list[str]:
+    """The groups ``--group``/positional ids or ``--all-groups`` name (Kafka requires one)."""
+    named = list(dict.fromkeys([*args.group, *args.groups]))
+    if args.all_groups:
+        if named:
+            raise UsageError("--all-groups takes no group ids")
+        return [g["group_id"] for g in list_groups(client)]
+    if not named:
+        raise UsageError(f"groups {args.action} takes one of these options: --group, --all-groups")
+    return named
+
+
+def delete_groups(client: WireClient, group_ids: list[str]) -> dict[str, str | None]:
+    """DeleteGroups (v2): each group's error name, ``None`` for a deleted one."""
+    from regroup.model.errors import ErrorCode
+
+    if not group_ids:
+        return {}
+    response = client.request(42, 2, {"groups_names": group_ids})
+    return {
+        r.group_id: None if int(r.error_code.value) == 0 else ErrorCode(r.error_code.value).name
+        for r in response.results
+    }
+
+
+#: Kafka's exception and message for each DeleteGroups error (``Errors``), as the tool
+#: prints the cause of a group that could not be deleted.
+_DELETE_ERRORS = {
+    "NON_EMPTY_GROUP": "GroupNotEmptyException: The group is not empty.",
+    "GROUP_ID_NOT_FOUND": "GroupIdNotFoundException: The group id does not exist.",
+    "INVALID_GROUP_ID": "InvalidGroupIdException: The configured groupId is invalid.",
+    "GROUP_AUTHORIZATION_FAILED": "GroupAuthorizationException: Group authorization failed.",
+}
+
+
+def _print_deleted(result: dict[str, str | None]) -> bool:
+    """Kafka ``deleteGroups``' messages; ``False`` when some group was not deleted. The
+    failures go to stderr (Kafka prints them to stdout), the successes to stdout."""
+    deleted = [g for g, error in result.items() if error is None]
+    failed = {g: error for g, error in result.items() if error is not None}
+    quoted = ", ".join(f"'{g}'" for g in deleted)
+    if not failed:
+        print(f"Deletion of requested consumer groups ({quoted}) was successful.")
+        return True
+    print("Error: Deletion of some consumer groups failed:", file=sys.stderr)
+    for group_id, error in failed.items():
+        cause = _DELETE_ERRORS.get(error, error)
+        print(
+            f"* Group '{group_id}' could not be deleted due to: "
+            f"org.apache.kafka.common.errors.{cause}",
+            file=sys.stderr,
+        )
+    if deleted:
+        print(f"These consumer groups were deleted successfully: {quoted}")
+    return False
 
 
 def run(args: argparse.Namespace) -> int:
@@ -557,19 +762,25 @@ def run(args: argparse.Namespace) -> int:
     try:
         with connect(args) as client:
             if args.action == "list":
-                groups = list_groups(client)
-                if args.json:
-                    print(json.dumps(groups))
-                else:
-                    _print_table(
-                        [["GROUP", "TYPE", "STATE", "PROTOCOL-TYPE"]]
-                        + [
-                            [g["group_id"], g["type"], g["state"], g["protocol_type"] or "-"]
-                            for g in groups
-                        ]
-                    )
+                _list(client, args)
                 return 0
-            wanted = list(dict.fromkeys([*args.group, *args.groups]))
+            if args.action == "delete":
+                _print_deleted(delete_groups(client, _selected(client, args)))
+                return 0
+            if args.action == "reset-offsets":
+                from regroup.cli.groups_reset import (
+                    plan_from_args,
+                    print_offsets_to_reset,
+                    reset_offsets,
+                )
+
+                plan = plan_from_args(args)
+                wanted = _selected(client, args)
+                states = {g["group_id"]: g["state"] for g in list_groups(client)}
+                result = reset_offsets(client, plan, wanted, states, committed_offsets)
+                print_offsets_to_reset(result)
+                return 0
+            wanted = [] if args.all_groups else list(dict.fromkeys([*args.group, *args.groups]))
             described = describe_groups(client, wanted)
     except (WireClientError, OSError) as exc:
         raise UsageError(f"server {args.bootstrap_server}: {exc}") from None

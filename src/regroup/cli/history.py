@@ -30,10 +30,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from regroup.cli.analyze import add_master_argument, spark_failures
+from regroup.cli.analyze import add_master_argument, spark_failures, spark_phase
 from regroup.cli.errors import UsageError
 from regroup.cli.options import parse_data
-from regroup.cli.outputs import run_with_progress
+from regroup.cli.outputs import run_phases, run_with_progress
 
 __all__ = ["add_parser", "parse_moment", "run"]
 
@@ -155,9 +155,13 @@ def run(args: argparse.Namespace) -> int:
         from regroup.history.spark import run_history
         from regroup.pipeline.spark import build_session
 
-        spark = build_session(args.master, app_name="regroup history")
-        if output is not None:
-            output.check_remote(spark)
+        def launch() -> Any:
+            spark = build_session(args.master, app_name="regroup history")
+            if output is not None:
+                output.check_remote(spark)
+            return spark
+
+        (spark,) = run_phases("starting", [("starting Spark", launch)])
         result = run_history(
             spark,
             splits,
@@ -169,7 +173,11 @@ def run(args: argparse.Namespace) -> int:
         )
         summary = _summarise(result, window, (start, stop))
         if output is not None:
-            _write_out(spark, output, summary, result, args.paths)
+            write = spark_phase(
+                "writing the tables and report",
+                lambda: _write_out(spark, output, summary, result, args.paths),
+            )
+            run_phases("writing", [("writing the tables and report", write)])
     if args.scenario_out is not None:
         _scenario_out(args, result, data, (start, stop))
     if args.json:

@@ -61,7 +61,16 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser(_command_named(words))
+    command = _command_named(words)
+    if command == "groups":  # kafka-consumer-groups.sh's --list, --delete ... spellings
+        from regroup.cli.groups import kafka_words
+
+        try:
+            words = kafka_words(words)
+        except UsageError as exc:
+            print(f"regroup groups: error: {exc}", file=sys.stderr)
+            return 2
+    parser = build_parser(command)
     args = parser.parse_args(words)
     try:
         code: int = args.run(args)

@@ -27,6 +27,7 @@ import contextlib
 import logging
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -50,6 +51,19 @@ def add_parser(subparsers: Any) -> None:
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
     parser.add_argument("--port", type=int, default=9092, help="port (0: any free port)")
+    parser.add_argument(
+        "--brokers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="brokers in this process: nodes 0..N-1 on ports PORT..PORT+N-1 (default 1)",
+    )
+    parser.add_argument(
+        "--racks",
+        default=None,
+        metavar="A,B,C",
+        help="broker.rack of each broker, one per broker, comma-separated",
+    )
     parser.add_argument("--data-dir", type=Path, default=None, help="keep state on disk here")
     parser.add_argument("--events", type=Path, default=None, help="events as JSON lines here")
     parser.add_argument(
@@ -82,6 +96,19 @@ def add_parser(subparsers: Any) -> None:
         "--control",
         action="store_true",
         help="serve the test control channel (regroup ctl: fault injection); tests only",
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="seed the coordinator's randomness: classic member ids the same on every run "
+        "for the same joins in the same order (tests; not with --data-dir)",
+    )
+    parser.add_argument(
+        "--event-loop",
+        choices=("asyncio", "uvloop"),
+        default="asyncio",
+        help="the event loop: asyncio's (default) or uvloop's (pip install 'regroup[uvloop]')",
     )
     parser.add_argument("--log-level", default="INFO", help="logging level (default INFO)")
     parser.add_argument(
@@ -143,6 +170,19 @@ def options_from_args(args: argparse.Namespace) -> ServerOptions:
         raise UsageError(f"--port must be 0-65535, got {args.port}")
     if args.partitions < 1:
         raise UsageError("--partitions must be at least 1")
+    if args.brokers < 1:
+        raise UsageError(f"--brokers must be at least 1, got {args.brokers}")
+    if args.port and args.port + args.brokers - 1 > 65535:
+        raise UsageError(f"--port {args.port} leaves no room for {args.brokers} brokers")
+    racks = tuple(r.strip() for r in args.racks.split(",")) if args.racks else ()
+    if racks and (len(racks) != args.brokers or not all(racks)):
+        raise UsageError(f"--racks needs one rack per broker ({args.brokers}), got {args.racks!r}")
+    seed = args.seed
+    if seed is not None and args.data_dir is not None:
+        raise UsageError(
+            "--seed with --data-dir would draw the member ids already in the store again "
+            "after a restart: use one or the other"
+        )
     from regroup.server.security.config import SECURITY_CONFIG_NAMES
 
     properties = _properties(args.config, args.config_file)
@@ -160,6 +200,9 @@ def options_from_args(args: argparse.Namespace) -> ServerOptions:
         allow_empty_coordinator=args.allow_empty_coordinator,
         security=_security(security),
         control=args.control,
+        brokers=args.brokers,
+        racks=racks,
+        seed=seed,
     )
 
 
@@ -176,12 +219,18 @@ async def _serve(options: ServerOptions) -> None:
         raise UsageError(str(exc)) from None
     except (SecurityError, CredentialsError, InvalidAclError) as exc:  # users, ACLs, TLS files
         raise UsageError(str(exc)) from None
+    except ValueError as exc:  # several brokers with security, or a bad cluster shape
+        raise UsageError(str(exc)) from None
     try:
         await server.start()
     except OSError as exc:
         await server.stop()
         raise UsageError(f"cannot listen on {options.host}:{options.port}: {exc}") from None
     print(f"regroup serving on {server.cluster.host}:{server.port}", file=sys.stderr, flush=True)
+    if server.brokers is not None:
+        for node in server.brokers.nodes:
+            rack = "" if node.rack is None else f" (rack {node.rack})"
+            print(f"  broker {node.node_id} on {node.host}:{node.port}{rack}", file=sys.stderr)
     if server.security is not None:
         for listener, (host, port) in server.security.bound.items():
             print(f"  listener {listener.name} on {host}:{port}", file=sys.stderr, flush=True)
@@ -196,6 +245,20 @@ async def _serve(options: ServerOptions) -> None:
         await server.stop()
 
 
+def _loop_factory(name: str) -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """``--event-loop``: ``None`` for asyncio's own loop, else uvloop's (an optional extra)."""
+    if name != "uvloop":
+        return None
+    try:
+        import uvloop
+    except ImportError:
+        raise UsageError(
+            "--event-loop uvloop needs uvloop: pip install 'regroup[uvloop]'"
+        ) from None
+    factory: Callable[[], asyncio.AbstractEventLoop] = uvloop.new_event_loop
+    return factory
+
+
 def run(args: argparse.Namespace) -> int:
     level = getattr(logging, str(args.log_level).upper(), None)
     if not isinstance(level, int):
@@ -203,6 +266,7 @@ def run(args: argparse.Namespace) -> int:
             f"--log-level must be DEBUG, INFO, WARNING or ERROR, got {args.log_level!r}"
         )
     options = options_from_args(args)
+    loop_factory = _loop_factory(args.event_loop)
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from regroup.server.coordinator_log import detach, log_to_file, log_to_stream
 
@@ -214,7 +278,8 @@ def run(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise UsageError(f"cannot write --log-file {args.log_file}: {exc.strerror}") from None
     try:
-        asyncio.run(_serve(options))
+        with asyncio.Runner(loop_factory=loop_factory) as runner:
+            runner.run(_serve(options))
     finally:
         detach(handler)  # a process that runs serve again (tests) starts from a clean logger
     return 0

@@ -14,12 +14,21 @@ import argparse
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from regroup.cli.analyze import add_master_argument, analyze_and_report, prepare, spark_failures
+from regroup.cli.analyze import (
+    add_master_argument,
+    analyze_and_report,
+    prepare,
+    spark_failures,
+    spark_phase,
+)
 from regroup.cli.errors import UsageError
 from regroup.cli.options import parse_configs, parse_data
-from regroup.cli.outputs import run_with_progress
+from regroup.cli.outputs import run_phases, run_with_progress
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 __all__ = ["add_parser", "run", "run_grid", "run_specs"]
 
@@ -163,7 +172,7 @@ def run_specs(
     from regroup.pipeline.spark import build_session
     from regroup.pipeline.sweep import run_sweep
 
-    with spark_failures():
+    def start() -> SparkSession:
         # On a cluster, one shuffle partition per run (at most Spark's 200); local: 4.
         spark = build_session(
             master,
@@ -173,13 +182,20 @@ def run_specs(
         output.check_remote(spark)
         for name, text in (files or {}).items():
             output.write_text(spark, name, text)
+        return spark
+
+    with spark_failures():
+        (spark,) = run_phases("starting", [("starting Spark", start)])
         done = spark.sparkContext.accumulator(0)
         print(f"{len(specs)} runs on {spark.sparkContext.master}", file=sys.stderr)
-        _with_progress(len(specs), done, lambda: run_sweep(spark, specs, output.root, done=done))
+        simulate = spark_phase(
+            "simulating", lambda: run_sweep(spark, specs, output.root, done=done)
+        )
+        _with_progress(len(specs), done, simulate)
         from regroup.pipeline.logs import read_events
 
         analyze_and_report(
-            read_events(spark, output.join("events")), output, intro=intro, spark=spark
+            lambda: read_events(spark, output.join("events")), output, intro=intro, spark=spark
         )
     return 0
 

@@ -26,15 +26,26 @@ import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import Enum
+from typing import Final
 
 __all__ = [
+    "HEARTBEAT_INTERVAL_CONFIG",
+    "SEMANTICS_CONFIG",
+    "SESSION_TIMEOUT_CONFIG",
     "ConsumerGroupMigrationPolicy",
     "ConsumerSemantics",
+    "EffectiveGroupConfig",
     "GroupCoordinatorConfig",
     "InvalidConfigError",
 ]
 
 INT32_MAX = 2**31 - 1
+
+
+#: The group configs of KIP-848 groups (``consumer.group_configs``).
+SESSION_TIMEOUT_CONFIG: Final = "consumer.session.timeout.ms"
+HEARTBEAT_INTERVAL_CONFIG: Final = "consumer.heartbeat.interval.ms"
+SEMANTICS_CONFIG: Final = "regroup.consumer.semantics"
 
 
 class InvalidConfigError(ValueError):
@@ -227,6 +238,39 @@ class GroupCoordinatorConfig:
         # Each value has its field's type now; the constructor checks them together.
         build: Callable[..., GroupCoordinatorConfig] = cls
         return build(**values)
+
+
+@dataclass(frozen=True, slots=True)
+class EffectiveGroupConfig:
+    """A group's configs as its heartbeats read them: its overrides over the broker's.
+
+    Parsed when the overrides or the broker config change, not per request:
+    ``group_config`` keeps one per group and parses again only when the group's
+    overrides (a map that replay replaces whole, never edits) or the broker config
+    are other objects than the ones it was parsed from.
+    """
+
+    overrides: Mapping[str, str] | None
+    broker: GroupCoordinatorConfig
+    session_timeout_ms: int
+    heartbeat_interval_ms: int
+    semantics: ConsumerSemantics
+
+    @classmethod
+    def parse(
+        cls, overrides: Mapping[str, str] | None, broker: GroupCoordinatorConfig
+    ) -> EffectiveGroupConfig:
+        given = overrides or {}
+        session = given.get(SESSION_TIMEOUT_CONFIG)
+        interval = given.get(HEARTBEAT_INTERVAL_CONFIG)
+        semantics = given.get(SEMANTICS_CONFIG)
+        return cls(
+            overrides,
+            broker,
+            broker.group_consumer_session_timeout_ms if session is None else int(session),
+            broker.group_consumer_heartbeat_interval_ms if interval is None else int(interval),
+            broker.consumer_semantics if semantics is None else ConsumerSemantics.parse(semantics),
+        )
 
 
 def _names(key: str, raw: object) -> tuple[object, ...]:

@@ -95,6 +95,7 @@ __all__ = [
     "failed_response",
     "group_of",
     "recover",
+    "reload",
     "restore",
 ]
 
@@ -256,6 +257,7 @@ def _rebuild(
     answered += _answer_waiting(kept.pending_upgrades.pop(group_id, None), out, code)
     state.offsets.by_group.pop(group_id, None)
     kept.group_configs.pop(group_id, None)
+    kept.effective_configs.pop(group_id, None)
     kept.names.forget(group_id)
     kept.spec_cache.pop(group_id, None)
     kept.in_flight.pop(group_id, None)
@@ -310,4 +312,23 @@ def restore(
     for group_id in groups:
         _rebuild(state, recorded, replay, group_id, now_ms, out, code)
     out.failures.extend(failed.failures)
+    return out
+
+
+def reload(
+    state: GroupCoordinatorState,
+    recorded: RecordedGroups,
+    replay: Callable[[CoordinatorRecord], None],
+    group_ids: Iterable[str],
+    code: ErrorCode,
+    now_ms: int,
+) -> CoordinatorResult:
+    """A coordinator failover of ``group_ids``: each is unloaded (every request waiting on
+    it answered ``code``) and loaded again from its records with fresh timers, as rule 2
+    rebuilds a group. Kafka: ``GroupMetadataManager.onUnloaded`` fails the members' pending
+    joins and syncs with NOT_COORDINATOR; the new leader of the ``__consumer_offsets``
+    partition replays its records and runs ``onLoaded``."""
+    out = CoordinatorResult()
+    for group_id in group_ids:
+        _rebuild(state, recorded, replay, group_id, now_ms, out, code)
     return out

@@ -42,7 +42,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final, Protocol, TypeVar
 
-from regroup.coordinator import expiry, guard, list_groups, offsets
+from regroup.coordinator import delete_groups, expiry, guard, list_groups, offsets
 from regroup.coordinator.classic import describe, join, membership, rebalance, sync
 from regroup.coordinator.classic import records as classic_records
 from regroup.coordinator.config import GroupCoordinatorConfig
@@ -66,7 +66,11 @@ from regroup.coordinator.state import (
 from regroup.coordinator.timer import Timer
 from regroup.model.errors import ErrorCode
 from regroup.model.metadata import MetadataImage
-from regroup.model.requests.admin import DescribeGroupsRequest, ListGroupsRequest
+from regroup.model.requests.admin import (
+    DeleteGroupsRequest,
+    DescribeGroupsRequest,
+    ListGroupsRequest,
+)
 from regroup.model.requests.classic import (
     HeartbeatRequest,
     JoinGroupRequest,
@@ -197,6 +201,7 @@ ROUTES: Final[Mapping[type, Route]] = _table(
     to(DescribeGroupConfigsRequest, group_configs.handle_describe_configs),
     # Every group type.
     to(ListGroupsRequest, list_groups.handle_list_groups),
+    to(DeleteGroupsRequest, delete_groups.handle_delete_groups),
     to(OffsetCommitRequest, offsets.handle_offset_commit),
     to(OffsetFetchRequest, offsets.handle_offset_fetch),
 )
@@ -271,6 +276,24 @@ class GroupCoordinator:
         result = guard.restore(
             self.state, self.recorded, self.replay, failed, durable, code, now_ms
         )
+        self.recorded.note(result.records)
+        return result
+
+    def known_group_ids(self) -> set[str]:
+        """Every group id with a group, committed offsets or records (a failover's scope)."""
+        return {
+            *self.state.groups,
+            *self.state.offsets.by_group,
+            *self.recorded.by_group,
+            *self.state.consumer.pending_upgrades,
+        }
+
+    def reload(self, group_ids: Iterable[str], code: ErrorCode, now_ms: int) -> CoordinatorResult:
+        """A coordinator failover of ``group_ids`` (``guard.reload``): unloaded, every
+        waiting request answered ``code`` (NOT_COORDINATOR), and loaded from their records
+        with their timers armed afresh (classic members keep their generation, KIP-848
+        members their epochs)."""
+        result = guard.reload(self.state, self.recorded, self.replay, group_ids, code, now_ms)
         self.recorded.note(result.records)
         return result
 

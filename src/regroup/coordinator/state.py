@@ -34,7 +34,7 @@ from regroup.classic.group.group import ClassicGroup
 from regroup.consumer.group.client_assignors import ClientAssignmentInFlight
 from regroup.consumer.group.group import ConsumerGroup
 from regroup.consumer.group.target_assignment import SpecCache
-from regroup.coordinator.config import GroupCoordinatorConfig
+from regroup.coordinator.config import EffectiveGroupConfig, GroupCoordinatorConfig
 from regroup.coordinator.group import Group, GroupType
 from regroup.coordinator.partition_names import PartitionNames
 from regroup.coordinator.result import CoordinatorResult
@@ -95,6 +95,9 @@ class ConsumerProtocolState:
 
     #: Group config overrides by group id (the ConsumerGroupConfig record).
     group_configs: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: Those overrides over the broker's configs, parsed (``group_configs.group_config``;
+    #: a cache: dropped with the group).
+    effective_configs: dict[str, EffectiveGroupConfig] = field(default_factory=dict)
     #: name -> server-side assignor (tests and scripts may replace it).
     assignor_resolver: Callable[[str], ConsumerGroupPartitionAssignor] = server_assignor
     #: Scripted assignor results, used (once each) by the next target computations.

@@ -102,6 +102,7 @@ __all__ = [
     "violations",
     "with_log_order",
     "write_analysis",
+    "write_table",
 ]
 
 #: The per-run metrics table's columns after ``run_id`` (``RunMetrics``'s scalar fields,
@@ -843,13 +844,14 @@ def write_analysis(analysis: Analysis, out_dir: str | Path) -> dict[str, str]:
 
     ``out_dir`` is a local directory or any URI Spark writes (``regroup.pipeline.output``).
     """
+    return {name: write_table(analysis, out_dir, name) for name in TABLES}
+
+
+def write_table(analysis: Analysis, out_dir: str | Path, name: str) -> str:
+    """Write one table of ``TABLES`` as Parquet under ``out_dir`` (overwriting); its path."""
     from regroup.pipeline.output import Output
 
-    out = Output(out_dir)
-    paths: dict[str, str] = {}
-    for name in TABLES:
-        path = out.join(name)
-        frame: DataFrame = getattr(analysis, name)
-        frame.write.mode("overwrite").parquet(path)
-        paths[name] = path
-    return paths
+    path = Output(out_dir).join(name)
+    frame: DataFrame = getattr(analysis, name)
+    frame.write.mode("overwrite").parquet(path)
+    return path

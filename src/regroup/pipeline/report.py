@@ -3,10 +3,13 @@
 Sections (``SECTIONS``, each an ``<h2 id=...>`` followed by a paragraph that
 says what it shows and how to read it):
 
-``headline``   the answer first: per scenario, at its largest group size, one
-               chart of idle partition-seconds per protocol (median and the
-               seeds' range) and one sentence naming the winner and the ratios,
-               or a tie when the seeds' ranges overlap;
+``headline``   the answer first, on the first screen: a table with, per
+               scenario at its largest group size, the protocol to use and why
+               (``recommend``: the measured difference and the cost that
+               explains it; no winner for a tie, nor for a one-seed smoke run,
+               which a banner names); then per scenario one chart of idle
+               partition-seconds per protocol (median and the seeds' range) and
+               one sentence naming the winner and the ratios, or a tie;
 ``restore``    where the ranking flips with the restore time: idle
                partition-seconds against the time to restore a partition's
                state (the demo's restore study, scenarios named
@@ -39,6 +42,7 @@ import io
 import itertools
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -46,11 +50,15 @@ from regroup.sim.decision import TIE_WITHIN, Spread, rank
 
 __all__ = [
     "PROTOCOL_NAMES",
+    "REASONS",
     "SECTIONS",
+    "Recommendation",
     "build_report",
     "crossover_sentence",
     "idle_ranges",
+    "is_smoke",
     "protocol_name",
+    "recommend",
     "render_report",
     "restore_of",
     "restore_variant",
@@ -134,6 +142,9 @@ table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;paddin
 th{background:#f3f3f3}td.n{text-align:right}h2{margin-top:2em}svg{max-width:100%;height:auto}
 td.best{font-weight:bold;background:#eaf5ea}p.how{color:#444;max-width:60em}
 p.verdict{font-size:16px;max-width:60em}
+table.recommend{font-size:15px;max-width:1100px}table.recommend td{vertical-align:top}
+table.recommend td:first-child{white-space:nowrap}
+td.use{font-weight:bold;white-space:nowrap}p.smoke{background:#fff3cd;padding:8px;max-width:60em}
 """
 
 #: Column headings of the summary table (``analytics.summary``'s names otherwise).
@@ -153,12 +164,11 @@ SUMMARY_HEADINGS = {
 #: What each section shows (the paragraph under its heading).
 EXPLAIN = {
     "headline": (
-        "The answer first. For each scenario, at its largest group size: the idle "
-        "partition-seconds of each protocol (the bar: the median over its seeds; the line: "
-        "the lowest to the highest seed) and one sentence that names the protocol with the "
-        "least idle time and by what factor. When the seeds' ranges of the best two "
-        "overlap, the sentence says <i>tie</i>: the seed (when heartbeats fall, who joins "
-        "first) decides more than the protocol. The sections below give the detail."
+        "The answer first: what to use for each scenario, at its largest group size, and "
+        "why, by idle partition-seconds (how long partitions went unprocessed). A tie (the "
+        "seeds do not separate the protocols, or they are within 5 %) or a one-seed smoke "
+        "run names no winner. Under the table, each scenario's idle time per protocol (the "
+        "bar: the median over its seeds; the line: the lowest to the highest seed)."
     ),
     "restore": (
         "The verdict depends on what a moved partition costs. A stateless consumer resumes "
@@ -393,6 +403,16 @@ def _by_protocol(
 
     A series is the protocol alone when each protocol ran with one assignor here
     (the demo), else ``protocol / assignor``."""
+    return {
+        label: [float(r["idle_partition_seconds"]) for r in mine]
+        for label, mine in _series_runs(runs, scenario, size).items()
+    }
+
+
+def _series_runs(
+    runs: Sequence[Mapping[str, Any]], scenario: str, size: int | None
+) -> dict[str, list[Mapping[str, Any]]]:
+    """The runs of each series of ``scenario`` at ``size`` (``_by_protocol``'s series)."""
     mine = [
         r
         for r in runs
@@ -403,11 +423,127 @@ def _by_protocol(
     for r in mine:
         assignors.setdefault(str(r["protocol"]), set()).add(str(r["assignor"]))
     one_each = all(len(a) == 1 for a in assignors.values())
-    out: dict[str, list[float]] = {}
+    out: dict[str, list[Mapping[str, Any]]] = {}
     for r in mine:
         label = protocol_name(str(r["protocol"])) if one_each else _series_label(r)
-        out.setdefault(label, []).append(float(r["idle_partition_seconds"]))
+        out.setdefault(label, []).append(r)
     return out
+
+
+#: The costs a recommendation's reason may name (the per-run metrics), in the order they
+#: explain a difference in idle time, each with how the recommended protocol does better.
+REASONS: tuple[tuple[str, str], ...] = (
+    ("paused_partitions", "pauses fewer partitions"),
+    ("partitions_moved", "moves fewer partitions"),
+    ("max_partition_pause_ms", "keeps its longest partition pause shorter"),
+    ("rebalances", "needs fewer rebalances"),
+    ("peak_lag", "lets less lag build up"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Recommendation:
+    """The first screen's line for one scenario: what to use (``None``: no winner) and why."""
+
+    title: str
+    protocol: str | None
+    reason: str
+
+
+def _median_of(mine: Sequence[Mapping[str, Any]], key: str) -> float | None:
+    values = [float(r[key]) for r in mine if r.get(key) is not None]
+    return statistics.median(values) if values else None
+
+
+def recommend(title: str, series: Mapping[str, Sequence[Mapping[str, Any]]]) -> Recommendation:
+    """What to use for one scenario and size, by ``regroup.sim.decision``'s rule on idle
+    partition-seconds, and why: the measured difference, then the first cost of
+    ``REASONS`` by which the recommended protocol is best (lower than the runner-up and no
+    higher than any other). A tie, and a smoke run (``is_smoke``), recommend nothing."""
+    values = {
+        label: [float(r["idle_partition_seconds"]) for r in runs]
+        for label, runs in series.items()
+        if runs
+    }
+    if not values:
+        return Recommendation(title, None, "no runs")
+    stats = {label: _stats(v) for label, v in values.items()}
+    ranking = rank({label: Spread(*stat) for label, stat in stats.items()})
+    best, other = ranking.best, ranking.runner_up
+    mine = stats[best][0]
+    if other is None:
+        return Recommendation(title, best, f"only {best} ran ({mine:.0f} idle partition-s)")
+    theirs = stats[other][0]
+    if is_smoke(values):
+        return Recommendation(
+            title,
+            None,
+            f"one seed per protocol (a smoke run) cannot separate the protocols from one "
+            f"run's timing; lowest here {best} ({mine:.0f} idle partition-s, {other} "
+            f"{theirs:.0f}); run more seeds for a verdict",
+        )
+    if ranking.tie:
+        names = " and ".join([best, *ranking.tied])
+        return Recommendation(
+            title,
+            None,
+            f"{names} idle about as long ({mine:.0f} and {theirs:.0f} idle partition-s for "
+            f"the best two): the seeds do not separate them or they are within "
+            f"{TIE_WITHIN:.0%}; choose by another cost (the summary below)",
+        )
+    text = f"{best} idles {mine:.0f} partition-s against {theirs:.0f} for {other}"
+    for key, phrase in REASONS:
+        medians = {label: _median_of(runs, key) for label, runs in series.items()}
+        a, b = medians.get(best), medians.get(other)
+        if a is None or b is None or any(v is not None and v < a for v in medians.values()):
+            continue
+        if a < b and f"{a:.0f}" != f"{b:.0f}":
+            return Recommendation(title, best, f"{text}: it {phrase} ({a:.0f} against {b:.0f})")
+    return Recommendation(title, best, f"{text}; no other measured cost separates them")
+
+
+def _recommendations(runs: Sequence[Mapping[str, Any]]) -> str:
+    """The first screen: one row per scenario (at its largest group size), what to use
+    and why; a smoke run says so above it."""
+    rows = []
+    smoke = True
+    for scenario in _base_scenarios(runs):
+        size = _largest_size(runs, scenario)
+        series = _series_runs(runs, scenario, size)
+        smoke = smoke and is_smoke({k: [0.0] * len(v) for k, v in series.items()})
+        title = scenario_title(scenario) + (f", {size} members" if size else "")
+        chosen = recommend(title, series)
+        use = chosen.protocol or "no winner"
+        rows.append(
+            f"<tr><td>{html.escape(chosen.title)}</td><td class='use'>{html.escape(use)}</td>"
+            f"<td>{html.escape(chosen.reason)}</td></tr>"
+        )
+    banner = (
+        '<p class="smoke"><b>A smoke run:</b> one seed per protocol. It shows that every '
+        "scenario and protocol runs end to end; it declares no winner, since one run's "
+        "timing (when heartbeats fall, who joins first) can decide a comparison. Run "
+        "<code>regroup demo</code> without <code>--quick</code> for a verdict.</p>\n"
+        if smoke and rows
+        else ""
+    )
+    return (
+        banner
+        + '<table class="recommend"><thead><tr><th>scenario</th><th>use</th><th>why</th>'
+        + "</tr></thead><tbody>"
+        + "".join(rows)
+        + "</tbody></table>"
+    )
+
+
+def _largest_size(runs: Sequence[Mapping[str, Any]], scenario: str) -> int | None:
+    sizes = [int(r["members"]) for r in runs if r["scenario"] == scenario and r["members"]]
+    return max(sizes) if sizes else None
+
+
+def is_smoke(values: Mapping[str, Sequence[float]]) -> bool:
+    """Every series ran one seed: a smoke run (``demo --quick``), which declares no winner
+    (one seed's timings, when heartbeats fall and who joins first, can decide it)."""
+    return len(values) > 1 and all(len(v) == 1 for v in values.values())
 
 
 def verdict_sentence(title: str, values: Mapping[str, Sequence[float]]) -> str:
@@ -415,7 +551,8 @@ def verdict_sentence(title: str, values: Mapping[str, Sequence[float]]) -> str:
 
     A difference is only called a win when the best series' highest seed stays below
     the other's lowest and its median is more than ``TIE_WITHIN`` lower; otherwise the
-    two are named as a tie with their ranges."""
+    two are named as a tie with their ranges. One seed per series (``is_smoke``) names
+    no winner at all."""
     if not values:
         return f"{title}: no runs."
     stats = {label: _stats(v) for label, v in values.items() if v}
@@ -424,6 +561,13 @@ def verdict_sentence(title: str, values: Mapping[str, Sequence[float]]) -> str:
     median, low, high = stats[best]
     if ranking.runner_up is None:
         return f"{title}: only {best} ran ({median:.0f} idle partition-s)."
+    if is_smoke(values):
+        order = sorted(stats, key=lambda label: (stats[label][0], label))
+        measured = ", ".join(f"{label} {stats[label][0]:.0f}" for label in order)
+        return (
+            f"{title}: one seed per protocol, a smoke run: no winner declared "
+            f"(idle partition-s: {measured})."
+        )
     tied = list(ranking.tied)
     order = sorted(stats, key=lambda label: (stats[label][0], label))
     apart = [label for label in order[1:] if label not in tied]
@@ -481,10 +625,9 @@ def _bar_chart(title: str, values: Mapping[str, Sequence[float]]) -> str:
 
 
 def _headline(runs: Sequence[Mapping[str, Any]]) -> str:
-    parts = []
+    parts = [_recommendations(runs)]
     for scenario in _base_scenarios(runs):
-        sizes = [int(r["members"]) for r in runs if r["scenario"] == scenario and r["members"]]
-        size = max(sizes) if sizes else None
+        size = _largest_size(runs, scenario)
         values = _by_protocol(runs, scenario, size)
         title = scenario_title(scenario) + (f", {size} members" if size else "")
         parts.append(f'<p class="verdict">{html.escape(verdict_sentence(title, values))}</p>')

@@ -31,7 +31,8 @@ URL Spark cannot parse is named with the forms it accepts, and a standalone
 master (``spark://HOST:PORT``) that nobody answers on is one line at once
 (Spark itself retries for about a minute and prints pages of Java).
 A Spark or py4j failure later is turned into one line naming its root cause
-(``failure_cause``) by the commands.
+(``failure_cause``) by the commands, and Ctrl-C ends the JVM we launched
+(``stop_spark``), so neither a py4j traceback nor a JVM outlives the command.
 
 Settings the analytics rely on (``regroup.pipeline.analytics``, "Plan"): no
 broadcast joins (``spark.sql.autoBroadcastJoinThreshold=-1``),
@@ -46,6 +47,7 @@ cache shuffled again: 44 jobs for the 27-run demo's tables instead of 5.)
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import socket
@@ -67,6 +69,7 @@ __all__ = [
     "check_master",
     "failure_cause",
     "is_noise",
+    "stop_spark",
 ]
 
 DEFAULT_MASTER = "local[*]"
@@ -279,3 +282,33 @@ def build_session(
         session.conf.set(key, value)
     session.sparkContext.setLogLevel(log_level)
     return session
+
+
+def stop_spark() -> None:
+    """Ctrl-C: end the JVM this process launched, at once and quietly.
+
+    The work under way (in ``outputs.run_with_progress``' thread) is blocked in a py4j
+    call; once the JVM is gone that call fails, and py4j logs every broken call with
+    a traceback, so its loggers are silenced first. The JVM is killed rather than
+    stopped (``SparkContext.stop`` would wait for the running job and talk to it over
+    the same gateway); nothing it was writing is complete anyway. A JVM that is not
+    ours (``spark-submit`` launched us) only has its jobs cancelled. Interrupted while
+    the JVM still starts, there is no gateway yet: PySpark's JVM exits by itself when
+    our process ends and closes its stdin (``pyspark.java_gateway``).
+    """
+    import logging
+
+    for name in ("py4j", "pyspark"):
+        logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+    from pyspark import SparkContext
+
+    process = getattr(SparkContext._gateway, "proc", None)
+    if process is None:
+        context = SparkContext._active_spark_context
+        if context is not None:
+            with contextlib.suppress(Exception):  # best effort on the way out
+                context.cancelAllJobs()
+        return
+    process.kill()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=10)

@@ -52,7 +52,7 @@ import random
 import socket
 import ssl
 import time
-from collections.abc import Callable, Coroutine, Hashable
+from collections.abc import Callable, Coroutine, Hashable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -68,6 +68,7 @@ from regroup.model.topic_partition import TopicPartition
 from regroup.server.apis import large_requests, offset_topics
 from regroup.server.apis.cluster import Cluster, check_produce
 from regroup.server.apis.fetch_waiters import FetchWaiters
+from regroup.server.cluster.brokers import Brokers
 from regroup.server.control.commands import Control
 from regroup.server.coordinator_log import CoordinatorLogSink
 from regroup.server.events import EventSink
@@ -87,10 +88,12 @@ from regroup.server.net.connection import (
     CloseConnection,
     ConnectionProtocol,
     ConnectionState,
+    Interceptor,
     Served,
     Stopping,
 )
 from regroup.server.net.log_limit import RateLimitedLog
+from regroup.server.offsets_topic import OFFSETS_TOPIC, OffsetsTopic
 from regroup.server.routing import DECODE, BeforeDecode, Decode, Route, RouteKind, shortcuts
 from regroup.server.security.acl_apis import serve_acl_api
 from regroup.server.security.authenticator import after_authentication
@@ -137,6 +140,11 @@ class ServerOptions:
     security: SecurityConfig | None = None
     #: Fault injection and the control channel (``regroup.server.control.commands``): tests only.
     control: bool = False
+    #: Brokers in this process (``regroup.server.cluster.brokers``): nodes ``0..brokers-1``
+    #: on ports ``port..port+brokers-1`` (free ports when ``port`` is 0). 1: one broker.
+    brokers: int = 1
+    #: ``broker.rack`` of each broker (one per broker), or none.
+    racks: tuple[str, ...] = ()
 
 
 _NO_REPLY: Any = object()
@@ -221,7 +229,8 @@ class RegroupServer:
             topic_authorization=self.security is not None and self.security.authorizer is not None,
         )
         # A record that cannot apply is skipped, logged and counted: never a failed start.
-        summary = replay(self.store.load(), self.coordinator.replay)
+        stored = self.store.load()
+        summary = replay(stored, self.coordinator.replay)
         skipped = summary.skipped + self.store.unreadable
         if summary.replayed or skipped:
             logger.info("replayed %d coordinator records, skipped %d", summary.replayed, skipped)
@@ -240,6 +249,14 @@ class RegroupServer:
         self._timer: asyncio.TimerHandle | None = None
         self._armed: int | None = None
         self._fetch_waiters = FetchWaiters()
+        #: The coordinator's records as Kafka's ``__consumer_offsets`` (``offsets_topic``).
+        self.offsets_topic = OffsetsTopic(
+            self.log,
+            options.limits.offsets_topic_num_partitions,
+            on_appended=lambda p, size: self._fetch_waiters.appended((OFFSETS_TOPIC, p), size),
+        )
+        self.cluster.offsets_topic_num_partitions = options.limits.offsets_topic_num_partitions
+        self.offsets_topic.fill_from_store(stored, self.now_ms())
         #: Set while the coordinator answers a large heartbeat in a worker thread
         #: (``_large_heartbeat``); done when it is back: the coordinator gate.
         self._coordinator_busy: asyncio.Future[None] | None = None
@@ -270,7 +287,31 @@ class RegroupServer:
         #: The coordinator's timers do not fire while paused (``control.pause_timers``).
         self.timers_paused = False
         self.control = Control(self) if options.control else None
-        self.faults = None if self.control is None else self.control.faults
+        #: What stands in front of ``serve_now``: the fault injection, the cluster's routing.
+        self.faults: Interceptor | None = None if self.control is None else self.control.faults
+        #: Several brokers in this process (``regroup.server.cluster``), or ``None``.
+        self.brokers: Brokers | None = None
+        if options.brokers != 1 or options.racks:
+            if self.security is not None:
+                self._close_stores()
+                raise ValueError("several brokers in one process serve PLAINTEXT only")
+            try:
+                self.brokers = Brokers(
+                    self,
+                    options.brokers,
+                    host=options.host,
+                    port=options.port,
+                    racks=options.racks,
+                    offsets_partitions=options.limits.offsets_topic_num_partitions,
+                )
+            except ValueError:
+                self._close_stores()
+                raise
+
+    def _close_stores(self) -> None:
+        self.store.close()
+        self.events.close()
+        self.log.close()
 
     # -- life cycle ---------------------------------------------------------------------
 
@@ -280,7 +321,9 @@ class RegroupServer:
 
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
-        if self.security is None:
+        if self.brokers is not None:
+            self.brokers.listen()
+        elif self.security is None:
             sockets = bind_listening_sockets(self.options.host, self.options.port)
             for sock in sockets:
                 self._accept(sock, self._new_connection, None)
@@ -311,12 +354,30 @@ class RegroupServer:
             logger.info("regroup serving %s on %s:%d", listener.name, listener.host, port)
         self.cluster.host, self.cluster.port = security.bound[security.listeners[0]]
 
+    def listen_socket(
+        self, sock: socket.socket, factory: Callable[[], asyncio.Protocol]
+    ) -> Acceptor:
+        """Accept plaintext connections on ``sock`` (``regroup.server.cluster.brokers``)."""
+        return self._accept(sock, factory, None)
+
+    async def close_acceptor(self, acceptor: Acceptor) -> None:
+        """Stop accepting on one socket (a stopped broker's); its connections stay open."""
+        if acceptor in self._acceptors:
+            self._acceptors.remove(acceptor)
+        await acceptor.close()
+
+    def new_connection(self) -> ConnectionProtocol:
+        """A plaintext connection's protocol, counted among the server's connections."""
+        protocol = self._new_connection(None)
+        assert isinstance(protocol, ConnectionProtocol)
+        return protocol
+
     def _accept(
         self,
         sock: socket.socket,
         factory: Callable[[], asyncio.Protocol],
         ssl_context: ssl.SSLContext | None,
-    ) -> None:
+    ) -> Acceptor:
         """Accept on ``sock`` while a ``max.connections`` slot is free (Kafka's acceptor)."""
         acceptor = Acceptor(
             sock,
@@ -328,6 +389,7 @@ class RegroupServer:
         )
         acceptor.start()
         self._acceptors.append(acceptor)
+        return acceptor
 
     def _forget_connection(self, protocol: asyncio.Protocol) -> None:
         assert isinstance(protocol, ConnectionProtocol)
@@ -439,6 +501,8 @@ class RegroupServer:
                 self.store.append(result.records)
             except StoreWriteError as exc:
                 result = self._unwritten(result, exc)
+            else:
+                self.offsets_topic.append(result.records, self.now_ms())
         if result.events:
             self.events.publish(result.events)
             self.broker_log.publish(result.events)
@@ -490,6 +554,8 @@ class RegroupServer:
                 self.store.append(restored.records)
             except StoreWriteError as again:
                 logger.error("coordinator store: %s (after a rebuild)", again)
+            else:
+                self.offsets_topic.append(restored.records, self.now_ms())
             restored.records.clear()
         return restored
 
@@ -597,17 +663,16 @@ class RegroupServer:
         """Heartbeat v0-4 before decoding (``ROUTES``): a steady member's bytes repeat but
         for the correlation id, so the request decoded last time on this connection is
         reused (it is immutable); other bytes are decoded and remembered."""
-        prefix = body[:4]
-        same = conn.last_heartbeat
-        if same is not None and same[0] == prefix and same[1] == body[8:]:
+        same = conn.heartbeats.get(body)
+        if same is not None:
             cid = int.from_bytes(body[4:8], "big", signed=True)
-            return self._classic_heartbeat(conn, prefix[3], cid, same[2])
+            return self._classic_heartbeat(conn, body[3], cid, same)
         req = self._decode(conn, body)
         if isinstance(req, bytes):
             return req
         (request,) = GROUP_APIS[ApiKey.HEARTBEAT][0](req, conn.host)
         assert isinstance(request, HeartbeatRequest)
-        conn.last_heartbeat = (prefix, body[8:], request)
+        conn.heartbeats.put(body, request)
         return self._classic_heartbeat(conn, req.api_version, req.correlation_id, request)
 
     def _classic_heartbeat(
@@ -662,10 +727,10 @@ class RegroupServer:
     def _consumer_heartbeat(self, conn: ConnectionState, body: bytes) -> Served:
         """ConsumerGroupHeartbeat v0-1, the hot path: ``heartbeat_codec``, no kio."""
         # A steady member repeats the same bytes but for the correlation id: the
-        # request decoded last time on this connection is reused (it is immutable).
-        same = conn.last_heartbeat
-        if same is not None and same[0] == body[:4] and same[1] == body[8:]:
-            hb = same[2]
+        # request decoded then on this connection is reused (it is immutable).
+        same = conn.heartbeats.get(body)
+        if same is not None:
+            hb = same
             assert isinstance(hb, RegroupHeartbeat)
             cid = int.from_bytes(body[4:8], "big", signed=True)
         else:
@@ -676,7 +741,7 @@ class RegroupServer:
                     "connection %d: ConsumerGroupHeartbeat: %s; closing", conn.conn_id, exc
                 )
                 raise CloseConnection from None
-            conn.last_heartbeat = (body[:4], body[8:], hb)
+            conn.heartbeats.put(body, hb)
             cid = hb.correlation_id
         self.stats["requests"] += 1
         request = hb.request
@@ -988,13 +1053,21 @@ class RegroupServer:
         self.log.create_topic(name, partitions)
         self._topics_changed()
 
-    def append_local(self, topic: str, partition: int, values: list[bytes]) -> int:
-        """Append one batch of ``values`` as a producer would; the base offset."""
+    def append_local(
+        self,
+        topic: str,
+        partition: int,
+        values: list[bytes],
+        keys: Sequence[bytes | None] = (),
+        headers: Sequence[Sequence[tuple[str, bytes | None]]] = (),
+    ) -> int:
+        """Append one batch of ``values`` (with their ``keys`` and ``headers``, when given)
+        as a producer would; the base offset."""
         log = self.log.partition(topic, partition)
         if log is None:
             raise KeyError(f"no partition {topic}-{partition}")
         before = log.next_offset
-        batch = encode_batch(values, self.now_ms())
+        batch = encode_batch(values, self.now_ms(), keys, headers)
         base = log.append(batch)
         self._appended([(topic, partition, log.next_offset - before, log.next_offset, len(batch))])
         return base
@@ -1121,6 +1194,7 @@ ROUTES: dict[int, Route[RegroupServer]] = {
         ),
     ),
     ApiKey.LIST_GROUPS: Route(RouteKind.GROUP, RegroupServer._serve_group),
+    ApiKey.DELETE_GROUPS: Route(RouteKind.GROUP, RegroupServer._serve_group),
     ApiKey.CONSUMER_GROUP_HEARTBEAT: Route(
         RouteKind.GROUP,
         RegroupServer._serve_group,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import datetime
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TextIO
 
@@ -84,6 +84,12 @@ class CoordinatorLogSink:
         self.owner = owner
         self._root = logging.getLogger(KAFKA_LOGGER)
         self._loggers: dict[str, logging.Logger] = {}
+
+    def follow(self, broker_of: Callable[[str], int], offsets_partitions: int) -> None:
+        """Several brokers (``regroup.server.cluster``): each group's lines name the broker
+        coordinating it now and its partition of ``offsets_partitions``."""
+        self._log.broker_of = broker_of
+        self._log.offsets_partitions = offsets_partitions
 
     def publish(self, events: Iterable[Event]) -> None:
         for event in events:

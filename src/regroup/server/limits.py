@@ -12,6 +12,8 @@
   partition with data is returned even when larger);
 - ``offsets.retention.check.interval.ms`` (600000): how often expired offsets
   and empty groups are removed (``offsets.retention.minutes``);
+- ``offsets.topic.num.partitions`` (50): the partitions of ``__consumer_offsets``,
+  which decide each group's coordinator among several brokers (``regroup.server.cluster``);
 - ``connection.failed.authentication.delay.ms`` (100, may be 0): a failed SASL
   login is answered, and its connection closed, only after this delay (Kafka's
   ``SocketServerConfigs.FAILED_AUTHENTICATION_DELAY_MS_CONFIG``; its ``Selector``
@@ -47,6 +49,9 @@ class ServerLimits:
     fetch_max_bytes: int = 57_671_680
     offsets_retention_check_interval_ms: int = 600_000
     connection_failed_authentication_delay_ms: int = 100
+    #: Partitions of ``__consumer_offsets``: a group's coordinator is the leader of partition
+    #: ``abs(hashCode(groupId)) % offsets.topic.num.partitions`` (``regroup.server.cluster``).
+    offsets_topic_num_partitions: int = 50
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):

@@ -25,7 +25,6 @@ says so in the KIP-848 run's assumptions.
 from __future__ import annotations
 
 import html
-import re
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -37,7 +36,7 @@ from regroup.sim.assumptions import assumptions
 from regroup.sim.decision import TIE_WITHIN, Ranking, Spread, rank
 from regroup.sim.scenario import PROTOCOLS, Scenario, ScenarioError, with_data
 from regroup.sim.simulation import Settings, Simulation
-from regroup.sim.timeline import build_timeline, to_svg
+from regroup.sim.timeline import COMPARE_WIDTH, build_timeline, to_svg
 
 __all__ = [
     "DECIMAL_METRICS",
@@ -51,7 +50,12 @@ __all__ = [
     "cell",
     "compare",
     "comparison_html",
+    "configs_for",
     "decide",
+    "headline_ranking",
+    "heartbeat_intervals",
+    "mechanism",
+    "sensitivity_settings",
 ]
 
 #: How each protocol is named, everywhere (one name per protocol, in
@@ -223,7 +227,8 @@ class Comparison:
         }
 
 
-def _configs_for(protocol: str, configs: Mapping[str, str]) -> dict[str, str]:
+def configs_for(protocol: str, configs: Mapping[str, str]) -> dict[str, str]:
+    """The configs of a ``protocol`` run: KIP-848's consumer timeouts go to the coordinator."""
     if protocol != "consumer":
         return dict(configs)
     return {_TO_BROKER.get(key, key): value for key, value in configs.items()}
@@ -281,7 +286,7 @@ def compare(
                 False,
                 step(f", {setting}={_value(value)}"),
             )
-            found.append(Sensitivity(setting, value, _ranking(again).winner))
+            found.append(Sensitivity(setting, value, headline_ranking(again).winner))
     comparison.decision = decide(comparison, tuple(found))
     comparison.verdict = verdict(comparison)
     return comparison
@@ -316,7 +321,7 @@ def _compare_once(
                     partitions=partitions,
                     seed=seed,
                     static=static,
-                    configs=_configs_for(protocol, configs),
+                    configs=configs_for(protocol, configs),
                 ),
                 keep_events=keep_timelines and seed == 0,
             )
@@ -347,7 +352,8 @@ SENSITIVITY_RESTORES_MS = (0, 5000, 30000)
 def heartbeat_intervals(comparison: Comparison) -> tuple[int, int]:
     """(classic ``heartbeat.interval.ms``, KIP-848 ``group.consumer.heartbeat.interval.ms``)
     the runs used: the configs given, else each protocol's Kafka default."""
-    classic_configs = comparison.protocols["eager"].assumptions.get("configs") or {}
+    classic_name = next(p for p in comparison.protocols if p != "consumer")
+    classic_configs = comparison.protocols[classic_name].assumptions.get("configs") or {}
     consumer_configs = comparison.protocols["consumer"].assumptions.get("configs") or {}
     classic = classic_configs.get(
         "heartbeat.interval.ms", ClassicMemberConfig().heartbeat_interval_ms
@@ -392,7 +398,8 @@ def sensitivity_settings(
     return out
 
 
-def _ranking(comparison: Comparison) -> Ranking:
+def headline_ranking(comparison: Comparison) -> Ranking:
+    """The protocols ranked by idle partition-seconds (``regroup.sim.decision.rank``)."""
     spreads = {}
     for protocol, runs in comparison.protocols.items():
         summary = runs.summary(HEADLINE)
@@ -425,22 +432,24 @@ def _median(comparison: Comparison, protocol: str, key: str) -> float | None:
     return comparison.protocols[protocol].summary(key).median
 
 
-def mechanism(comparison: Comparison, ranking: Ranking) -> str:
+def mechanism(
+    comparison: Comparison, ranking: Ranking, *, labels: Mapping[str, str] = LABELS
+) -> str:
     """One sentence with the table's own numbers (``cell``); a metric is named only when
     the winner is best by it, as the table shows them: lower than the runner-up and no
-    higher than any other protocol."""
+    higher than any other protocol. ``labels`` names the columns (``LABELS``)."""
     best, other = ranking.best, ranking.runner_up
     mine = cell(_median(comparison, best, HEADLINE), decimals=True)
     if other is None:
-        return f"only {LABELS[best]} ran ({mine} idle partition-s)"
+        return f"only {labels[best]} ran ({mine} idle partition-s)"
     theirs = cell(_median(comparison, other, HEADLINE), decimals=True)
     if ranking.tie:
-        names = " and ".join(LABELS[p] for p in (best, *ranking.tied))
+        names = " and ".join(labels[p] for p in (best, *ranking.tied))
         return (
             f"{names} idle about as long ({mine} and {theirs} idle partition-s for the best "
             "two): the seeds do not separate them, or the difference is within the tolerance"
         )
-    text = f"{LABELS[best]} idles {mine} partition-s against {theirs} for {LABELS[other]}"
+    text = f"{labels[best]} idles {mine} partition-s against {theirs} for {labels[other]}"
     for key, phrase in _EXPLAINERS:
         values = {p: _median(comparison, p, key) for p in comparison.protocols}
         a, b = values[best], values[other]
@@ -454,7 +463,7 @@ def mechanism(comparison: Comparison, ranking: Ranking) -> str:
 
 def decide(comparison: Comparison, sensitive_to: tuple[Sensitivity, ...] = ()) -> Decision:
     """The decision by idle partition-seconds (``regroup.sim.decision``'s rule)."""
-    ranking = _ranking(comparison)
+    ranking = headline_ranking(comparison)
     return Decision(
         winner=ranking.winner,
         tie=ranking.tie,
@@ -476,7 +485,7 @@ def verdict(comparison: Comparison) -> str:
     change it (see the module docstring)."""
     decision = comparison.decision or decide(comparison)
     runs = comparison.protocols
-    ranking = _ranking(comparison)
+    ranking = headline_ranking(comparison)
     winner, runner_up = ranking.best, ranking.runner_up or ranking.best
     best, second = runs[winner].summary(HEADLINE), runs[runner_up].summary(HEADLINE)
     seeds = comparison.seeds
@@ -573,23 +582,19 @@ def _value(value: int | bool) -> str:
 
 # -- the HTML page ---------------------------------------------------------------------------
 
-_SIZE = re.compile(r'<svg ([^>]*?)width="(\d+)" height="(\d+)"')
 
-
-def _scalable(svg: str) -> str:
-    """The SVG with a viewBox, so that it shrinks to its column."""
-    return _SIZE.sub(
-        lambda m: (
-            f'<svg viewBox="0 0 {m.group(2)} {m.group(3)}" {m.group(1)}'
-            f'width="100%" preserveAspectRatio="xMinYMin meet"'
-        ),
-        svg,
-        count=1,
-    )
-
-
-def comparison_html(comparison: Comparison, table_rows: Sequence[Sequence[str]]) -> str:
-    """One self-contained page: the verdict, the table, the seed-0 timelines side by side."""
+def comparison_html(
+    comparison: Comparison,
+    table_rows: Sequence[Sequence[str]],
+    *,
+    title: str | None = None,
+    verdict: str | None = None,
+    labels: Mapping[str, str] = LABELS,
+) -> str:
+    """One self-contained page: the verdict, the table, the seed-0 timelines one above the
+    other (one per protocol of ``comparison``, named by ``labels``), each ``COMPARE_WIDTH``
+    px at full size (a 1,400 px window shows them unscaled; side by side, three 1,100 px
+    pictures shrank to a third and their text with them)."""
     head = "".join(f"<th>{html.escape(cell)}</th>" for cell in table_rows[0])
     body = "".join(
         "<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in row) + "</tr>"
@@ -598,29 +603,31 @@ def comparison_html(comparison: Comparison, table_rows: Sequence[Sequence[str]])
     columns = []
     for protocol, runs in comparison.protocols.items():
         timeline = build_timeline(runs.events)
-        timeline.title = f"{LABELS[protocol]} ({runs.assignor}), seed 0"
-        columns.append(f"<div class='col'>{_scalable(to_svg(timeline))}</div>")
+        timeline.title = f"{labels[protocol]} ({runs.assignor}), seed 0"
+        columns.append(f"<div class='timeline'>{to_svg(timeline, COMPARE_WIDTH)}</div>")
     assumed = ", ".join(
         f"{key}={value}" for key, value in comparison.assumptions.items() if key != "configs"
     )
     configs = comparison.assumptions.get("configs") or {}
     stated = ", ".join(f"{k}={v}" for k, v in configs.items()) or "Kafka's defaults"
-    title = f"{comparison.scenario}: eager vs cooperative vs KIP-848 (consumer)"
+    if title is None:
+        title = f"{comparison.scenario}: eager vs cooperative vs KIP-848 (consumer)"
+    sentence = comparison.verdict if verdict is None else verdict
     return (
         "<!DOCTYPE html>\n<html><head><meta charset='utf-8'>"
         f"<title>{html.escape(title)}</title><style>"
         "body{font-family:sans-serif;margin:16px}"
         "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px;"
         "text-align:right}td:first-child,th:first-child{text-align:left}"
-        ".cols{display:grid;grid-template-columns:repeat(3,minmax(0,1fr));gap:8px}"
+        ".timeline{margin-bottom:12px}"
         ".verdict{font-size:1.2em;font-weight:bold}"
         "</style></head><body>\n"
         f"<h1>{html.escape(title)}</h1>\n"
-        f"<p class='verdict'>{html.escape(comparison.verdict)}</p>\n"
+        f"<p class='verdict'>{html.escape(sentence)}</p>\n"
         f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>\n"
         f"<p>Assumptions: {html.escape(assumed)}; configs: {html.escape(stated)}.</p>\n"
         "<h2>Partition ownership over time (seed 0)</h2>\n"
-        f"<div class='cols'>{''.join(columns)}</div>\n"
+        f"{''.join(columns)}\n"
         "<p>Rows: consumers. One lane per partition: coloured while the consumer serves it, "
         "grey while it restores state. Red in 'unowned': partitions no one serves. "
         "Dashed: scenario steps.</p>\n</body></html>\n"

@@ -77,7 +77,6 @@ from regroup.events import (
     PartitionsLost,
     PartitionsRestored,
     PartitionsRevoked,
-    RecordsProcessed,
 )
 from regroup.members.driving import Member, MemberRequest
 from regroup.model import TopicPartition, sorted_partitions
@@ -568,23 +567,39 @@ class SimConsumer:
             return {}
         owned = member.assignment
         pending = member.pending_revocation if isinstance(member, ConsumerMember) else frozenset()
-        candidates = sorted(
-            tp for tp in self.ready if tp in owned and tp not in pending and tp in self.positions
-        )
+        positions = self.positions
+        plane = self.ctx.plane
+        # The log end offsets as of the last tick, in closed form (``DataPlane.end_offset``).
+        tick, rate, born = plane.last_tick, plane.rate, plane.born
+        # Each candidate's records available (none: the position is at the end).
+        available: dict[TopicPartition, int] = {}
+        candidates = 0
+        for tp in self.ready:
+            if tp in owned and tp not in pending and tp in positions:
+                candidates += 1
+                birth = born.get(tp)
+                if tick is not None and birth is not None and birth <= tick:
+                    left = rate * (tick - birth) // 1000 - positions[tp]
+                    if left > 0:
+                        available[tp] = left
         if not candidates:
             return {}
-        ends = self.ctx.plane.end_offsets
-        budget = self.ctx.data.max_poll_records
-        start = self._rotate % len(candidates)
+        start = self._rotate % candidates
         self._rotate += 1
         batch: dict[TopicPartition, tuple[int, int]] = {}
-        for i in range(len(candidates)):
-            tp = candidates[(start + i) % len(candidates)]
-            position = self.positions[tp]
-            available = ends.get(tp, 0) - position
-            if available <= 0:
+        if not available:  # nothing to fetch: the order of the candidates does not matter
+            return batch
+        ordered = sorted(
+            tp for tp in self.ready if tp in owned and tp not in pending and tp in positions
+        )
+        budget = self.ctx.data.max_poll_records
+        for i in range(candidates):
+            tp = ordered[(start + i) % candidates]
+            left = available.get(tp, 0)
+            if left <= 0:
                 continue
-            take = min(available, budget)
+            take = min(left, budget)
+            position = positions[tp]
             batch[tp] = (position, position + take - 1)
             budget -= take
             if budget <= 0:
@@ -600,21 +615,17 @@ class SimConsumer:
         ctx = self.ctx
         now = self._world.now_ms
         owned = member.assignment
+        ready, positions = self.ready, self.positions
+        chunks: list[tuple[TopicPartition, int, int]] = []
         for tp in sorted_partitions(batch):
             first, last = batch[tp]
-            if tp not in owned or tp not in self.ready or self.positions.get(tp) != first:
+            if tp not in owned or tp not in ready or positions.get(tp) != first:
                 continue  # revoked or lost meanwhile: the application drops the chunk
-            self.positions[tp] = last + 1
-            ctx.emit(
-                RecordsProcessed(
-                    ts_ms=now,
-                    group_id=ctx.group_id,
-                    member_id=self.member_id,
-                    partition=tp,
-                    first_offset=first,
-                    last_offset=last,
-                )
-            )
+            positions[tp] = last + 1
+            chunks.append((tp, first, last))
+        if chunks:
+            # One ``records_processed`` per chunk, published together (``Journal``).
+            ctx.records_processed(now, ctx.group_id, self.member_id, chunks)
         if not self.auto_commit:
             self._commit_owned(now)
         self._schedule_app_poll(now)

@@ -2,7 +2,8 @@
 
 Rule 1: no part of a run holds the ``Simulation``. Each is given this context
 for what everyone reads (the clock, the group's names, the cluster's
-metadata, the data plane) and for the one way to publish (``emit``); what a
+metadata, the data plane) and for the one way to publish (``emit``; a batch's
+processed records in aggregate, ``records_processed``); what a
 part does *to another part* is a callable injected into it (a consumer's
 ``send`` is the transport's, its ``changed`` the stability watch's). So the
 modules import downwards only, and ``regroup.sim.simulation`` is imported by
@@ -20,10 +21,11 @@ one writer changes them, the director's ``add_partitions``, which replaces
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from regroup.events import Event
+from regroup.model import TopicPartition
 from regroup.model.metadata import MetadataImage
 from regroup.sim.data_plane import DataPlane
 from regroup.sim.scenario import DataConfig
@@ -53,3 +55,6 @@ class RunContext:
     data: DataConfig
     #: The partition logs' end offsets, and when records are produced next.
     plane: DataPlane
+    #: Publish a batch's processed chunks ``(partition, first, last)`` at once
+    #: (the journal's ``records_processed``: ``ts_ms, group_id, member_id, chunks``).
+    records_processed: Callable[[int, str, str, Sequence[tuple[TopicPartition, int, int]]], None]

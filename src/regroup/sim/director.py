@@ -14,7 +14,8 @@ simulation) and ``update_metadata`` (the transport's: tell the coordinator).
 The actions (see ``regroup.sim.scenario`` for their fields): ``start`` new
 members; ``stop`` (Kafka ``close``) or ``crash`` (no leave); ``restart`` and
 ``rolling_bounce`` (stop or crash, then start again after ``downtime_ms``,
-possibly with new configs: the upgrade paths); ``slow`` (the application
+possibly with new configs: the upgrade paths; a ``start`` applies its
+``config`` to the new consumers too); ``slow`` (the application
 stalls); ``cut`` (the network drops everything to and from the member until
 it heals); ``add_partitions`` (the coordinator and every member see the new
 metadata); ``enforce_rebalance`` (the member's ``enforceRebalance``);
@@ -24,7 +25,7 @@ the simulation's, given the downtime).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from regroup.events import ScenarioStep
@@ -101,7 +102,8 @@ class Director:
         if kind == "start":
             for _ in range(action.count):
                 consumer = self._new_consumer()
-                self._step("start", consumer.client_id)
+                consumer.props.update(action.config)
+                self._step("start", consumer.client_id, _detail(action.config))
                 consumer.start(now)
         elif kind in ("stop", "crash"):
             for consumer in self._targets(action):
@@ -151,8 +153,7 @@ class Director:
         if consumer.alive:  # still closing: give up waiting
             consumer.crash(now)
         consumer.props.update(action.config)
-        detail = ", ".join(f"{k}={v}" for k, v in sorted(action.config.items()))
-        self._step("start", consumer.client_id, detail)
+        self._step("start", consumer.client_id, _detail(action.config))
         consumer.start(now)
 
     def _heal(self, consumer: SimConsumer) -> None:
@@ -192,3 +193,8 @@ class Director:
             if consumer.member is not None:
                 consumer.member.update_metadata(metadata)
                 consumer.drive(now)
+
+
+def _detail(config: Mapping[str, Any]) -> str:
+    """A step's ``detail`` for a process started with ``config``: ``k=v, ...`` by key."""
+    return ", ".join(f"{k}={v}" for k, v in sorted(config.items()))

@@ -41,7 +41,7 @@ starts above every offset processed so far (a consumer skipped records).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from regroup.events import (
@@ -83,25 +83,34 @@ INVARIANTS = (
 class IntervalSet:
     """Disjoint, sorted half-open intervals of offsets; ``add`` returns the overlap count."""
 
-    __slots__ = ("_spans",)
+    __slots__ = ("_spans", "high")
 
     def __init__(self) -> None:
         self._spans: list[list[int]] = []
+        #: The end of the highest span (0 when empty): one past the highest offset held.
+        self.high = 0
 
     def add(self, start: int, end: int) -> int:
         """Add ``[start, end)``; returns how many of its offsets were already present."""
         if end <= start:
             return 0
         spans = self._spans
+        # Fastest path: the records right after the highest held (a consumer going on).
+        if start == self.high and spans:
+            spans[-1][1] = end
+            self.high = end
+            return 0
         # Fast path: appending at (or overlapping only) the last span.
         if spans and start >= spans[-1][0]:
             last = spans[-1]
             if start > last[1]:
                 spans.append([start, end])
+                self.high = end
                 return 0
             overlap = max(0, min(end, last[1]) - start)
             if end > last[1]:
                 last[1] = end
+                self.high = end
             return overlap
         overlap = 0
         merged_start, merged_end = start, end
@@ -116,11 +125,8 @@ class IntervalSet:
         kept.append([merged_start, merged_end])
         kept.sort()
         self._spans = kept
+        self.high = kept[-1][1]
         return overlap
-
-    @property
-    def high(self) -> int:
-        return self._spans[-1][1] if self._spans else 0
 
     def gaps(self) -> list[tuple[int, int]]:
         """The missing ``[start, end)`` ranges below ``high`` (from offset 0)."""
@@ -212,22 +218,82 @@ class InvariantChecker:
             self._release(event.member_id, held_by(self._owners, event.member_id))
 
     def _on_processed(self, event: RecordsProcessed, found: list[InvariantViolated]) -> None:
-        number = self._table.index(event.partition)
+        violation = self._nothing_lost(
+            event.ts_ms,
+            event.group_id,
+            event.member_id,
+            event.partition,
+            event.first_offset,
+            event.last_offset,
+        )
+        if violation is not None:
+            found.append(violation)
+
+    def check_processed(
+        self,
+        ts_ms: int,
+        group_id: str,
+        member_id: str,
+        partition: TopicPartition,
+        first_offset: int,
+        last_offset: int,
+    ) -> InvariantViolated | None:
+        """Rule 5 for one ``records_processed`` (the simulator's batches call it with no
+        event object); a violation is also kept in ``violations``."""
+        found = self._nothing_lost(ts_ms, group_id, member_id, partition, first_offset, last_offset)
+        if found is not None:
+            self.violations.append(found)
+        return found
+
+    def check_processed_batch(
+        self,
+        ts_ms: int,
+        group_id: str,
+        member_id: str,
+        chunks: Sequence[tuple[TopicPartition, int, int]],
+    ) -> list[InvariantViolated]:
+        """``check_processed`` for each chunk ``(partition, first, last)`` of a batch."""
+        found: list[InvariantViolated] = []
+        index = self._table.index
+        processed = self._processed
+        for partition, first, last in chunks:
+            intervals = processed[index(partition)]
+            if intervals is not None and first == intervals.high and last >= first:
+                intervals.add(first, last + 1)  # the usual case: right after the last
+                continue
+            violation = self._nothing_lost(ts_ms, group_id, member_id, partition, first, last)
+            if violation is not None:
+                found.append(violation)
+        self.violations.extend(found)
+        return found
+
+    def _nothing_lost(
+        self,
+        ts_ms: int,
+        group_id: str,
+        member_id: str,
+        partition: TopicPartition,
+        first_offset: int,
+        last_offset: int,
+    ) -> InvariantViolated | None:
+        number = self._table.index(partition)
         intervals = self._processed[number]
         if intervals is None:
             intervals = self._processed[number] = IntervalSet()
-        if event.first_offset > intervals.high:
-            found.append(
-                _violation(
-                    event,
-                    "nothing_lost",
-                    f"{event.member_id} processed {event.partition} from offset "
-                    f"{event.first_offset}, skipping [{intervals.high}, {event.first_offset})",
-                    member_id=event.member_id,
-                    partition=event.partition,
-                )
+        high = intervals.high
+        found = None
+        if first_offset > high:
+            found = InvariantViolated(
+                ts_ms=ts_ms,
+                group_id=group_id,
+                invariant="nothing_lost",
+                detail=f"{member_id} processed {partition} from offset "
+                f"{first_offset}, skipping [{high}, {first_offset})",
+                member_id=member_id,
+                partition=partition,
             )
-        intervals.add(event.first_offset, event.last_offset + 1)
+        intervals.add(first_offset, last_offset + 1)
+        return found
 
     def _on_generation(self, event: GenerationBumped, found: list[InvariantViolated]) -> None:
         self.generation = event.generation

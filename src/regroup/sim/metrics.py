@@ -76,7 +76,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -100,7 +100,7 @@ from regroup.events import (
     SimulationStarted,
     TargetAssignmentComputed,
 )
-from regroup.model import topic_partition
+from regroup.model import TopicPartition, topic_partition
 from regroup.sim.dispatch import memoised_handler
 from regroup.sim.invariants import IntervalSet
 from regroup.sim.partition_table import (
@@ -307,16 +307,64 @@ class MetricsAccumulator:
         self._lag_changed(ts)
 
     def _on_processed(self, event: RecordsProcessed, ts: int) -> None:
+        self._processed_chunk(
+            self._table.index(event.partition), event.first_offset, event.last_offset
+        )
+        self._lag_changed(ts)
+
+    def _processed_chunk(self, number: int, first: int, last: int) -> None:
         m = self.metrics
-        number = self._table.index(event.partition)
-        m.records_processed += event.last_offset - event.first_offset + 1
+        m.records_processed += last - first + 1
         intervals = self._processed[number]
         if intervals is None:
             intervals = self._processed[number] = IntervalSet()
         before = intervals.high
-        m.duplicates += intervals.add(event.first_offset, event.last_offset + 1)
+        if first == before and last >= first:  # the usual case: no duplicate; lag falls
+            intervals.add(first, last + 1)
+            self._lag -= last + 1 - before
+            return
+        m.duplicates += intervals.add(first, last + 1)
         self._lag -= intervals.high - before
+
+    # -- records in aggregate (the simulator's data plane) -------------------------------
+
+    def observe_produced(self, ts: int, count: int) -> None:
+        """A produce tick's records over all partitions, as its ``records_produced`` events.
+
+        The lag only rises through a tick's events, all at ``ts``: its largest value,
+        the one every lag metric can see, is the one after the last, which is the
+        previous lag plus ``count``; the per-partition end offsets are not needed.
+        """
+        if ts > self._last_ts:
+            self._last_ts = ts
+        self.metrics.records_produced += count
+        self._lag += count
+        lag = self._lag
+        for b in self._open:
+            if lag > b.peak_lag:
+                b.peak_lag = lag
         self._lag_changed(ts)
+
+    def observe_processed(self, ts: int, chunks: Sequence[tuple[TopicPartition, int, int]]) -> None:
+        """A batch's chunks ``(partition, first, last)``, as their ``records_processed`` events.
+
+        The lag only falls through a batch's events, all at ``ts``: the lag metrics see
+        the value after the first (the largest: the steady lag) and after the last (where
+        the catch-up ends, if it does); those in between change none of them.
+        """
+        if not chunks:
+            return
+        if ts > self._last_ts:
+            self._last_ts = ts
+        index = self._table.index
+        chunk = self._processed_chunk
+        tp, first, last = chunks[0]
+        chunk(index(tp), first, last)
+        self._lag_changed(ts)
+        if len(chunks) > 1:
+            for tp, first, last in chunks[1:]:
+                chunk(index(tp), first, last)
+            self._lag_changed(ts)
 
     def _lag_changed(self, ts: int) -> None:
         if self._first_step is None:

@@ -53,7 +53,7 @@ except ``name``. Times are virtual milliseconds. Example (TOML)::
 
 Actions (``action``):
 
-``start``            start ``count`` new consumers
+``start``            start ``count`` new consumers (with ``config`` applied, as ``restart``)
 ``stop``             close the members cleanly (LeaveGroup / leave heartbeat)
 ``crash``            kill the members: no callbacks, no leave
 ``restart``          stop (or ``crash = true``) then start again after ``downtime_ms``,
@@ -520,6 +520,16 @@ BUILTINS: dict[str, Scenario] = {
             "enforce-rebalance",
             "KIP-568 enforceRebalance on member 0 at 30 s (refused under KIP-848)",
             actions=(Action("enforce_rebalance", at_ms=30000, members=(0,)),),
+        ),
+        Scenario(
+            "broker-rolling-restart",
+            "three brokers restarted in turn, 30 s apart: the coordinator fails over twice "
+            "(to the next broker, then back), 50 ms each",
+            duration_ms=90000,
+            actions=(
+                Action("coordinator_restart", at_ms=30000, downtime_ms=50),
+                Action("coordinator_restart", at_ms=60000, downtime_ms=50),
+            ),
         ),
     )
 }

@@ -116,7 +116,7 @@ class Simulation:
             taps=taps,
         )
         emit = self.journal.emit
-        self.plane = DataPlane(scenario.data.plane, self.group_id, emit)
+        self.plane = DataPlane(scenario.data.plane, self.group_id, self.journal)
         self.plane.set_topics(plan.topics, 0)
         # The context, then the parts that are handed it.
         self.ctx = RunContext(
@@ -129,6 +129,7 @@ class Simulation:
             metadata=metadata,
             data=scenario.data,
             plane=self.plane,
+            records_processed=self.journal.records_processed,
         )
         self.consumers: list[SimConsumer] = []
         self._static = plan.static

@@ -11,8 +11,14 @@ from the event log alone, with the ownership rules of ``metrics``:
   owns the partition but restores state (assigned, not yet restored), a
   colour per partition while it serves it;
 * a last row, ``unowned``: red where a partition is idle;
-* dashed vertical lines at the scenario steps;
+* dashed vertical lines at the scenario steps, labelled above the rows;
 * a time axis with a tick at every round number of seconds.
+
+Every label's place is computed first (``layout``): row names in a margin as wide as
+the longest (cut with an ellipsis past ``_MAX_LEFT``), step labels on up to
+``MAX_TIERS`` lines above the rows so that none touches another (a label with no
+room is left to its line's tooltip), axis labels centred on their ticks and thinned
+where they would touch. No two label boxes overlap and all fit the width.
 
 With more than ``MAX_LANES`` partitions the lanes are replaced by one line per
 row: how many partitions the consumer serves.
@@ -42,16 +48,24 @@ from regroup.events import (
 from regroup.model import TopicPartition
 
 __all__ = [
+    "COMPARE_WIDTH",
     "MAX_LANES",
+    "Box",
+    "Layout",
     "Segment",
     "Timeline",
     "build_timeline",
+    "layout",
+    "text_width",
     "to_html",
     "to_svg",
     "write_timeline",
 ]
 
 MAX_LANES = 256
+#: ``compare --html``'s timelines: one above the other, each this wide, so that the page
+#: fits a 1,400 px window at full size (16 px margins) and no text is scaled down.
+COMPARE_WIDTH = 1360
 #: Steps are labelled in the PNG up to this many (a 1,000-member bounce has thousands).
 MAX_STEP_LABELS = 24
 
@@ -176,10 +190,124 @@ def natural_order(name: str) -> tuple[tuple[int, str | int], ...]:
 
 # -- drawing --------------------------------------------------------------------------------
 
+#: The picture's default width (px); ``compare --html`` draws at ``COMPARE_WIDTH``.
 _WIDTH = 1100
-_LEFT = 90
 _ROW = 36
-_TOP = 40
+_FONT_PX = 11
+#: The widest a text is per character at ``_FONT_PX`` (a sans-serif's widest letters and
+#: digits run to about 0.6 em; a box estimated from it never undershoots the drawn text).
+CHAR_PX = 0.65 * _FONT_PX
+#: A step label's line height, and the most lines of step labels above the rows: a label
+#: that fits on none of them is left out (its dashed line keeps it as a tooltip).
+_TIER_PX = 14
+MAX_TIERS = 4
+#: The room for the row names: as wide as the longest, within these bounds.
+_MIN_LEFT, _MAX_LEFT = 60, 200
+_RIGHT = 20
+_GAP = 4
+
+
+@dataclass(frozen=True, slots=True)
+class Box:
+    """Where one label is drawn: its text's estimated extent (``text_width``), in px."""
+
+    kind: str  # "title", "row", "step" or "tick"
+    text: str
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+
+    def overlaps(self, other: Box) -> bool:
+        return (
+            self.x0 < other.x1 and other.x0 < self.x1 and self.y0 < other.y1 and other.y0 < self.y1
+        )
+
+
+@dataclass(slots=True)
+class Layout:
+    """Every label's box and the plot's geometry, computed before anything is drawn, so
+    that no two labels overlap and everything fits in ``width`` (tested as such)."""
+
+    width: int
+    height: int
+    left: float
+    top: float
+    boxes: list[Box] = field(default_factory=list)
+    #: Step labels that fit on no line (drawn only as their line's tooltip).
+    dropped_steps: int = 0
+
+    def x(self, ts: int, end: int) -> float:
+        return self.left + (self.width - self.left - _RIGHT) * (ts / end if end else 0.0)
+
+
+def text_width(text: str) -> float:
+    return len(text) * CHAR_PX
+
+
+def _fit(text: str, room: float) -> str:
+    """``text``, cut with an ellipsis to fit ``room`` px."""
+    if text_width(text) <= room:
+        return text
+    keep = max(int(room / CHAR_PX) - 1, 1)
+    return text[:keep] + "\N{HORIZONTAL ELLIPSIS}"
+
+
+def layout(timeline: Timeline, width: int = _WIDTH) -> Layout:
+    """The boxes of the title, row names, step labels and axis labels.
+
+    Row names get a left margin as wide as the longest (``_MIN_LEFT`` to ``_MAX_LEFT``;
+    longer ones are cut with an ellipsis). Step labels go on lines above the rows, each
+    on the first line where it clears the previous label by ``_GAP`` px (at most
+    ``MAX_TIERS`` lines; a label ending past the right edge is moved left to end there).
+    Axis labels are centred on their ticks, one left out where it would touch the one
+    before."""
+    rows = [*timeline.rows, "unowned"]
+    longest = max(text_width(r) for r in rows)
+    left = min(max(longest + 10, _MIN_LEFT), _MAX_LEFT)
+    end = max(timeline.end_ms, 1)
+    out = Layout(width=width, height=0, left=left, top=0.0)
+    title = _fit(timeline.title, width - left - _RIGHT)
+    out.boxes.append(Box("title", title, left, 6, left + text_width(title), 22))
+    # Step labels: greedy lines above the rows.
+    tiers: list[float] = []  # the right end of the last label on each line
+    placed: list[tuple[int, float, str]] = []
+    for ts, label in sorted(timeline.steps):
+        w = text_width(label)
+        x0 = out.x(ts, end) + 2
+        x0 = min(x0, width - 2 - w)
+        for tier, right in enumerate(tiers):
+            if x0 >= right + _GAP:
+                tiers[tier] = x0 + w
+                placed.append((tier, x0, label))
+                break
+        else:
+            if len(tiers) < MAX_TIERS:
+                tiers.append(x0 + w)
+                placed.append((len(tiers) - 1, x0, label))
+            else:
+                out.dropped_steps += 1
+    first_tier = 28.0
+    for tier, x0, label in placed:
+        y0 = first_tier + tier * _TIER_PX
+        out.boxes.append(Box("step", label, x0, y0, x0 + text_width(label), y0 + _TIER_PX - 2))
+    out.top = first_tier + len(tiers) * _TIER_PX + 6
+    for i, row in enumerate(rows):
+        name = _fit(row, left - 8)
+        y = out.top + i * _ROW + _ROW / 2 - 7
+        out.boxes.append(Box("row", name, 4, y, 4 + text_width(name), y + 14))
+    axis_y = out.top + _ROW * len(rows) + 4
+    out.height = int(axis_y + 26)
+    last_right = -1.0
+    for tick in axis_ticks_ms(end):
+        text = f"{tick / 1000:g} s"
+        centre, w = out.x(tick, end), text_width(text)
+        x0 = min(max(centre - w / 2, 1), width - 1 - w)
+        if x0 < last_right + _GAP:
+            continue
+        out.boxes.append(Box("tick", text, x0, axis_y + 8, x0 + w, axis_y + 22))
+        last_right = x0 + w
+    return out
 
 
 def _colour(index: int, total: int) -> str:
@@ -187,33 +315,45 @@ def _colour(index: int, total: int) -> str:
     return f"hsl({hue:.0f},65%,45%)"
 
 
-def _x(ts: int, end: int) -> float:
-    return _LEFT + (_WIDTH - _LEFT - 20) * (ts / end if end else 0.0)
-
-
-def _svg(timeline: Timeline) -> str:
+def _svg(timeline: Timeline, width: int = _WIDTH) -> str:
     rows = [*timeline.rows, "unowned"]
     end = max(timeline.end_ms, 1)
-    height = _TOP + _ROW * len(rows) + 40
+    plan = layout(timeline, width)
+    height, left, top = plan.height, plan.left, plan.top
+    plot_w = width - left - _RIGHT
     lanes = len(timeline.partitions) <= MAX_LANES
     index = {tp: i for i, tp in enumerate(timeline.partitions)}
     lane_h = (_ROW - 8) / max(len(timeline.partitions), 1)
     out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{_WIDTH}" height="{height}" '
-        'font-family="sans-serif" font-size="11">',
-        f'<text x="{_LEFT}" y="20" font-size="14">{html.escape(timeline.title)}</text>',
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'font-family="sans-serif" font-size="{_FONT_PX}">',
     ]
-    row_y = {row: _TOP + i * _ROW for i, row in enumerate(rows)}
-    for row, y in row_y.items():
-        out.append(f'<text x="4" y="{y + _ROW / 2 + 4:.1f}">{html.escape(row)}</text>')
+    for box in plan.boxes:
+        if box.kind == "title":
+            out.append(
+                f'<text x="{box.x0:.1f}" y="{box.y1 - 4:.1f}" font-size="{_FONT_PX}" '
+                f'font-weight="bold">{html.escape(box.text)}<title>'
+                f"{html.escape(timeline.title)}</title></text>"
+            )
+        elif box.kind in ("row", "step"):
+            out.append(
+                f'<text x="{box.x0:.1f}" y="{box.y1 - 3:.1f}">{html.escape(box.text)}</text>'
+            )
+        else:
+            out.append(
+                f'<text x="{(box.x0 + box.x1) / 2:.1f}" y="{box.y1 - 3:.1f}" '
+                f'text-anchor="middle">{html.escape(box.text)}</text>'
+            )
+    row_y = {row: top + i * _ROW for i, row in enumerate(rows)}
+    for y in row_y.values():
         out.append(
-            f'<rect x="{_LEFT}" y="{y + 4}" width="{_WIDTH - _LEFT - 20}" height="{_ROW - 8}" '
+            f'<rect x="{left:.1f}" y="{y + 4:.1f}" width="{plot_w:.1f}" height="{_ROW - 8}" '
             'fill="#f4f4f4"/>'
         )
     if lanes:
         for seg in [*timeline.segments, *timeline.idle]:
             lane_y = row_y[seg.row] + 4 + index.get(seg.partition, 0) * lane_h
-            x0, x1 = _x(seg.start_ms, end), _x(seg.end_ms, end)
+            x0, x1 = plan.x(seg.start_ms, end), plan.x(seg.end_ms, end)
             if seg.row == "unowned":
                 colour = "#d62728"
             elif seg.serving:
@@ -229,28 +369,29 @@ def _svg(timeline: Timeline) -> str:
     else:
         for row, points in _counts(timeline).items():
             y = row_y[row]
-            top: float = max((c for _, c in points), default=1) or 1
+            most: float = max((c for _, c in points), default=1) or 1
             path = " ".join(
-                f"{_x(t, end):.1f},{y + _ROW - 4 - (_ROW - 8) * c / top:.1f}" for t, c in points
+                f"{plan.x(t, end):.1f},{y + _ROW - 4 - (_ROW - 8) * c / most:.1f}"
+                for t, c in points
             )
             out.append(f'<polyline points="{path}" fill="none" stroke="#1f77b4"/>')
+    axis_y = top + _ROW * len(rows) + 4
     for ts, label in timeline.steps:
-        x = _x(ts, end)
+        x = plan.x(ts, end)
         out.append(
-            f'<line x1="{x:.1f}" y1="{_TOP}" x2="{x:.1f}" y2="{height - 30}" '
-            'stroke="#333" stroke-dasharray="4,3"/>'
+            f'<line x1="{x:.1f}" y1="{top - 4:.1f}" x2="{x:.1f}" y2="{axis_y:.1f}" '
+            f'stroke="#333" stroke-dasharray="4,3"><title>{html.escape(label)} at '
+            f"{ts / 1000:g} s</title></line>"
         )
-        out.append(f'<text x="{x + 2:.1f}" y="{height - 18}">{html.escape(label)}</text>')
-    # A time axis: a tick and a label at every round number of seconds (at most ~10).
-    axis_y = height - 30
     out.append(
-        f'<line x1="{_LEFT}" y1="{axis_y}" x2="{_x(end, end):.1f}" y2="{axis_y}" stroke="#333"/>'
+        f'<line x1="{left:.1f}" y1="{axis_y:.1f}" x2="{plan.x(end, end):.1f}" '
+        f'y2="{axis_y:.1f}" stroke="#333"/>'
     )
     for tick in axis_ticks_ms(end):
-        x = _x(tick, end)
+        x = plan.x(tick, end)
         out.append(
-            f'<line x1="{x:.1f}" y1="{axis_y}" x2="{x:.1f}" y2="{axis_y + 4}" stroke="#333"/>'
-            f'<text x="{x:.1f}" y="{height - 4}" text-anchor="middle">{tick / 1000:g} s</text>'
+            f'<line x1="{x:.1f}" y1="{axis_y:.1f}" x2="{x:.1f}" y2="{axis_y + 4:.1f}" '
+            'stroke="#333"/>'
         )
     out.append("</svg>")
     return "\n".join(out)
@@ -309,9 +450,10 @@ def _caption(lanes: bool) -> str:
     )
 
 
-def to_svg(timeline: Timeline) -> str:
-    """The picture alone, as an inline SVG element (``compare --html`` puts three side by side)."""
-    return _svg(timeline)
+def to_svg(timeline: Timeline, width: int = _WIDTH) -> str:
+    """The picture alone, as an inline SVG element ``width`` px wide (``compare --html``
+    stacks three at ``COMPARE_WIDTH``)."""
+    return _svg(timeline, width)
 
 
 def to_html(timeline: Timeline) -> str:

@@ -20,7 +20,10 @@ with examples is ``docs/testing-harness.md``.
 ``Broker`` is the exception, and lives apart in ``regroup.testing.broker``: a
 real server on a socket for tests of real Kafka clients, with fault injection
 (``docs/testing.md``). It is imported on first use of ``regroup.testing.Broker``
-only, so importing the sans-IO harness never loads the server.
+(or ``ControlError``) only, so importing the sans-IO harness never loads the server.
+``GroupDriver`` (``regroup.testing.driver``), the other exception, runs a real
+client's poll loop in a thread and records what the application saw; it too is
+imported on first use.
 """
 
 from typing import TYPE_CHECKING, Any
@@ -45,13 +48,17 @@ from regroup.testing.group import (
 from regroup.testing.listener import RecordingListener
 
 if TYPE_CHECKING:
-    from regroup.testing.broker import Broker
+    from regroup.testing.broker import Broker, ControlError
+    from regroup.testing.driver import AppView, GroupDriver
 
 __all__ = [
+    "AppView",
     "Broker",
     "Call",
     "ConfigLike",
+    "ControlError",
     "CoordinatorTestContext",
+    "GroupDriver",
     "GroupNotStableError",
     "InProcessGroup",
     "InvariantViolation",
@@ -67,9 +74,18 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    """``Broker`` on first use (PEP 562): the server loads only when a test asks for it."""
+    """``Broker`` and ``ControlError`` on first use (PEP 562): the server loads only when a
+    test asks for it."""
     if name == "Broker":
         from regroup.testing.broker import Broker
 
         return Broker
+    if name == "ControlError":
+        from regroup.testing.broker import ControlError
+
+        return ControlError
+    if name in ("GroupDriver", "AppView"):
+        from regroup.testing import driver
+
+        return getattr(driver, name)
     raise AttributeError(f"module 'regroup.testing' has no attribute {name!r}")

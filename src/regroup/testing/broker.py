@@ -37,7 +37,7 @@ broker's lines to a file in Kafka's ``server.log`` layout.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -66,6 +66,19 @@ TEST_CONFIGS: Mapping[str, object] = {
 _CALL_TIMEOUT_S = 30.0
 
 
+def _topic_counts(
+    topics: Mapping[str, int] | Iterable[str] | None, default_partitions: int
+) -> dict[str, int]:
+    """``{"orders": 3}`` as given; ``["orders", "payments"]`` with ``default_partitions`` each."""
+    if topics is None:
+        return {}
+    if isinstance(topics, str | bytes):
+        raise ControlError(f"topics is a list of names or a mapping, not one name: {topics!r}")
+    if isinstance(topics, Mapping):
+        return dict(topics)
+    return dict.fromkeys(topics, default_partitions)
+
+
 class Broker:
     """A one-node Kafka cluster with regroup's coordinator, on a free port, for one test.
 
@@ -76,7 +89,7 @@ class Broker:
     def __init__(
         self,
         *,
-        topics: Mapping[str, int] | None = None,
+        topics: Mapping[str, int] | Iterable[str] | None = None,
         configs: Mapping[str, object] | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
@@ -84,7 +97,20 @@ class Broker:
         auto_create_topics: bool = True,
         data_dir: Path | None = None,
         log_file: Path | None = None,
+        brokers: int = 1,
+        racks: Sequence[str] = (),
+        seed: int | None = None,
     ) -> None:
+        """``topics``: partition counts by name, or names alone (``default_partitions``
+        each). ``seed``: the coordinator's randomness, so classic member ids (the
+        coordinator's to choose) are the same every run for the same sequence of joins;
+        ``None`` draws one. KIP-848 member ids are the client's (``regroup.server``
+        takes what the client sends), so a seed cannot fix them."""
+        if seed is not None and data_dir is not None:
+            raise ControlError(
+                "seed with data_dir would draw the member ids already in the store again "
+                "after a restart: use one or the other"
+            )
         try:
             config = GroupCoordinatorConfig.from_properties({**TEST_CONFIGS, **(configs or {})})
         except InvalidConfigError as exc:
@@ -97,8 +123,11 @@ class Broker:
             auto_create_topics=auto_create_topics,
             default_partitions=default_partitions,
             control=True,
+            brokers=brokers,
+            racks=tuple(racks),
+            seed=seed,
         )
-        self._topics = dict(topics or {})
+        self._topics = _topic_counts(topics, default_partitions)
         self._background: BackgroundServer | None = None
         self._log_file = log_file
         self._log_handler: logging.Handler | None = None
@@ -157,8 +186,12 @@ class Broker:
 
     @property
     def bootstrap(self) -> str:
-        """``host:port``: the clients' ``bootstrap.servers``."""
-        return self._running().bootstrap
+        """``host:port`` (with several brokers, every broker's, comma-separated): the
+        clients' ``bootstrap.servers``."""
+        brokers = self.server.brokers
+        if brokers is None:
+            return self._running().bootstrap
+        return ",".join(f"{n.host}:{n.port}" for n in brokers.nodes)
 
     @property
     def server(self) -> RegroupServer:
@@ -198,10 +231,26 @@ class Broker:
         self.call(self._control.create_topic, name, partitions)
 
     def produce(
-        self, topic: str, records: Sequence[str | bytes], *, partition: int | None = None
+        self,
+        topic: str,
+        records: Sequence[str | bytes],
+        *,
+        partition: int | None = None,
+        keys: Sequence[str | bytes | None] | None = None,
+        headers: Sequence[Mapping[str, str | bytes | None] | Sequence[Any] | None] | None = None,
     ) -> dict[int, int]:
-        """Append record values (to ``partition``, else round-robin); base offset per partition."""
-        return self.call(self._control.produce, topic, list(records), partition)
+        """Append record values, record ``i`` with ``keys[i]`` and ``headers[i]`` when given
+        (headers: ``{"name": "value"}`` or ``[("name", b"value"), ...]``). To ``partition``;
+        else a keyed record goes where Kafka's default partitioner (murmur2) puts it, the
+        others round-robin. The base offset per partition."""
+        return self.call(
+            self._control.produce,
+            topic,
+            list(records),
+            partition,
+            None if keys is None else list(keys),
+            None if headers is None else list(headers),
+        )
 
     def configs(self) -> dict[str, Any]:
         return self.call(self._control.configs)
@@ -215,9 +264,23 @@ class Broker:
 
     # -- request faults (librdkafka's mock: rd_kafka_mock_push_request_errors, ...) --------------
 
-    def push_request_errors(self, api: str | int, *errors: str | int) -> None:
-        """The next ``len(errors)`` requests of ``api`` get these errors, in order (0: served)."""
-        self.call(self._control.push_request_errors, api, list(errors))
+    def push_request_errors(
+        self,
+        api: str | int,
+        *errors: str | int,
+        rtt_ms: Sequence[int] | int | None = None,
+        broker: int | None = None,
+    ) -> None:
+        """The next ``len(errors)`` requests of ``api`` get these errors, in order (0: served).
+
+        ``rtt_ms``: each answer (an error, or the served response for a 0) leaves this
+        much later: one delay per error, or one for all (librdkafka's
+        ``rd_kafka_mock_broker_push_request_error_rtts``). ``broker``: only requests that
+        broker receives (``None``: the next on any broker). With either, the entries are
+        taken before the plain pushed errors, a broker's own before any broker's.
+        """
+        rtts = list(rtt_ms) if isinstance(rtt_ms, Sequence) else rtt_ms
+        self.call(self._control.push_request_errors, api, list(errors), rtts, broker)
 
     def set_request_error(
         self, api: str | int, error: str | int | None, *, duration_ms: int | None = None
@@ -291,6 +354,40 @@ class Broker:
 
     def resume_timers(self) -> None:
         self.call(self._control.resume_timers)
+
+    # -- several brokers (``Broker(brokers=N)``; ``regroup.server.cluster``) ----------------------
+
+    def brokers(self) -> dict[str, Any]:
+        """Every broker (id, host, port, rack, running) and the ``__consumer_offsets``
+        partitions each leads."""
+        return self.call(self._control.brokers)
+
+    def stop_broker(self, broker: int) -> dict[str, Any]:
+        """Stop one broker as Kafka's controlled shutdown does: its connections close, its
+        leaderships move to live brokers, and the groups it coordinated are loaded by their
+        new coordinators. What moved."""
+        return self._await(self.call(self._control.broker_stop, broker), 10.0)
+
+    def start_broker(self, broker: int) -> dict[str, Any]:
+        """Start a stopped broker again, on the same port."""
+        return self._await(self.call(self._control.broker_start, broker), 10.0)
+
+    def broker_outage(self, broker: int, seconds: float) -> dict[str, Any]:
+        """Stop ``broker`` now and start it again ``seconds`` later; returns once it is
+        stopped, with what moved."""
+        return self._await(self.call(self._control.broker_outage, broker, seconds), 10.0)
+
+    def coordinator_of(self, group_id: str) -> int:
+        """The broker coordinating ``group_id`` now (-1 while none can)."""
+        return self.call(self._control.coordinator_of, group_id)
+
+    def move_coordinator(self, group_id: str, broker: int) -> dict[str, Any]:
+        """Move the group's ``__consumer_offsets`` partition (every group on it) to ``broker``."""
+        return self.call(self._control.move_coordinator, group_id, broker)
+
+    def move_leader(self, topic: str, partition: int, broker: int) -> dict[str, Any]:
+        """Make ``broker`` the leader of ``topic``-``partition`` (its leader epoch grows)."""
+        return self.call(self._control.move_leader, topic, partition, broker)
 
     # -- inspection and waits ---------------------------------------------------------------------
 

@@ -17,6 +17,10 @@ The plugin imports the server only when a fixture is used, so a project that
 installs regroup pays nothing at pytest's start (importing the server also
 imports kio, whose types build hypothesis strategies on import).
 
+* ``regroup_driver``: a factory of started ``GroupDriver`` objects on the test's
+  ``regroup_broker`` (``regroup_driver("kafka-python", "my-group", ["orders"])``),
+  each stopped after the test.
+
 Waiting for a group is a ``Broker`` method: ``wait_for_stable(group_id,
 members=2)`` and ``wait_for_assignment(group_id, {"orders": [0, 1]},
 client_id="app")`` block until it holds, or raise ``ControlError`` saying what
@@ -25,15 +29,16 @@ was last seen (docs/testing.md).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 if TYPE_CHECKING:  # the server loads when a fixture is used, not when pytest starts
     from regroup.testing.broker import Broker
+    from regroup.testing.driver import GroupDriver
 
-__all__ = ["regroup_broker", "regroup_broker_session"]
+__all__ = ["regroup_broker", "regroup_broker_session", "regroup_driver"]
 
 _MARK = "regroup_broker"
 
@@ -42,7 +47,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         f"{_MARK}(topics=None, configs=None, **options): topics, group configs and options "
-        "(default_partitions, auto_create_topics) of the test's regroup_broker",
+        "(default_partitions, auto_create_topics, seed) of the test's regroup_broker",
     )
 
 
@@ -78,3 +83,21 @@ def regroup_broker_session(_regroup_session_broker: Broker) -> Iterator[Broker]:
     broker = _regroup_session_broker
     yield broker
     broker.reset_faults()
+
+
+@pytest.fixture
+def regroup_driver(regroup_broker: Broker) -> Iterator[Callable[..., GroupDriver]]:
+    """``make(client, group_id, topics, **options)``: a started ``GroupDriver`` on the test's
+    broker (``GroupDriver``'s options); every one made is stopped after the test."""
+    from regroup.testing.driver import GroupDriver
+
+    made: list[GroupDriver] = []
+
+    def make(client: Any, group_id: str, topics: Sequence[str], **options: Any) -> GroupDriver:
+        driver = GroupDriver(client, regroup_broker.bootstrap, group_id, topics, **options)
+        made.append(driver)
+        return driver.start()
+
+    yield make
+    for driver in reversed(made):
+        driver.stop()

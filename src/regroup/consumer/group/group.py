@@ -134,15 +134,21 @@ class ConsumerGroup:
     dead: bool = False
     #: member epoch -> how many STABLE members are at it (the state in O(1)).
     stable_by_epoch: dict[int, int] = field(default_factory=dict, repr=False)
+    #: regex -> how many members subscribe through it (Kafka ``ConsumerGroup``'s
+    #: ``subscribedRegularExpressions``): a heartbeat asks about the group's regexes
+    #: without walking its members.
+    regex_subscriber_counts: dict[str, int] = field(default_factory=dict, repr=False)
     _journal: _Journal | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # Derived state is rebuilt here, whatever was passed in (``copy`` passes the
         # original's through ``replace``), so a copy never shares it with the original.
         self.stable_by_epoch = {}
+        self.regex_subscriber_counts = {}
         self._journal = None
         for member in self.members.values():
             self._count_stable(member, 1)
+            self._count_regex(member, 1)
 
     # -- the Group protocol of regroup.coordinator.group ------------------------------
 
@@ -276,7 +282,7 @@ class ConsumerGroup:
         return names
 
     def regex_subscribers(self, regex: str) -> int:
-        return sum(1 for m in self.members.values() if m.subscribed_topic_regex == regex)
+        return self.regex_subscriber_counts.get(regex, 0)
 
     # -- mutators: called by record replay only ----------------------------------------
 
@@ -327,6 +333,7 @@ class ConsumerGroup:
             return
         self._del_ordered(self.members, member_id)
         self._count_stable(old, -1)
+        self._count_regex(old, -1)
         self._release(old)
         self._drop_static(old)
 
@@ -462,6 +469,7 @@ class ConsumerGroup:
         """
         if old is not None:
             self._count_stable(old, -1)
+            self._count_regex(old, -1)
         if old is None or not (
             old.assigned_partitions == updated.assigned_partitions
             and old.partitions_pending_revocation == updated.partitions_pending_revocation
@@ -469,6 +477,7 @@ class ConsumerGroup:
             self._move_ownership(old, updated)
         self._set_item(self.members, updated.member_id, updated)
         self._count_stable(updated, 1)
+        self._count_regex(updated, 1)
         if updated.instance_id is not None:
             self._set_item(self.static_members, updated.instance_id, updated.member_id)
 
@@ -534,6 +543,17 @@ class ConsumerGroup:
             self._set_item(self.stable_by_epoch, member.member_epoch, count)
         else:
             self._del_item(self.stable_by_epoch, member.member_epoch)
+
+    def _count_regex(self, member: ConsumerGroupMember, delta: int) -> None:
+        """Keep ``regex_subscriber_counts`` (no zero counts, as ``stable_by_epoch``)."""
+        regex = member.subscribed_topic_regex
+        if not regex:
+            return
+        count = self.regex_subscriber_counts.get(regex, 0) + delta
+        if count:
+            self._set_item(self.regex_subscriber_counts, regex, count)
+        else:
+            self._del_item(self.regex_subscriber_counts, regex)
 
     def _drop_static(self, member: ConsumerGroupMember) -> None:
         if (

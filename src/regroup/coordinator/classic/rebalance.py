@@ -54,6 +54,7 @@ __all__ = [
     "answer_join",
     "answer_sync",
     "cancel_heartbeat",
+    "check_deletable",
     "complete_join",
     "create_group",
     "delete_group",
@@ -114,8 +115,7 @@ def delete_group(state: GroupCoordinatorState, group_id: str, now_ms: int) -> Co
     group = state.classic_group(group_id)
     if group is None:
         raise KafkaProtocolError(ErrorCode.GROUP_ID_NOT_FOUND)
-    if not group.is_in(ClassicGroupState.EMPTY) or group.pending_members:
-        raise KafkaProtocolError(ErrorCode.NON_EMPTY_GROUP)
+    check_deletable(group)
     out = CoordinatorResult()
     transition(group, ClassicGroupState.DEAD, now_ms, out)
     state.timer.cancel(join_key(group_id))
@@ -123,6 +123,16 @@ def delete_group(state: GroupCoordinatorState, group_id: str, now_ms: int) -> Co
     del state.groups[group_id]
     out.records.append(group_tombstone(group_id))
     return out
+
+
+def check_deletable(group: ClassicGroup) -> None:
+    """Kafka ``ClassicGroup.validateDeleteGroup``: only an Empty group (and, in regroup,
+    one with no pending member) may go; a Dead one is GROUP_ID_NOT_FOUND, any other
+    NON_EMPTY_GROUP."""
+    if group.is_in(ClassicGroupState.DEAD):
+        raise KafkaProtocolError(ErrorCode.GROUP_ID_NOT_FOUND)
+    if not group.is_in(ClassicGroupState.EMPTY) or group.pending_members:
+        raise KafkaProtocolError(ErrorCode.NON_EMPTY_GROUP)
 
 
 def on_loaded(

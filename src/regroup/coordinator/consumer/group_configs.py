@@ -17,9 +17,15 @@ KIP-848's design the group follows where they differ (``ConsumerSemantics``).
 from __future__ import annotations
 
 from collections.abc import Hashable
-from typing import Final
 
-from regroup.coordinator.config import ConsumerSemantics, InvalidConfigError
+from regroup.coordinator.config import (
+    HEARTBEAT_INTERVAL_CONFIG,
+    SEMANTICS_CONFIG,
+    SESSION_TIMEOUT_CONFIG,
+    ConsumerSemantics,
+    EffectiveGroupConfig,
+    InvalidConfigError,
+)
 from regroup.coordinator.consumer import records
 from regroup.coordinator.result import CoordinatorResult
 from regroup.coordinator.state import GroupCoordinatorState
@@ -38,40 +44,39 @@ __all__ = [
     "HEARTBEAT_INTERVAL_CONFIG",
     "SEMANTICS_CONFIG",
     "SESSION_TIMEOUT_CONFIG",
+    "EffectiveGroupConfig",
     "consumer_semantics",
+    "group_config",
     "handle_alter_configs",
     "handle_describe_configs",
     "heartbeat_interval_ms",
     "session_timeout_ms",
 ]
 
-SESSION_TIMEOUT_CONFIG: Final = "consumer.session.timeout.ms"
-HEARTBEAT_INTERVAL_CONFIG: Final = "consumer.heartbeat.interval.ms"
-SEMANTICS_CONFIG: Final = "regroup.consumer.semantics"
+
+def group_config(state: GroupCoordinatorState, group_id: str) -> EffectiveGroupConfig:
+    """The group's effective configs (``EffectiveGroupConfig``), parsed once per change."""
+    overrides = state.consumer.group_configs.get(group_id)
+    parsed = state.consumer.effective_configs.get(group_id)
+    if parsed is None or parsed.overrides is not overrides or parsed.broker is not state.config:
+        parsed = EffectiveGroupConfig.parse(overrides, state.config)
+        state.consumer.effective_configs[group_id] = parsed
+    return parsed
 
 
 def consumer_semantics(state: GroupCoordinatorState, group_id: str) -> ConsumerSemantics:
     """The group's ``regroup.consumer.semantics``: its override, else the broker's."""
-    override = state.consumer.group_configs.get(group_id, {}).get(SEMANTICS_CONFIG)
-    if override is not None:
-        return ConsumerSemantics.parse(override)
-    return state.config.consumer_semantics
+    return group_config(state, group_id).semantics
 
 
 def session_timeout_ms(state: GroupCoordinatorState, group_id: str) -> int:
     """The group's session timeout: its override, else ``group.consumer.session.timeout.ms``."""
-    override = state.consumer.group_configs.get(group_id, {}).get(SESSION_TIMEOUT_CONFIG)
-    if override is not None:
-        return int(override)
-    return state.config.group_consumer_session_timeout_ms
+    return group_config(state, group_id).session_timeout_ms
 
 
 def heartbeat_interval_ms(state: GroupCoordinatorState, group_id: str) -> int:
     """The group's heartbeat interval: its override, else the broker's."""
-    override = state.consumer.group_configs.get(group_id, {}).get(HEARTBEAT_INTERVAL_CONFIG)
-    if override is not None:
-        return int(override)
-    return state.config.group_consumer_heartbeat_interval_ms
+    return group_config(state, group_id).heartbeat_interval_ms
 
 
 def _bounds(state: GroupCoordinatorState) -> dict[str, tuple[int, int, int]]:

@@ -97,7 +97,7 @@ from regroup.coordinator.consumer.fencing import (
     schedule_session,
     throw_if_instance_id_is_fenced,
 )
-from regroup.coordinator.consumer.group_configs import consumer_semantics, heartbeat_interval_ms
+from regroup.coordinator.consumer.group_configs import group_config
 from regroup.coordinator.consumer.rebalance import (
     bump_epoch,
     configured_assignors,
@@ -261,7 +261,8 @@ def _heartbeat(
     state = txn.state
     existing = state.groups.get(req.group_id)
     known = existing.member(req.member_id) if isinstance(existing, ConsumerGroup) else None
-    semantics = consumer_semantics(state, req.group_id)
+    config = group_config(state, req.group_id)
+    semantics = config.semantics
     validate_request(
         req,
         configured_assignors(state),
@@ -358,7 +359,7 @@ def _heartbeat(
         error_code=error,
         member_id=member_id,
         member_epoch=current.member_epoch,
-        heartbeat_interval_ms=heartbeat_interval_ms(state, req.group_id),
+        heartbeat_interval_ms=config.heartbeat_interval_ms,
         assignment=(
             ConsumerGroupHeartbeatAssignment(
                 assignment_to_topic_partitions(current.assigned_partitions)

@@ -53,7 +53,7 @@ def regex_key(group_id: str) -> str:
 
 
 def _subscribed_regexes(group: ConsumerGroup) -> set[str]:
-    return {m.subscribed_topic_regex for m in group.members.values() if m.subscribed_topic_regex}
+    return set(group.regex_subscriber_counts)
 
 
 def maybe_schedule_refresh(
@@ -70,13 +70,13 @@ def maybe_schedule_refresh(
     under an authorizer this one's). ``context``: the heartbeat's ``may_describe_topic``,
     which the refresh resolves under (none under an authorizer: no refresh)."""
     group = state.consumer_group(group_id)
-    if group is None:
+    # Every heartbeat asks; a group that subscribes by no regex answers at once.
+    if group is None or not group.regex_subscriber_counts:
         return
     authorized = state.consumer.topic_authorization
     if authorized and context is None:
         return
-    regexes = _subscribed_regexes(group)
-    if not regexes or state.timer.is_scheduled(regex_key(group_id)):
+    if state.timer.is_scheduled(regex_key(group_id)):
         return
     resolved = group.resolved_regexes
     if resolved:
@@ -86,7 +86,7 @@ def maybe_schedule_refresh(
     if authorized:
         version = state.consumer.metadata_version
         required = required or any(r.version < version for r in resolved.values())
-    if not required and regexes <= set(resolved):
+    if not required and group.regex_subscriber_counts.keys() <= resolved.keys():
         return
     state.timer.schedule(
         regex_key(group_id), now_ms, lambda now: _refresh_landed(state, group_id, now, context)

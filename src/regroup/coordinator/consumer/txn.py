@@ -46,12 +46,13 @@ class ConsumerTxn:
         self.may_describe_topic: Callable[[str], bool] | None = None
         existing = state.groups.get(group_id)
         self._original = existing if isinstance(existing, ConsumerGroup) else None
-        if self._original is not None:
-            self._original.start_journal()
+        #: The group's undo journal is started by the first write: most heartbeats
+        #: write nothing, and only replay changes a group.
+        self._journaling = False
         self._existed = existing is not None
-        configs = state.consumer.group_configs
-        self._configs = dict(configs.get(group_id, {}))
-        self._had_configs = group_id in configs
+        # Replay replaces a group's config map whole, never edits it: keeping the
+        # map itself is enough to put it back.
+        self._configs = state.consumer.group_configs.get(group_id)
         self.state_before = existing.state_name() if isinstance(existing, ConsumerGroup) else None
 
     @property
@@ -59,6 +60,10 @@ class ConsumerTxn:
         return self.state.consumer_group(self.group_id)
 
     def write(self, *written: CoordinatorRecord) -> None:
+        if not self._journaling:
+            self._journaling = True
+            if self._original is not None:
+                self._original.start_journal()
         for record in written:
             self.result.records.append(record)
             records.replay(self.state, record)
@@ -74,7 +79,7 @@ class ConsumerTxn:
         elif not self._existed:
             groups.pop(self.group_id, None)
         configs = self.state.consumer.group_configs
-        if self._had_configs:
+        if self._configs is not None:
             configs[self.group_id] = self._configs
         else:
             configs.pop(self.group_id, None)
@@ -82,8 +87,17 @@ class ConsumerTxn:
 
     def finish(self) -> CoordinatorResult:
         """The result, with a ``group_state_changed`` event when the derived state moved."""
-        if self._original is not None:
+        if self._journaling and self._original is not None:
             self._original.end_journal()
+        if (
+            not self._journaling
+            and not self.result.records
+            and self.state_before not in (None, "Empty", "Dead")
+            and self.state.groups.get(self.group_id) is self._original
+        ):
+            # Nothing written (a steady heartbeat): the group's state is the one this
+            # operation found, neither EMPTY nor gone, so no event and no expiration.
+            return self.result
         group = self.group
         # "Dead" only for a consumer group that is gone (not for a classic group left as is).
         gone = self._original is not None
@@ -123,6 +137,7 @@ def after_operation(
         kept = state.consumer
         kept.names.forget(group_id)
         kept.spec_cache.pop(group_id, None)
+        kept.effective_configs.pop(group_id, None)
         kept.in_flight.pop(group_id, None)
         state.timer.cancel(client_assign_key(group_id))
 

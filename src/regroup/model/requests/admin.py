@@ -1,9 +1,9 @@
-"""ListGroups and DescribeGroups: the admin view of groups of both types.
+"""ListGroups, DescribeGroups and DeleteGroups: the admin view of groups of both types.
 
 Kafka's message schemas (``ListGroupsRequest.json`` v5 with ``StatesFilter``
-(KIP-518) and ``TypesFilter`` (KIP-848); ``DescribeGroupsRequest.json``) in
-snake_case. Filters are matched case-insensitively, as Kafka does; an empty
-filter matches everything.
+(KIP-518) and ``TypesFilter`` (KIP-848); ``DescribeGroupsRequest.json``;
+``DeleteGroupsRequest.json``) in snake_case. Filters are matched
+case-insensitively, as Kafka does; an empty filter matches everything.
 """
 
 from __future__ import annotations
@@ -13,6 +13,9 @@ from dataclasses import dataclass
 from regroup.model.errors import ErrorCode
 
 __all__ = [
+    "DeleteGroupsRequest",
+    "DeleteGroupsResponse",
+    "DeletedGroup",
     "DescribeGroupsRequest",
     "DescribeGroupsResponse",
     "DescribedGroup",
@@ -77,4 +80,21 @@ class DescribedGroup:
 @dataclass(frozen=True, slots=True)
 class DescribeGroupsResponse:
     groups: tuple[DescribedGroup, ...]
+    throttle_time_ms: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteGroupsRequest:
+    groups_names: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DeletedGroup:
+    group_id: str
+    error_code: ErrorCode
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteGroupsResponse:
+    results: tuple[DeletedGroup, ...]
     throttle_time_ms: int = 0

@@ -33,8 +33,12 @@ from typing import Any
 
 from regroup.model.errors import ErrorCode, KafkaProtocolError
 from regroup.model.uuid import Uuid
+from regroup.server.cluster.leader_epochs import ADVERTISED_RANGE as OFFSET_FOR_LEADER_EPOCH_RANGE
+from regroup.server.cluster.topology import NO_LEADER, Node, Topology
 from regroup.server.log.partitions import Log, TopicLog, check_client_batches
 from regroup.server.log.record_batch import LOG_OVERHEAD, ClientBatch
+from regroup.server.offsets_topic import DEFAULT_OFFSETS_PARTITIONS, is_internal
+from regroup.server.wire.api_keys import ApiKey
 from regroup.server.wire.codec import DecodedRequest, MalformedRequestError, response_class
 from regroup.server.wire.kio_build import build, ms, to_uuid
 from regroup.server.wire.versions import ADVERTISED
@@ -160,6 +164,10 @@ def unique_partitions(topics: Sequence[Any], by_id: bool) -> list[tuple[Any, lis
 class Cluster:
     """Answers the non-group APIs for a one-node cluster."""
 
+    #: ``offsets.topic.num.partitions``: the partitions ``__consumer_offsets`` is created
+    #: with when a Metadata request names it first (``regroup.server.offsets_topic``).
+    offsets_topic_num_partitions: int = DEFAULT_OFFSETS_PARTITIONS
+
     def __init__(
         self,
         log: Log,
@@ -184,6 +192,10 @@ class Cluster:
         #: Kafka's ``fetch.max.bytes``: the most record bytes in one Fetch response.
         self.fetch_max_bytes = fetch_max_bytes
         self._next_producer_id = int(time.time()) << 16
+        #: Several brokers in one process (``regroup.server.cluster``): who leads what, and
+        #: each node's address. ``None``: this node is the whole cluster.
+        self.topology: Topology | None = None
+        self.nodes: list[Node] = []
 
     # -- ApiVersions (18) ---------------------------------------------------------------
 
@@ -194,7 +206,7 @@ class Cluster:
                 "error_code": ErrorCode.NONE,
                 "api_keys": [
                     {"api_key": key, "min_version": low, "max_version": high}
-                    for key, (low, high) in sorted(ADVERTISED.items())
+                    for key, (low, high) in sorted(self._advertised().items())
                 ],
                 "throttle_time": 0,
                 "supported_features": (),
@@ -204,9 +216,18 @@ class Cluster:
             },
         )
 
+    def _advertised(self) -> dict[int, tuple[int, int]]:
+        """``ADVERTISED``; several brokers add OffsetForLeaderEpoch, which their leader
+        epochs need (``regroup.server.cluster.leader_epochs``)."""
+        if self.topology is None:
+            return dict(ADVERTISED)
+        return {**ADVERTISED, ApiKey.OFFSET_FOR_LEADER_EPOCH: OFFSET_FOR_LEADER_EPOCH_RANGE}
+
     # -- Metadata (3) -------------------------------------------------------------------
 
     def _partitions(self, topic: TopicLog) -> list[dict[str, Any]]:
+        if self.topology is not None:
+            return self._cluster_partitions(topic, self.topology)
         node = self.node_id
         return [
             {
@@ -221,12 +242,75 @@ class Cluster:
             for index in range(len(topic.partitions))
         ]
 
+    @staticmethod
+    def _cluster_partitions(topic: TopicLog, topology: Topology) -> list[dict[str, Any]]:
+        """Each partition's leader and epoch, every broker a replica, the live ones in sync
+        (``regroup.server.cluster.topology``); LEADER_NOT_AVAILABLE while none is live."""
+        out = []
+        for index in range(len(topic.partitions)):
+            leader, epoch = topology.leader(topic.name, index)
+            replicas = topology.replicas(topic.name, index)
+            out.append(
+                {
+                    "error_code": ErrorCode.LEADER_NOT_AVAILABLE
+                    if leader == NO_LEADER
+                    else ErrorCode.NONE,
+                    "partition_index": index,
+                    "leader_id": leader,
+                    "leader_epoch": epoch,
+                    "replica_nodes": tuple(replicas),
+                    "isr_nodes": tuple(r for r in replicas if r in topology.live),
+                    "offline_replicas": tuple(r for r in replicas if r not in topology.live),
+                }
+            )
+        return out
+
+    def _brokers(self) -> tuple[list[dict[str, Any]], int]:
+        """Metadata's brokers (the live ones, as Kafka lists them) and its controller."""
+        topology = self.topology
+        if topology is None:
+            me = {"node_id": self.node_id, "host": self.host, "port": self.port, "rack": None}
+            return [me], self.node_id
+        live = [n for n in self.nodes if n.node_id in topology.live]
+        brokers = [
+            {"node_id": n.node_id, "host": n.host, "port": n.port, "rack": n.rack} for n in live
+        ]
+        return brokers, (live[0].node_id if live else -1)
+
+    def _coordinator(self, key: str) -> dict[str, Any]:
+        """FindCoordinator's answer for one group: its ``__consumer_offsets`` partition's
+        leader, or COORDINATOR_NOT_AVAILABLE while that partition has none (Kafka's
+        ``KafkaApis.getCoordinator``)."""
+        topology = self.topology
+        if topology is None:
+            return {
+                "node_id": self.node_id,
+                "host": self.host,
+                "port": self.port,
+                "error_code": ErrorCode.NONE,
+            }
+        leader = topology.coordinator(key)
+        if leader == NO_LEADER:
+            return {
+                "node_id": -1,
+                "host": "",
+                "port": -1,
+                "error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE,
+            }
+        found = self.nodes[leader]
+        return {
+            "node_id": found.node_id,
+            "host": found.host,
+            "port": found.port,
+            "error_code": ErrorCode.NONE,
+        }
+
     def _topic_entry(self, topic: TopicLog) -> dict[str, Any]:
         return {
             "error_code": ErrorCode.NONE,
             "name": topic.name,
             "topic_id": topic.topic_id,
-            "is_internal": False,
+            "is_internal": is_internal(topic.name),
             "partitions": self._partitions(topic),
             "topic_authorized_operations": -(2**31),
         }
@@ -257,7 +341,12 @@ class Cluster:
                     topic = self.log.topic(name)
                     if topic is None and allow_create and self.auto_create_topics:
                         try:
-                            topic = self.log.create_topic(name, self.default_partitions, save=False)
+                            partitions = (
+                                self.offsets_topic_num_partitions
+                                if is_internal(name)
+                                else self.default_partitions
+                            )
+                            topic = self.log.create_topic(name, partitions, save=False)
                             created.add(name)
                         except KafkaProtocolError as exc:
                             entries.append(self._missing(name, Uuid.ZERO, exc.code))
@@ -278,15 +367,14 @@ class Cluster:
                     ]
                 else:
                     self.on_topics_changed()
+        brokers, controller = self._brokers()
         return build(
             response_class(3, version),
             {
                 "throttle_time": 0,
-                "brokers": [
-                    {"node_id": self.node_id, "host": self.host, "port": self.port, "rack": None}
-                ],
+                "brokers": brokers,
                 "cluster_id": self.cluster_id,
-                "controller_id": self.node_id,
+                "controller_id": controller,
                 "topics": entries,
                 "cluster_authorized_operations": -(2**31),
             },
@@ -307,19 +395,19 @@ class Cluster:
 
     def find_coordinator(self, req: DecodedRequest) -> Any:
         body, version = req.body, req.api_version
-        me = {"node_id": self.node_id, "host": self.host, "port": self.port}
         if version < 4:
+            answer = self._coordinator(body.key)
             values: dict[str, Any] = {
                 "throttle_time": 0,
-                "error_code": ErrorCode.NONE,
+                "error_code": answer.pop("error_code"),
                 "error_message": None,
-                **me,
+                **answer,
             }
         else:
             values = {
                 "throttle_time": 0,
                 "coordinators": [
-                    {"key": key, **me, "error_code": ErrorCode.NONE, "error_message": None}
+                    {"key": key, **self._coordinator(key), "error_message": None}
                     for key in body.coordinator_keys
                 ],
             }
@@ -406,7 +494,7 @@ class Cluster:
         for topic_data in req.body.topic_data:
             for pdata in topic_data.partition_data:
                 partition = self.log.partition(topic_data.name, pdata.index)
-                if partition is not None and pdata.records:
+                if partition is not None and pdata.records and not is_internal(topic_data.name):
                     jobs.append(
                         ProduceCheck(
                             (topic_data.name, pdata.index),
@@ -436,6 +524,9 @@ class Cluster:
                 code, message, base = ErrorCode.NONE, None, -1
                 if partition is None:
                     code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                elif is_internal(topic_data.name):  # ``regroup.server.offsets_topic`` rule 4
+                    code = ErrorCode.INVALID_TOPIC_EXCEPTION
+                    message = f"Cannot append to internal topic {topic_data.name}"
                 elif pdata.records:
                     try:
                         before = partition.next_offset
@@ -503,7 +594,9 @@ class Cluster:
                         "error_code": code,
                         "timestamp": timestamp,
                         "offset": offset,
-                        "leader_epoch": 0,
+                        "leader_epoch": 0
+                        if self.topology is None
+                        else self.topology.leader(topic.name, p.partition_index)[1],
                     }
                 )
             topics.append({"name": topic.name, "partitions": partitions})

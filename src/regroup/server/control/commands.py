@@ -36,16 +36,23 @@ import asyncio
 import inspect
 import json
 import struct
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from regroup.coordinator.config import GroupCoordinatorConfig, InvalidConfigError
 from regroup.coordinator.result import CoordinatorResult
 from regroup.coordinator.service import GroupCoordinator
 from regroup.model.errors import KafkaProtocolError
+from regroup.server.cluster.brokers import Brokers
 from regroup.server.control import group_faults
 from regroup.server.control.faults import FaultError, RequestFaults
 from regroup.server.control.group_faults import GroupFaultError
+from regroup.server.control.records import (
+    ProducedRecord,
+    RecordValueError,
+    build_records,
+    partition_for_key,
+)
 from regroup.server.net.connection import ConnectionState, Served
 from regroup.server.wire.api_keys import ApiKey
 from regroup.server.wire.error_responses import UnsupportedErrorResponse
@@ -89,32 +96,37 @@ class _Closable(Protocol):
     def close(self) -> None: ...
 
 
+class _NodeOptions(Protocol):
+    @property
+    def node_id(self) -> int: ...
+
+
 class ControlledServer(Protocol):
     """What ``Control`` needs of ``app.RegroupServer`` (which it cannot import: no circles)."""
 
     coordinator: GroupCoordinator
     timers_paused: bool
+    #: Several brokers in one process (``regroup.server.cluster``), or ``None``.
+    brokers: Brokers | None
+
+    @property
+    def options(self) -> _NodeOptions: ...
 
     def now_ms(self) -> int: ...
     def control_refusal(self, conn: ConnectionState) -> str | None: ...
     def apply(self, result: CoordinatorResult) -> None: ...
     def set_timers_paused(self, paused: bool) -> None: ...
     def create_topic(self, name: str, partitions: int) -> None: ...
-    def append_local(self, topic: str, partition: int, values: list[bytes]) -> int: ...
+    def append_local(
+        self,
+        topic: str,
+        partition: int,
+        values: list[bytes],
+        keys: Sequence[bytes | None] = (),
+        headers: Sequence[Sequence[tuple[str, bytes | None]]] = (),
+    ) -> int: ...
     @property
     def connections(self) -> Iterable[_Closable]: ...
-
-
-def _values(records: Iterable[str | bytes]) -> list[bytes]:
-    out = []
-    for record in records:
-        if isinstance(record, str):
-            out.append(record.encode("utf-8"))
-        elif isinstance(record, bytes | bytearray):
-            out.append(bytes(record))
-        else:
-            raise ControlError(f"a record value is a str or bytes, got {type(record).__name__}")
-    return out
 
 
 class Control:
@@ -124,6 +136,7 @@ class Control:
         self.server = server
         self.faults = RequestFaults(server.now_ms)
         self.faults.private[CONTROL_KEY] = self.serve_wire
+        self.faults.node_ids = frozenset({server.options.node_id})
 
     # -- test data and configs ------------------------------------------------------------
 
@@ -134,23 +147,45 @@ class Control:
             raise ControlError(f"cannot create topic {name!r}: {exc}") from None
 
     def produce(
-        self, topic: str, records: Sequence[str | bytes], partition: int | None = None
+        self,
+        topic: str,
+        records: Sequence[str | bytes],
+        partition: int | None = None,
+        keys: Sequence[str | bytes | None] | None = None,
+        headers: Sequence[Any] | None = None,
     ) -> dict[int, int]:
-        """Append ``records`` (values); to ``partition``, or round-robin over the topic's
-        partitions. The base offset of the batch written to each partition."""
+        """Append ``records`` (values), with ``keys[i]`` and ``headers[i]`` when given: to
+        ``partition``, else a keyed record where Kafka's default partitioner puts it and
+        the others round-robin over the topic's partitions (``records``). The base
+        offset of the batch written to each partition."""
         image = self.server.coordinator.metadata.topic(topic)
         if image is None:
             raise ControlError(f"no topic {topic!r} (create it first)")
         count = image.partitions
-        values = _values(records)
-        by_partition: dict[int, list[bytes]] = {}
-        for index, value in enumerate(values):
-            p = index % count if partition is None else int(partition)
-            by_partition.setdefault(p, []).append(value)
+        try:
+            built = build_records(records, keys, headers)
+        except RecordValueError as exc:
+            raise ControlError(str(exc)) from None
+        by_partition: dict[int, list[ProducedRecord]] = {}
+        unkeyed = 0
+        for record in built:
+            if partition is not None:
+                p = int(partition)
+            elif record.key is not None:
+                p = partition_for_key(record.key, count)
+            else:
+                p, unkeyed = unkeyed % count, unkeyed + 1
+            by_partition.setdefault(p, []).append(record)
         out = {}
         for p, batch in sorted(by_partition.items()):
+            values = [r.value or b"" for r in batch]
             try:
-                out[p] = self.server.append_local(topic, p, batch)
+                if keys is None and headers is None:
+                    out[p] = self.server.append_local(topic, p, values)
+                else:
+                    out[p] = self.server.append_local(
+                        topic, p, values, [r.key for r in batch], [r.headers for r in batch]
+                    )
             except KeyError:
                 raise ControlError(f"no partition {topic}-{p}") from None
         return out
@@ -176,8 +211,24 @@ class Control:
 
     # -- request faults -------------------------------------------------------------------
 
-    def push_request_errors(self, api: str | int, errors: Sequence[str | int]) -> int:
-        return self.faults.push_request_errors(api, errors)
+    def push_request_errors(
+        self,
+        api: str | int,
+        errors: Sequence[str | int],
+        rtt_ms: Sequence[int] | int | None = None,
+        broker: int | None = None,
+    ) -> int:
+        """The next requests of ``api`` answer ``errors``, one each. With ``rtt_ms`` (one
+        delay per error, or one for all) or ``broker`` (only that broker's requests),
+        errors paired with delays: ``RequestFaults.push_request_error_rtts``."""
+        if rtt_ms is None and broker is None:
+            return self.faults.push_request_errors(api, errors)
+        if not isinstance(rtt_ms, int | None) and not all(isinstance(d, int) for d in rtt_ms):
+            raise ControlError(f"rtt_ms is a list of ints or one int, got {rtt_ms!r}")
+        if broker is not None and not isinstance(broker, int):
+            raise ControlError(f"broker is a broker id (an int), got {broker!r}")
+        delays = 0 if rtt_ms is None else rtt_ms
+        return self.faults.push_request_error_rtts(api, errors, delays, broker=broker)
 
     def set_request_error(
         self, api: str | int, error: str | int | None, duration_ms: int | None = None
@@ -358,6 +409,65 @@ class Control:
                 )
             await asyncio.sleep(_POLL_S)
 
+    # -- several brokers (``regroup.server.cluster.brokers``) ------------------------------
+
+    def _brokers(self) -> Brokers:
+        brokers = self.server.brokers
+        if brokers is None:
+            raise ControlError("this server is one broker: start it with --brokers N (N > 1)")
+        return brokers
+
+    def _cluster_call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        try:
+            return fn(*args)
+        except ValueError as exc:
+            raise ControlError(str(exc)) from None
+
+    async def _cluster_wait(self, pending: Awaitable[Any]) -> Any:
+        try:
+            return await pending
+        except ValueError as exc:
+            raise ControlError(str(exc)) from None
+
+    def brokers(self) -> dict[str, Any]:
+        """Every broker: address, rack, running, the ``__consumer_offsets`` partitions it leads."""
+        return self._brokers().describe()
+
+    def broker_stop(
+        self, broker: int, keep: ConnectionState | None = None
+    ) -> Coroutine[Any, Any, Any]:
+        """Stop a broker: its connections close (but ``keep``, the control connection that
+        asked) and its leaderships move to live brokers."""
+        return self._cluster_wait(self._brokers().stop_broker(int(broker), keep))
+
+    def broker_start(self, broker: int) -> Coroutine[Any, Any, Any]:
+        """Start a stopped broker again on its port."""
+        return self._cluster_wait(self._brokers().start_broker(int(broker)))
+
+    def broker_outage(
+        self, broker: int, seconds: float, keep: ConnectionState | None = None
+    ) -> Coroutine[Any, Any, Any]:
+        """Stop a broker for ``seconds``, then start it again."""
+        outage = self._brokers().broker_outage(int(broker), float(seconds), keep)
+        return self._cluster_wait(outage)
+
+    def coordinator_of(self, group_id: str) -> int:
+        """The broker coordinating ``group_id`` (-1 while none can)."""
+        return int(self._brokers().coordinator_of(str(group_id)))
+
+    def move_coordinator(self, group_id: str, broker: int) -> dict[str, Any]:
+        """Move the group's ``__consumer_offsets`` partition (every group on it) to ``broker``."""
+        return dict(
+            self._cluster_call(self._brokers().move_coordinator, str(group_id), int(broker))
+        )
+
+    def move_leader(self, topic: str, partition: int, broker: int) -> dict[str, Any]:
+        """Make ``broker`` the leader of ``topic``-``partition``."""
+        moved = self._cluster_call(
+            self._brokers().move_leader, str(topic), int(partition), int(broker)
+        )
+        return dict(moved)
+
     # -- the wire channel ------------------------------------------------------------------
 
     def run(
@@ -372,7 +482,7 @@ class Control:
             )
         bound = getattr(self, method)
         kwargs = dict(args)
-        if command == "drop_connections":
+        if command in ("drop_connections", "broker_stop", "broker_outage"):
             kwargs["keep"] = conn
         try:
             inspect.signature(bound).bind(**kwargs)
@@ -441,6 +551,13 @@ COMMANDS: Mapping[str, str] = {
         "committed",
         "wait_for_stable",
         "wait_for_assignment",
+        "brokers",
+        "broker_stop",
+        "broker_start",
+        "broker_outage",
+        "coordinator_of",
+        "move_coordinator",
+        "move_leader",
     )
 }
 

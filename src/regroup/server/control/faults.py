@@ -20,7 +20,11 @@ without it pays nothing). For each request, in this order:
 4. the next pushed error of its API, if any, else the API's sticky error, is
    the whole answer (``error_responses``): the request is *not* served, as a
    broker that fails a request does not act on it; a pushed 0 (NONE) lets one
-   request through, as in librdkafka;
+   request through, as in librdkafka. Errors pushed with a delay each
+   (``push_request_error_rtts``) come first: those of the broker that received
+   the request, then those for any broker, then the plain pushed errors (as
+   librdkafka's broker error stacks come before its cluster's); such an answer,
+   error or served, leaves its entry's ``rtt_ms`` later;
 5. otherwise the server serves it, and the response waits the API's RTT.
 
 A request that cannot be decoded for steps 2-4 goes on to the server, which
@@ -50,6 +54,7 @@ from regroup.server.wire.versions import ADVERTISED, API_NAMES
 
 __all__ = [
     "FaultError",
+    "PairedError",
     "RequestFaults",
     "TrackedRequest",
     "api_key_of",
@@ -148,6 +153,19 @@ class TrackedRequest:
         return dataclasses.asdict(self) | {"fields": dict(self.fields)}
 
 
+@dataclass(frozen=True, slots=True)
+class PairedError:
+    """One entry of ``push_request_error_rtts``: an error (0: served) and its delay."""
+
+    code: int
+    rtt_ms: int
+    #: The broker whose requests it answers; ``None``: the next request on any broker.
+    broker: int | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"error": ErrorCode(self.code).name, "rtt_ms": self.rtt_ms, "broker": self.broker}
+
+
 @dataclass(slots=True)
 class _Sticky:
     code: int
@@ -167,6 +185,12 @@ class RequestFaults:
         self._tracked: list[TrackedRequest] | None = None
         #: API key -> what serves it instead of the server (``control``'s private key).
         self.private: dict[int, Callable[[ConnectionState, bytes], Served]] = {}
+        #: (broker id or ``None`` for any, API key) -> errors paired with delays, in order.
+        self._paired: dict[tuple[int | None, int], deque[PairedError]] = {}
+        #: The brokers a paired error may name, and the broker a connection is on: one
+        #: node here (``ServerOptions.node_id``); a cluster of several sets both.
+        self.node_ids: frozenset[int] = frozenset({0})
+        self.node_of: Callable[[ConnectionState], int] = lambda conn: min(self.node_ids)
         self.stats = {"errors_injected": 0, "delayed": 0, "fenced_answers": 0}
 
     # -- setting faults -------------------------------------------------------------------
@@ -179,6 +203,42 @@ class RequestFaults:
             check_supported(key, ADVERTISED.get(key, (0, 0))[1])
         self._pushed.setdefault(key, deque()).extend(codes)
         return len(self._pushed[key])
+
+    def push_request_error_rtts(
+        self,
+        api: str | int,
+        errors: Iterable[str | int],
+        rtt_ms: Iterable[int] | int,
+        *,
+        broker: int | None = None,
+    ) -> int:
+        """The next requests of ``api`` (on ``broker``, or on any broker when ``None``)
+        answer these codes, one each (0 serves the request), each answer ``rtt_ms``
+        later: ``rtt_ms`` has one delay per error, or one int for all of them.
+
+        librdkafka's ``rd_kafka_mock_broker_push_request_error_rtts`` (rdkafka_mock.c):
+        a stack per broker and API of (error, rtt) pairs, taken before the cluster's
+        errors, each delaying its response by its rtt on top of the broker's RTT.
+        How many paired entries the stack now holds.
+        """
+        key = api_key_of(api)
+        codes = [error_code_of(e) for e in errors]
+        if not codes:
+            raise FaultError("push at least one error (NONE serves a request)")
+        delays = [rtt_ms] * len(codes) if isinstance(rtt_ms, int) else [int(d) for d in rtt_ms]
+        if len(delays) != len(codes):
+            raise FaultError(f"{len(codes)} errors but {len(delays)} rtt_ms: give one per error")
+        if any(d < 0 for d in delays):
+            raise FaultError(f"an rtt_ms must be >= 0, got {min(delays)}")
+        if broker is not None and broker not in self.node_ids:
+            raise FaultError(
+                f"no broker {broker} (brokers: {', '.join(map(str, sorted(self.node_ids)))})"
+            )
+        if any(codes):
+            check_supported(key, ADVERTISED.get(key, (0, 0))[1])
+        stack = self._paired.setdefault((broker, key), deque())
+        stack.extend(PairedError(c, d, broker) for c, d in zip(codes, delays, strict=True))
+        return len(stack)
 
     def set_request_error(
         self, api: str | int, error: str | int | None, *, duration_ms: int | None = None
@@ -217,10 +277,13 @@ class RequestFaults:
         if api is None:
             self._pushed.clear()
             self._sticky.clear()
+            self._paired.clear()
         else:
             key = api_key_of(api)
             self._pushed.pop(key, None)
             self._sticky.pop(key, None)
+            for stack in [k for k in self._paired if k[1] == key]:
+                del self._paired[stack]
 
     def set_rtt(self, api: str | int | None, ms: int) -> None:
         """Responses to ``api`` (every API when ``None``) leave ``ms`` later; 0 removes it."""
@@ -259,6 +322,7 @@ class RequestFaults:
         """No fault left: no pushed or sticky error, no RTT, no fenced member, no tracking."""
         self._pushed.clear()
         self._sticky.clear()
+        self._paired.clear()
         self._rtt.clear()
         self._fenced.clear()
         self._tracked = None
@@ -278,13 +342,31 @@ class RequestFaults:
                 for k, s in self._sticky.items()
                 if s.until_ms is None or s.until_ms > now
             },
+            "pushed_rtts": self._pending_paired(),
             "rtt_ms": {("*" if k is None else API_NAMES[k]): ms for k, ms in self._rtt.items()},
             "fenced": sorted(self._fenced),
             "tracking": self._tracked is not None,
             **self.stats,
         }
 
+    def _pending_paired(self) -> dict[str, list[dict[str, Any]]]:
+        """Paired entries by API name: each broker's stack (by id), then any broker's."""
+        out: dict[str, list[dict[str, Any]]] = {}
+        order = sorted(self._paired, key=lambda bk: (bk[0] is None, bk[0] or 0, bk[1]))
+        for broker_key in order:
+            for entry in self._paired[broker_key]:
+                out.setdefault(API_NAMES[broker_key[1]], []).append(entry.to_json())
+        return out
+
     # -- serving ------------------------------------------------------------------------
+
+    def _paired_for(self, conn: ConnectionState, key: int) -> PairedError | None:
+        """The next paired entry for a request of ``key`` on ``conn``'s broker (step 4)."""
+        for broker in (self.node_of(conn), None):
+            stack = self._paired.get((broker, key))
+            if stack:
+                return stack.popleft()
+        return None
 
     def _error_for(self, key: int) -> int | None:
         queue = self._pushed.get(key)
@@ -325,6 +407,9 @@ class RequestFaults:
                 self._fenced.discard(member)
                 self.stats["fenced_answers"] += 1
                 return encode_error_response(decoded, int(ErrorCode.FENCED_MEMBER_EPOCH))
+        paired = self._paired_for(conn, key) if self._paired else None
+        if paired is not None:
+            return self._serve_paired(conn, body, paired, decoded, serve_now)
         code = self._error_for(key) if (self._pushed or self._sticky) else None
         if code:
             decoded = decoded or self._decode(body)
@@ -333,6 +418,31 @@ class RequestFaults:
                 return encode_error_response(decoded, code)
         served = serve_now(conn, body)
         delay = self._rtt.get(key, self._rtt.get(None, 0)) if self._rtt else 0
+        if delay:
+            self.stats["delayed"] += 1
+            return self._delayed(served, delay / 1000.0)
+        return served
+
+    def _serve_paired(
+        self,
+        conn: ConnectionState,
+        body: bytes,
+        paired: PairedError,
+        decoded: DecodedRequest | None,
+        serve_now: Callable[[ConnectionState, bytes], Served],
+    ) -> Served:
+        """A request answered by a paired entry: its error (not served) or served, either
+        way ``rtt_ms`` plus the API's RTT later."""
+        served: Served | None = None
+        if paired.code:
+            decoded = decoded or self._decode(body)
+            if decoded is not None:
+                self.stats["errors_injected"] += 1
+                served = encode_error_response(decoded, paired.code)
+        if served is None:
+            served = serve_now(conn, body)
+        key = _PREFIX.unpack_from(body, 0)[0]
+        delay = paired.rtt_ms + (self._rtt.get(key, self._rtt.get(None, 0)) if self._rtt else 0)
         if delay:
             self.stats["delayed"] += 1
             return self._delayed(served, delay / 1000.0)

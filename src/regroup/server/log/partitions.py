@@ -75,9 +75,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from kio.records.schema import NewRecordBatch, Record
+from kio.records.schema import NewRecordBatch, Record, RecordHeader
 from kio.records.writers import write_batch
 
+from regroup.brokerlog.partition import OFFSETS_TOPIC
 from regroup.model.errors import ErrorCode, KafkaProtocolError
 from regroup.model.metadata import MetadataImage, TopicImage
 from regroup.model.uuid import Uuid
@@ -245,9 +246,13 @@ def _write_durably(path: Path, data: bytes) -> None:
 
 
 def encode_batch(
-    values: Sequence[bytes | None], timestamp_ms: int, keys: Sequence[bytes | None] = ()
+    values: Sequence[bytes | None],
+    timestamp_ms: int,
+    keys: Sequence[bytes | None] = (),
+    headers: Sequence[Sequence[tuple[str, bytes | None]]] = (),
 ) -> bytes:
-    """One uncompressed v2 batch of ``values`` (kio.records), as a producer would send it."""
+    """One uncompressed v2 batch of ``values`` (kio.records), as a producer would send it;
+    record ``i`` has ``keys[i]`` and ``headers[i]`` when given (else no key, no headers)."""
     stamp = datetime.datetime.fromtimestamp(timestamp_ms / 1000, tz=datetime.UTC)
     record_cls: Any = Record
     batch_cls: Any = NewRecordBatch
@@ -258,7 +263,10 @@ def encode_batch(
             offset=index,
             key=keys[index] if index < len(keys) else None,
             value=value,
-            headers=(),
+            headers=tuple(
+                RecordHeader(key=name.encode("utf-8"), value=header)
+                for name, header in (headers[index] if index < len(headers) else ())
+            ),
         )
         for index, value in enumerate(values)
     )
@@ -295,6 +303,7 @@ class PartitionLog:
         "_last_offsets",
         "_path",
         "_size",
+        "fsync",
         "max_message_bytes",
         "next_offset",
         "start_offset",
@@ -310,6 +319,9 @@ class PartitionLog:
         self.max_message_bytes = max_message_bytes
         self._path = path
         self._size = 0
+        #: Whether an append is fsynced before it is acknowledged (rule 4); ``False`` for a
+        #: log whose records another store holds durably (``server.offsets_topic``).
+        self.fsync = True
         if path is not None:
             self._load(path)
 
@@ -453,7 +465,8 @@ class PartitionLog:
             with _open_for_append(self._path) as handle:
                 handle.write(data)
                 handle.flush()
-                os.fsync(handle.fileno())
+                if self.fsync:
+                    os.fsync(handle.fileno())
         except OSError as exc:
             try:
                 os.truncate(self._path, self._size)
@@ -655,8 +668,12 @@ class Log:
         return topic.partitions[index]
 
     def metadata_image(self) -> MetadataImage:
+        """The topics the group coordinator sees: all but ``__consumer_offsets``, so a
+        KIP-848 regular expression never resolves to the coordinator's own topic."""
         return MetadataImage.of(
-            TopicImage(t.topic_id, t.name, len(t.partitions)) for t in self.topics.values()
+            TopicImage(t.topic_id, t.name, len(t.partitions))
+            for t in self.topics.values()
+            if t.name != OFFSETS_TOPIC
         )
 
     def close(self) -> None:

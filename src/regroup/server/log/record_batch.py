@@ -191,6 +191,12 @@ def check_client_batch(
 
 def _varint(data: bytes, pos: int, end: int) -> tuple[int, int]:
     """A zig-zag varint (Kafka ``ByteUtils.readVarint``) at ``pos``; (value, next pos)."""
+    raw, pos = _varint_raw(data, pos, end)
+    return (raw >> 1) ^ -(raw & 1), pos
+
+
+def _varint_raw(data: bytes, pos: int, end: int) -> tuple[int, int]:
+    """The unsigned varint at ``pos`` before zig-zag decoding; (raw value, next pos)."""
     raw = shift = 0
     while True:
         if pos >= end or shift > 63:
@@ -199,7 +205,7 @@ def _varint(data: bytes, pos: int, end: int) -> tuple[int, int]:
         pos += 1
         raw |= (byte & 0x7F) << shift
         if byte < 0x80:
-            return (raw >> 1) ^ -(raw & 1), pos
+            return raw, pos
         shift += 7
 
 
@@ -231,33 +237,73 @@ def _walk_records(
     whose delta is not its index, or None. When ``spans`` is given (rule 4's second walk)
     each record adds four numbers to it: where its body starts and ends and where its
     offset delta varint starts and ends (flat, so that a million records make no million
-    objects for the garbage collector to walk)."""
+    objects for the garbage collector to walk).
+
+    This runs once per produced record, so the varints a record's fields mostly are (one
+    byte: attributes, a null key, no headers; two: a length under 8 KiB, an offset delta
+    under 8,192) are read inline, and ``_varint`` is called only for longer ones."""
     misplaced: tuple[int, int] | None = None
     for index in range(count):
         if pos >= end:
             raise _invalid(
                 f"Incorrect declared batch size, premature EOF reached: record {index} of {count}"
             )
-        length, pos = _varint(data, pos, end)
+        # The record's length.
+        byte = data[pos]
+        if byte < 0x80:
+            raw, pos = byte, pos + 1
+        elif pos + 1 < end and data[pos + 1] < 0x80:
+            raw, pos = (byte & 0x7F) | (data[pos + 1] << 7), pos + 2
+        else:
+            raw, pos = _varint_raw(data, pos, end)
+        length = (raw >> 1) ^ -(raw & 1)
         body_end = pos + length
         if length < 3 or body_end > end:
             raise _invalid(f"record {index} has length {length} beyond the batch")
-        at = pos + 1  # attributes
-        _, at = _varint(data, at, body_end)  # timestamp delta
+        # After the attributes byte, the timestamp delta: only its extent matters here.
+        at = stamp = pos + 1
+        while at < body_end and data[at] >= 0x80:
+            at += 1
+        if at >= body_end or at - stamp >= 10:
+            raise _invalid("Found invalid record structure: a truncated or overlong varint")
+        at += 1
         delta_start = at
-        delta, at = _varint(data, at, body_end)
+        if at < body_end and data[at] < 0x80:
+            raw, at = data[at], at + 1
+        elif at + 1 < body_end and data[at + 1] < 0x80:
+            raw, at = (data[at] & 0x7F) | (data[at + 1] << 7), at + 2
+        else:
+            raw, at = _varint_raw(data, at, body_end)
+        delta = (raw >> 1) ^ -(raw & 1)
         delta_end = at
-        at = _skip_bytes(data, at, body_end, "a key")
-        at = _skip_bytes(data, at, body_end, "a value")
-        headers, at = _varint(data, at, body_end)
-        if headers < 0:
-            raise _invalid(f"Found invalid number of record headers {headers}")
-        for _ in range(headers):
-            key_size, _ = _varint(data, at, body_end)
-            if key_size < 0:
-                raise _invalid(f"Invalid negative header key size {key_size}")
-            at = _skip_bytes(data, at, body_end, "a header key")
-            at = _skip_bytes(data, at, body_end, "a header value")
+        # The key and the value: a varint length and that many bytes (negative: null).
+        if at < body_end and data[at] == 1:  # a null key (zig-zag -1), the common case
+            at += 1
+        else:
+            at = _skip_bytes(data, at, body_end, "a key")
+        if at < body_end and data[at] < 0x80:
+            raw, at = data[at], at + 1
+        elif at + 1 < body_end and data[at + 1] < 0x80:
+            raw, at = (data[at] & 0x7F) | (data[at + 1] << 7), at + 2
+        else:
+            raw, at = _varint_raw(data, at, body_end)
+        size = (raw >> 1) ^ -(raw & 1)
+        if size > 0:
+            if at + size > body_end:
+                raise _invalid(f"Found invalid record structure: a value of {size} bytes")
+            at += size
+        if at < body_end and data[at] == 0:  # no headers, the common case
+            at += 1
+        else:
+            headers, at = _varint(data, at, body_end)
+            if headers < 0:
+                raise _invalid(f"Found invalid number of record headers {headers}")
+            for _ in range(headers):
+                key_size, _ = _varint(data, at, body_end)
+                if key_size < 0:
+                    raise _invalid(f"Invalid negative header key size {key_size}")
+                at = _skip_bytes(data, at, body_end, "a header key")
+                at = _skip_bytes(data, at, body_end, "a header value")
         if at != body_end:
             raise _invalid(
                 f"Invalid record size: expected to read {length} bytes in record payload, "

@@ -23,6 +23,10 @@ size prefix exceeds that cap closes it before a byte of its body is kept, so an
 unauthenticated client holds at most one capped frame of server memory.
 Rule 3: when the transport's write buffer is full (a client that does not
 read), no further request is served until it drains (``pause_writing``).
+Rule 4: the answers of the requests served from one read are written together,
+one ``send`` where there were as many as requests (a client that pipelines, or
+several members on one connection); answers past ``WRITE_TOGETHER_BYTES`` are
+written at once, so rule 3 still stops the serving in time.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Coroutine, Hashable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 if TYPE_CHECKING:
     from regroup.model.requests.classic import HeartbeatRequest
@@ -42,6 +46,7 @@ __all__ = [
     "CloseConnection",
     "ConnectionProtocol",
     "ConnectionState",
+    "HeartbeatMemo",
     "Interceptor",
     "Served",
     "Stopping",
@@ -51,6 +56,10 @@ logger = logging.getLogger("regroup.server")
 
 #: Stop reading from a client that sends far ahead of the answers.
 READ_PAUSE_BYTES = 1 << 20
+
+#: Rule 4: answers waiting to be written together are written once they reach this
+#: size (asyncio's default high-water mark of a transport's write buffer).
+WRITE_TOGETHER_BYTES = 64 * 1024
 
 #: After a failed login's answer, how long before the close: the client's unread bytes
 #: would otherwise reset the connection and lose the answer.
@@ -78,6 +87,41 @@ class Stopping(Exception):
     """The server is shutting down: parked requests end without an answer."""
 
 
+class HeartbeatMemo:
+    """The last heartbeats decoded on one connection, to decode each only once.
+
+    A member sends two kinds of heartbeat bytes (steady, and now and then its full
+    subscription), and a connection may carry tens of members (a client process with
+    many consumers, a load generator). At most ``MAX_ENTRIES`` of at most ``MAX_BYTES``
+    each (the oldest goes first), so a connection holds a bounded amount whatever its
+    clients send.
+    """
+
+    MAX_ENTRIES = 64
+    MAX_BYTES = 2048
+
+    __slots__ = ("_entries",)
+
+    def __init__(self) -> None:
+        self._entries: dict[bytes, tuple[bytes, RegroupHeartbeat | HeartbeatRequest]] = {}
+
+    def get(self, body: bytes) -> RegroupHeartbeat | HeartbeatRequest | None:
+        """The request decoded from a frame body equal to ``body`` but for the
+        correlation id (bytes 4-8), if remembered."""
+        found = self._entries.get(body[8:])
+        if found is None or found[0] != body[:4]:
+            return None
+        return found[1]
+
+    def put(self, body: bytes, request: RegroupHeartbeat | HeartbeatRequest) -> None:
+        if len(body) > self.MAX_BYTES:
+            return
+        entries = self._entries
+        if len(entries) >= self.MAX_ENTRIES:
+            del entries[next(iter(entries))]
+        entries[body[8:]] = (body[:4], request)
+
+
 @dataclass(eq=False, slots=True)
 class ConnectionState:
     """What the server keeps about a connection."""
@@ -86,9 +130,11 @@ class ConnectionState:
     host: str
     #: Tokens of the coordinator requests parked for this connection.
     parked: set[Hashable] = field(default_factory=set)
-    #: The last heartbeat (either protocol) decoded here: its api key and version
-    #: bytes, its bytes after the correlation id, and the decoded request.
-    last_heartbeat: tuple[bytes, bytes, RegroupHeartbeat | HeartbeatRequest] | None = None
+    #: The heartbeats (either protocol) decoded here lately, by their bytes after the
+    #: correlation id: their api key and version bytes and the decoded request. A
+    #: steady member repeats the same bytes but for the correlation id, and a
+    #: connection may carry several members (``HeartbeatMemo``).
+    heartbeats: HeartbeatMemo = field(default_factory=HeartbeatMemo)
     #: The listener, principal and SASL state (``regroup.server.security``), if configured.
     session: Any = None
     #: The client id of its first request; read only on a server with faults (``faults``).
@@ -161,8 +207,8 @@ class ConnectionProtocol(asyncio.Protocol):
     # -- asyncio callbacks -------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self._transport = transport
+        # A stream transport (uvloop's is one without subclassing ``asyncio.Transport``).
+        self._transport = transport = cast(asyncio.Transport, transport)
         if self._closed:  # closed by a stopping server between its accept and now
             transport.close()
             return
@@ -220,11 +266,18 @@ class ConnectionProtocol(asyncio.Protocol):
         self.close()
 
     def _serve_buffered(self) -> None:
-        """Serve every complete frame in the buffer until one must wait (rule 1)."""
+        """Serve every complete frame in the buffer until one must wait (rule 1).
+
+        The answers ready at once are written together when the buffer is served
+        (rule 4): one ``send`` for the several requests a client pipelined, instead
+        of one each.
+        """
         buffer = self._buffer
         server = self._server
         transport = self._transport
         assert transport is not None
+        ready: list[bytes] = []
+        ready_bytes = 0
         while not self._closed and self._inflight is None and not self._write_paused:
             if len(buffer) < 4:
                 break
@@ -241,12 +294,14 @@ class ConnectionProtocol(asyncio.Protocol):
                         size,
                         pre_auth.max_receive_size,
                     )
+                    self._write_ready(transport, ready)
                     self._bad_input()
                     return
             if not 8 <= size <= server.max_frame_bytes:
                 server.bad_input_log.warning(
                     "connection %d: bad frame size %d, closing", self._conn_id, size
                 )
+                self._write_ready(transport, ready)
                 self._bad_input()
                 return
             end = 4 + size
@@ -261,6 +316,7 @@ class ConnectionProtocol(asyncio.Protocol):
                 else:
                     served = faults.serve(self.state, body, server.serve_now)
             except CloseConnection as exc:
+                self._write_ready(transport, ready)
                 if exc.failed_login:
                     self._farewell(transport, exc.farewell)
                     return
@@ -269,13 +325,29 @@ class ConnectionProtocol(asyncio.Protocol):
             except Exception as exc:
                 # A bug, not the client's fault: still only this connection pays (rule 2).
                 server.bad_input_log.failure("connection %d: request failed", exc, self._conn_id)
+                self._write_ready(transport, ready)
                 self._bad_input()
                 return
             if isinstance(served, bytes):
-                transport.write(served)
+                ready.append(served)
+                ready_bytes += len(served)
+                if ready_bytes >= WRITE_TOGETHER_BYTES:
+                    # Big answers go at once, so that a full write buffer stops the
+                    # serving (rule 3) before answers pile up here.
+                    self._write_ready(transport, ready)
+                    ready_bytes = 0
             elif served is not None:
                 self._inflight = asyncio.get_running_loop().create_task(self._finish(served))
+        self._write_ready(transport, ready)
         self._flow_control(transport)
+
+    @staticmethod
+    def _write_ready(transport: asyncio.Transport, ready: list[bytes]) -> None:
+        """Rule 4: the answers served so far, in one write; ``ready`` is emptied."""
+        if not ready:
+            return
+        transport.write(ready[0] if len(ready) == 1 else b"".join(ready))
+        ready.clear()
 
     def _farewell(self, transport: asyncio.Transport, farewell: bytes | None) -> None:
         """A failed login: stop serving at once, and answer (if there is an answer) only

@@ -23,7 +23,9 @@ rules, as ``KafkaApis`` (4.x) applies them:
   TOPIC_AUTHORIZATION_FAILED with no members, so neither the topic's name nor its id
   leaves (Kafka's ``KafkaApis.handleConsumerGroupDescribe``);
 * ListGroups: every group with DESCRIBE on the CLUSTER, else only the groups the
-  principal may DESCRIBE.
+  principal may DESCRIBE;
+* DeleteGroups: DELETE on each GROUP, else that group's GROUP_AUTHORIZATION_FAILED
+  (Kafka's ``KafkaApis.handleDeleteGroupsRequest``).
 """
 
 from __future__ import annotations
@@ -102,6 +104,8 @@ def plan(check: Check, request: Any) -> Plan:
         return _describe(check, request.group_ids, _describe_consumer, "group_ids", request)
     if isinstance(request, admin.ListGroupsRequest):
         return _list_groups(check, request)
+    if isinstance(request, admin.DeleteGroupsRequest):
+        return _delete_groups(check, request)
     raise TypeError(f"no authorization rule for {type(request).__name__}")
 
 
@@ -278,6 +282,25 @@ def _describe(
         return dataclasses.replace(answer, groups=groups)
 
     return Plan(dataclasses.replace(request, **{field: allowed}), finish)
+
+
+def _delete_groups(check: Check, request: admin.DeleteGroupsRequest) -> Plan:
+    names = request.groups_names
+    allowed = tuple(g for g in names if check(AclOperation.DELETE, ResourceType.GROUP, g))
+    if len(allowed) == len(names):
+        return Plan(request, _same)
+
+    def finish(answer: admin.DeleteGroupsResponse) -> admin.DeleteGroupsResponse:
+        # Kafka answers the refused groups beside the coordinator's results.
+        answered = iter(answer.results)
+        results = tuple(
+            next(answered) if g in allowed else admin.DeletedGroup(g, GROUP_DENIED) for g in names
+        )
+        return dataclasses.replace(answer, results=results)
+
+    if not allowed:
+        return _deny(finish(admin.DeleteGroupsResponse(())))
+    return Plan(admin.DeleteGroupsRequest(allowed), finish)
 
 
 def _list_groups(check: Check, request: admin.ListGroupsRequest) -> Plan:

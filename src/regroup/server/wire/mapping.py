@@ -504,6 +504,24 @@ def _encode_describe_groups(version: int, requests: Sequence[Any], responses: Se
     )
 
 
+# -- DeleteGroups (42) ------------------------------------------------------------------------
+
+
+def _decode_delete_groups(req: DecodedRequest, host: str) -> list[object]:
+    return [admin.DeleteGroupsRequest(tuple(req.body.groups_names))]
+
+
+def _encode_delete_groups(version: int, requests: Sequence[Any], responses: Sequence[Any]) -> Any:
+    (r,) = responses
+    return build(
+        response_class(42, version),
+        {
+            "throttle_time": r.throttle_time_ms,
+            "results": [{"group_id": g.group_id, "error_code": g.error_code} for g in r.results],
+        },
+    )
+
+
 #: api key -> (decode, encode) for every API the coordinator serves.
 GROUP_APIS: dict[int, GroupApi] = {
     ApiKey.OFFSET_COMMIT: (_decode_commit, _encode_commit),
@@ -514,6 +532,7 @@ GROUP_APIS: dict[int, GroupApi] = {
     ApiKey.SYNC_GROUP: (_decode_sync, _encode_sync),
     ApiKey.DESCRIBE_GROUPS: (_decode_describe_groups, _encode_describe_groups),
     ApiKey.LIST_GROUPS: (_decode_list_groups, _encode_list_groups),
+    ApiKey.DELETE_GROUPS: (_decode_delete_groups, _encode_delete_groups),
     ApiKey.CONSUMER_GROUP_HEARTBEAT: (_decode_cg_heartbeat, _encode_cg_heartbeat),
     ApiKey.CONSUMER_GROUP_DESCRIBE: (_decode_cg_describe, _encode_cg_describe),
 }

@@ -85,6 +85,7 @@ API_NAMES: Mapping[int, str] = MappingProxyType(
         30: "CreateAcls",
         31: "DeleteAcls",
         36: "SaslAuthenticate",
+        42: "DeleteGroups",
         68: "ConsumerGroupHeartbeat",
         69: "ConsumerGroupDescribe",
         PREPARE_ASSIGNMENT_KEY: "ConsumerGroupPrepareAssignment",
@@ -116,6 +117,7 @@ ADVERTISED: Mapping[int, VersionRange] = MappingProxyType(
         30: (1, 3),  # CreateAcls
         31: (1, 3),  # DeleteAcls
         36: (0, 2),  # SaslAuthenticate (rule 5)
+        42: (0, 2),  # DeleteGroups: kafka-consumer-groups.sh --delete
         68: (0, 1),  # ConsumerGroupHeartbeat (rule 3)
         69: (0, 1),  # ConsumerGroupDescribe
     }
