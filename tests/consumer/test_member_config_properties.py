@@ -41,6 +41,15 @@ ACCEPTED: list[tuple[dict[str, Any], dict[str, Any]]] = [
     ({"enable.auto.commit": False}, {"enable_auto_commit": False}),
     ({"group.instance.id": "i-1"}, {"group_instance_id": "i-1"}),
     ({"group.remote.assignor": "range"}, {"group_remote_assignor": "range"}),
+    # regroup's own: any RebalanceTimeoutMs the wire carries (the soak's bad clients).
+    (
+        {"regroup.heartbeat.rebalance.timeout.ms": "0"},
+        {"regroup_heartbeat_rebalance_timeout_ms": 0},
+    ),
+    (
+        {"regroup.heartbeat.rebalance.timeout.ms": -1},
+        {"regroup_heartbeat_rebalance_timeout_ms": -1},
+    ),
     # Valid consumer configs the member does not read: its driver does.
     ({"request.timeout.ms": 40000}, {}),
     ({"group.protocol": "CONSUMER"}, {}),

@@ -226,3 +226,40 @@ def test_a_second_instance_with_a_live_instance_id_is_fatal() -> None:
     assert isinstance(error, MemberFatalError)
     assert error.code is ErrorCode.UNRELEASED_INSTANCE_ID
     assert group.consumer_member("A").state is S.STABLE and assignment(group, "A") == foo(0, 1)
+
+
+def _sending_rebalance_timeout(group: InProcessGroup, name: str, timeout_ms: int) -> ConsumerMember:
+    """A member whose heartbeat sends ``timeout_ms`` as RebalanceTimeoutMs (the soak's
+    ``--zero-timeouts`` client, ``regroup.heartbeat.rebalance.timeout.ms``)."""
+    config = ConsumerMemberConfig(
+        "grp", client_id=name, regroup_heartbeat_rebalance_timeout_ms=timeout_ms
+    )
+    return group.add_member(name, config, topics=("foo",))
+
+
+def test_a_member_sending_rebalance_timeout_minus_one_is_refused_and_fatal() -> None:
+    group = group_of({"foo": 2})
+    bad = _sending_rebalance_timeout(group, "A", -1)
+    group.advance(HEARTBEAT)
+    assert bad.state is S.FATAL
+    [error] = group.errors_of("A")
+    assert isinstance(error, MemberFatalError)
+    assert error.code is ErrorCode.INVALID_REQUEST
+    assert "RebalanceTimeoutMs must be provided in first request." in str(error)
+
+
+def test_a_member_sending_rebalance_timeout_zero_is_accepted() -> None:
+    """0 is taken (only -1 is refused). Its revocation timer is due at once
+    (``test_a_rebalance_timeout_of_zero_is_accepted_and_leaves_no_time_to_revoke`` in
+    the coordinator's tests); here the network has no latency, so A's acknowledgement
+    reaches the coordinator at the instant it was asked, before the timer runs, and the
+    group balances without fencing it. The soak's network takes at least 1 ms."""
+    group = group_of({"foo": 2})
+    a = _sending_rebalance_timeout(group, "A", 0)
+    group.advance(HEARTBEAT)
+    assert a.state is S.STABLE and assignment(group, "A") == foo(0, 1)
+    coordinator_group = group.context.consumer_group("grp")
+    assert coordinator_group.members[a.member_id].rebalance_timeout_ms == 0
+    add(group, "B")
+    group.run_until_stable()
+    assert sorted(len(assignment(group, n)) for n in ("A", "B")) == [1, 1]

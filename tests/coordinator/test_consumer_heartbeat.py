@@ -421,6 +421,33 @@ def test_rebalance_timeout_removes_a_member_that_does_not_revoke() -> None:
     assert any(getattr(e, "reason", "") == "rebalance_timeout" for e in h.events)
 
 
+def test_a_rebalance_timeout_of_zero_is_accepted_and_leaves_no_time_to_revoke() -> None:
+    """Kafka refuses only -1 on the joining heartbeat (``RebalanceTimeoutMs must be
+    provided in first request.``); 0 is taken, and the revocation timer it arms
+    (``scheduleConsumerGroupRebalanceTimeout``) is due at once: the member is fenced
+    by the next timer run, at the same instant, unless it has revoked already."""
+    h = Harness()
+    joined = h.join("a", rebalance_timeout_ms=0)
+    assert joined.error_code is ErrorCode.NONE
+    assert h.group().members["a"].rebalance_timeout_ms == 0
+    h.hb("a", 1, [0, 1, 2])
+    h.join("b")
+    h.hb("a", 1, [0, 1, 2])  # told to revoke; the timer is due now
+    assert h.group().members["a"].state is MemberState.UNREVOKED_PARTITIONS
+    h.advance(0)
+    assert "a" not in h.group().members
+    assert [getattr(e, "reason", "") for e in h.events].count("rebalance_timeout") == 1
+
+
+def test_a_rebalance_timeout_of_minus_one_after_joining_keeps_the_one_given() -> None:
+    """-1 is refused on the first heartbeat only; later it means "unchanged"."""
+    h = Harness()
+    h.join("a", rebalance_timeout_ms=10000)
+    response = h.hb("a", 1, [0, 1, 2], rebalance_timeout_ms=-1, subscribed_topic_names=("foo",))
+    assert response.error_code is ErrorCode.NONE
+    assert h.group().members["a"].rebalance_timeout_ms == 10000
+
+
 def test_stale_rebalance_timer_does_nothing() -> None:
     h = Harness()
     h.join("a", rebalance_timeout_ms=10000)

@@ -372,8 +372,9 @@ def test_server_frame_check_refuses_what_it_must_and_only_that() -> None:
     assert frame_check.check_header(list_groups.__header_schema__, prefix) == 15
     assert frame_check.check_request(list_groups, prefix + b"\x02\x02s\x00") == 19
     assert frame_check.check_request(list_groups, prefix + b"\x04\x00\x00\x00\x00") == 20
-    assert frame_check.check_request(list_groups, prefix + b"\x00\x01\x09\x01x") == 20
+    assert frame_check.check_request(list_groups, prefix + b"\x01\x01\x09\x01x") == 20
     for bad, message in [
+        (b"\x00\x00", "null count at byte 15 for an array that is not nullable"),
         (b"\x80\x80\x80\x80\x80\x01\x00", "longer than 5 bytes"),
         (b"\x05\x02s\x00", "array count 4 at byte 15 exceeds the 3 bytes left"),
         (b"\x02\x04s\x00", "ends inside a field"),  # a length past the end, then the tags
@@ -391,8 +392,8 @@ def test_server_frame_check_legacy_lengths_and_counts() -> None:
     header_end = frame_check.check_header(describe.__header_schema__, body)
     head = body[:header_end]
     assert frame_check.check_request(describe, head + struct.pack(">ih", 1, 1) + b"g")
-    assert frame_check.check_request(describe, head + struct.pack(">i", -1))  # null
     for bad, message in [
+        (struct.pack(">i", -1), "null count at byte 14 for an array that is not nullable"),
         (struct.pack(">i", -2), "negative array count -2"),
         (struct.pack(">i", 2**31 - 1), "array count 2147483647 of at least 2 bytes each"),
         (struct.pack(">ih", 1, -2), "negative length -2"),

@@ -663,3 +663,16 @@ def test_consumer_group_describe_hides_groups_naming_undescribable_topics(
         # Seen by the super user, the group is whole.
         ops_whole = admin.request(69, 1, describe).groups[0]
         assert (ops_whole.error_code.value, len(ops_whole.members)) == (0, 1)
+
+
+def test_find_coordinator_v0_under_acls_is_answered_as_the_group_coordinator(
+    sasl_server: BackgroundServer,
+) -> None:
+    """v0 has no key_type (it finds a group's coordinator only); the ACL check read it
+    and failed, which closed the connection. The wire fuzzing after a SASL login found it."""
+    with client_as(sasl_server, "alice") as client:
+        mine = client.request(10, 0, {"key": "shop"})
+        assert mine.error_code.value == 0 and mine.port == sasl_server.port
+        other = client.request(10, 0, {"key": "mallory-group"})
+        assert other.error_code.value == GROUP_AUTHORIZATION_FAILED
+        assert other.node_id == -1

@@ -6,6 +6,7 @@ protocols, each with a tight group size); ``regroup soak`` runs the big ones.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 from pathlib import Path
@@ -26,6 +27,7 @@ from regroup.sim.soak.check import SeedOutcome, Violation, classify_reports, run
 from regroup.sim.soak.files import scenario_to_data, write_scenario
 from regroup.sim.soak.minimise import minimise
 from regroup.sim.soak.schedule import (
+    CONSUMER_ZERO_TIMEOUT_CONFIG,
     FAULT_WINDOW_MS,
     FIRST_FAULT_MS,
     SETTLE_MS,
@@ -426,10 +428,11 @@ def test_a_seed_past_its_step_budget_stops_and_is_reported() -> None:
 # -- the zero-timeouts knob (Rule 4 of the schedule) ---------------------------------------
 
 
-@pytest.mark.parametrize("protocol", ["eager", "cooperative"])
+@pytest.mark.parametrize("protocol", ["eager", "cooperative", "consumer"])
 def test_the_zero_timeouts_knob_adds_bad_restarts_and_their_roll_back_and_nothing_else(
     protocol: str,
 ) -> None:
+    key = CONSUMER_ZERO_TIMEOUT_CONFIG if protocol == "consumer" else ZERO_TIMEOUT_CONFIG
     knob = Limits(max_members=6, max_partitions=16, max_actions=6, zero_timeouts=True)
     plain = Limits(max_members=6, max_partitions=16, max_actions=6)
     for seed in range(20):
@@ -437,25 +440,51 @@ def test_the_zero_timeouts_knob_adds_bad_restarts_and_their_roll_back_and_nothin
             draw_scenario(protocol, seed, knob),
             draw_scenario(protocol, seed, plain),
         )
-        added = [a for a in with_knob.actions if ZERO_TIMEOUT_CONFIG in a.config]
+        added = [a for a in with_knob.actions if key in a.config]
         assert [a for a in with_knob.actions if a not in added] == list(without.actions)
-        bad = [a for a in added if a.config[ZERO_TIMEOUT_CONFIG] <= 0]
-        back = [a for a in added if a.config[ZERO_TIMEOUT_CONFIG] > 0]
+        bad = [a for a in added if a.config[key] <= 0]
+        back = [a for a in added if a.config[key] > 0]
         assert bad and len(bad) == len(back)
         for first, second in zip(bad, back, strict=True):  # every bad client is rolled back
             assert second.members == first.members and (second.at_ms or 0) > (first.at_ms or 0)
+            assert 5000 <= (second.at_ms or 0) - (first.at_ms or 0) <= 20000
+            assert 1 <= len(first.members) <= 3
         assert with_knob.network.latency_ms >= 1
         assert with_knob.members == without.members and with_knob.topics == without.topics
 
 
-def test_the_zero_timeouts_knob_draws_nothing_for_kip848() -> None:
+def test_the_zero_timeouts_knob_draws_kip848_values_zero_and_minus_one() -> None:
     knob = Limits(max_members=6, max_partitions=16, max_actions=6, zero_timeouts=True)
-    plain = Limits(max_members=6, max_partitions=16, max_actions=6)
-    for seed in range(10):
-        assert draw_scenario("consumer", seed, knob) == draw_scenario("consumer", seed, plain)
+    sent = {
+        a.config[CONSUMER_ZERO_TIMEOUT_CONFIG]
+        for seed in range(30)
+        for a in draw_scenario("consumer", seed, knob).actions
+        if CONSUMER_ZERO_TIMEOUT_CONFIG in a.config
+    }
+    assert sent == {0, -1, 30000}
 
 
-@pytest.mark.parametrize("protocol", ["eager", "cooperative"])
+#: ``test_the_zero_timeouts_knob_draws_the_classic_seeds_as_before``'s digest, computed
+#: with the knob as it was for the classic protocols alone.
+CLASSIC_KNOB_DIGEST = "07e69fec2d8807e5ddc234cea1a0462438217109cbda75abf75c3cff2c50d01e"
+
+
+def test_the_zero_timeouts_knob_draws_the_classic_seeds_as_before() -> None:
+    """The classic draws with the knob are pinned: a 10,000-seed run made before KIP-848
+    had the knob holds for them (a digest of the actions and network of 200 scenarios)."""
+    digest = hashlib.sha256()
+    for protocol in ("eager", "cooperative"):
+        for seed in range(50):
+            for limits in (
+                Limits(max_members=6, max_partitions=16, max_actions=6, zero_timeouts=True),
+                Limits(zero_timeouts=True),
+            ):
+                scenario = draw_scenario(protocol, seed, limits)
+                digest.update(repr((scenario.actions, scenario.network, scenario.members)).encode())
+    assert digest.hexdigest() == CLASSIC_KNOB_DIGEST
+
+
+@pytest.mark.parametrize("protocol", ["eager", "cooperative", "consumer"])
 def test_a_sample_of_small_seeds_with_zero_timeouts_has_no_violation(protocol: str) -> None:
     limits = Limits(max_members=6, max_partitions=16, max_actions=6, zero_timeouts=True)
     for seed in range(40):

@@ -586,6 +586,7 @@ class RegroupServer:
         try:
             self._apply(self.coordinator.on_timer(self.now_ms()))
         except Exception:
+            self.stats["timer_failures"] = self.stats.get("timer_failures", 0) + 1
             logger.exception("coordinator timer failed")
             self._rearm()
 
@@ -705,6 +706,9 @@ class RegroupServer:
         return self._encode(req, response)
 
     def _log_failure(self, conn: ConnectionState, req: DecodedRequest, exc: Exception) -> None:
+        """A request whose serving raised (a bug: bad input is ``MalformedRequestError``):
+        counted in ``stats["request_failures"]`` and logged; the connection closes."""
+        self.stats["request_failures"] = self.stats.get("request_failures", 0) + 1
         name = API_NAMES.get(req.api_key, str(req.api_key))
         self.bad_input_log.failure(
             "connection %d: %s v%d failed", exc, conn.conn_id, name, req.api_version

@@ -7,6 +7,17 @@ the session timeout and heartbeat interval are the coordinator's
 KIP-848, "Heartbeat & Session"), so they are not member configs; the rebalance
 timeout the member sends is its ``max.poll.interval.ms`` (KIP-848, "Member
 Epoch - Reconciliation of the group").
+
+One config is regroup's own, for tests and the soak:
+
+``regroup.heartbeat.rebalance.timeout.ms`` = any integer (default: unset)
+    The ``RebalanceTimeoutMs`` this member sends in place of
+    ``max.poll.interval.ms``. Kafka's Java client always sends
+    ``max.poll.interval.ms`` (at least 1), but the coordinator takes any value
+    but -1 on the joining heartbeat (``GroupMetadataManager.
+    throwIfConsumerGroupHeartbeatRequestIsInvalid``: INVALID_REQUEST, "must be
+    provided in first request"), 0 included, which leaves the member no time to
+    revoke: this plays a client that sends 0 or -1.
 """
 
 from __future__ import annotations
@@ -44,6 +55,7 @@ CONSUMER_MEMBER_CONFIGS: Final = {
     "group.remote.assignor": "group_remote_assignor",
     "enable.auto.commit": "enable_auto_commit",
     "auto.commit.interval.ms": "auto_commit_interval_ms",
+    "regroup.heartbeat.rebalance.timeout.ms": "regroup_heartbeat_rebalance_timeout_ms",
 }
 #: Kafka refuses these with ``group.protocol=consumer``: the coordinator owns the session
 #: and the assignment (``ConsumerConfig``'s check of configs unsupported under CONSUMER);
@@ -60,7 +72,13 @@ CLASSIC_ONLY_CONFIGS: Final = frozenset(
 #: does): the request timeout, and ``group.protocol`` itself (which must be ``consumer``).
 DRIVER_CONFIGS: Final = frozenset({"request.timeout.ms", "group.protocol"})
 _INT_FIELDS: Final = frozenset(
-    {"max_poll_interval_ms", "retry_backoff_ms", "retry_backoff_max_ms", "auto_commit_interval_ms"}
+    {
+        "max_poll_interval_ms",
+        "retry_backoff_ms",
+        "retry_backoff_max_ms",
+        "auto_commit_interval_ms",
+        "regroup_heartbeat_rebalance_timeout_ms",
+    }
 )
 
 
@@ -83,6 +101,17 @@ class ConsumerMemberConfig:
     group_remote_assignor: str | None = None
     enable_auto_commit: bool = True
     auto_commit_interval_ms: int = 5000
+    #: Ours (see the module docstring): the heartbeat's ``RebalanceTimeoutMs`` in place of
+    #: ``max.poll.interval.ms``, any value the wire carries; ``None``: Kafka's.
+    regroup_heartbeat_rebalance_timeout_ms: int | None = None
+
+    @property
+    def rebalance_timeout_ms(self) -> int:
+        """What the heartbeat sends as ``RebalanceTimeoutMs``: Kafka's client sends
+        ``max.poll.interval.ms`` (``ConsumerHeartbeatRequestManager``)."""
+        if self.regroup_heartbeat_rebalance_timeout_ms is not None:
+            return self.regroup_heartbeat_rebalance_timeout_ms
+        return self.max_poll_interval_ms
 
     def __post_init__(self) -> None:
         if not self.group_id.strip():

@@ -472,7 +472,7 @@ class ConsumerMember:
             member_epoch=self.member_epoch,
             instance_id=self.config.group_instance_id,
             rack_id=self.config.client_rack,
-            rebalance_timeout_ms=self.config.max_poll_interval_ms,
+            rebalance_timeout_ms=self.config.rebalance_timeout_ms,
             subscribed_topic_names=self._topics if self._regex is None else None,
             subscribed_topic_regex=self._regex,
             server_assignor=self.config.group_remote_assignor,

@@ -26,6 +26,7 @@ __all__ = [
     "RequestEncoder",
     "WireClient",
     "WireClientError",
+    "decode_response",
     "fetch_values",
     "join_group_values",
     "sync_group_values",
@@ -150,6 +151,22 @@ def sync_group_values(group: str, generation_id: int, member_id: str) -> dict[st
     }
 
 
+def decode_response(api_key: int, version: int, cid: int, frame: bytes) -> Any:
+    """The decoded body of a response ``frame`` (without its size prefix) to request
+    ``cid``; ``WireClientError`` when it answers another correlation id."""
+    if api_key in _PRIVATE:
+        (got,) = struct.unpack_from(">i", frame, 0)
+        body: Any = assignor_rpc.decode_response(api_key, frame[4:])
+    else:
+        response_cls: Any = load_response_schema(api_key, version)
+        header, offset = entity_reader(response_cls.__header_schema__)(frame, 0)
+        got = header.correlation_id
+        body, _ = entity_reader(response_cls)(frame, offset)
+    if got != cid:
+        raise WireClientError(f"correlation id {got}, expected {cid}")
+    return body
+
+
 class RequestEncoder:
     """Frames requests with increasing correlation ids (no socket: benchmarks, tests)."""
 
@@ -224,17 +241,7 @@ class WireClient(RequestEncoder):
         return b"".join(parts)
 
     def decode(self, api_key: int, version: int, cid: int, frame: bytes) -> Any:
-        if api_key in _PRIVATE:
-            (got,) = struct.unpack_from(">i", frame, 0)
-            body: Any = assignor_rpc.decode_response(api_key, frame[4:])
-        else:
-            response_cls: Any = load_response_schema(api_key, version)
-            header, offset = entity_reader(response_cls.__header_schema__)(frame, 0)
-            got = header.correlation_id
-            body, _ = entity_reader(response_cls)(frame, offset)
-        if got != cid:
-            raise WireClientError(f"correlation id {got}, expected {cid}")
-        return body
+        return decode_response(api_key, version, cid, frame)
 
     def request(self, api_key: int, version: int, values: Any) -> Any:
         """Send one request and wait for its response (decoded kio object)."""

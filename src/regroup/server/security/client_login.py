@@ -20,13 +20,22 @@ import hmac
 import re
 import secrets
 import ssl
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from regroup.server.security.scram import ScramMechanism, parse_fields
 
-__all__ = ["ClientSecurity", "LoginError", "client_properties", "login", "scram_client_final"]
+__all__ = [
+    "ClientSecurity",
+    "LoginError",
+    "Salt",
+    "check_answer",
+    "client_properties",
+    "login",
+    "salted_password",
+    "scram_client_final",
+]
 
 
 class LoginError(ConnectionError):
@@ -71,14 +80,28 @@ def client_properties(props: Mapping[str, str]) -> ClientSecurity:
     return ClientSecurity(protocol, mechanism, username, password, ca)
 
 
+#: ``salt(mechanism, password, salt, iterations)``: the salted password (RFC 5802 Hi()).
+Salt = Callable[[ScramMechanism, str, bytes, int], bytes]
+
+
+def salted_password(
+    mechanism: ScramMechanism, password: str, salt: bytes, iterations: int
+) -> bytes:
+    """RFC 5802's ``SaltedPassword := Hi(Normalize(password), salt, i)``: PBKDF2 with the
+    mechanism's HMAC (the costly step of a login, by design)."""
+    return hashlib.pbkdf2_hmac(mechanism.hash_name, password.encode(), salt, iterations)
+
+
 def scram_client_final(
-    mechanism: ScramMechanism, password: str, client_first_bare: str, server_first: bytes
+    mechanism: ScramMechanism,
+    password: str,
+    client_first_bare: str,
+    server_first: bytes,
+    salt: Salt = salted_password,
 ) -> tuple[bytes, bytes]:
     """(client-final message, the server signature to expect) for ``server_first``."""
     fields = parse_fields(server_first.decode())
-    salted = hashlib.pbkdf2_hmac(
-        mechanism.hash_name, password.encode(), base64.b64decode(fields["s"]), int(fields["i"])
-    )
+    salted = salt(mechanism, password, base64.b64decode(fields["s"]), int(fields["i"]))
     client_key = hmac.new(salted, b"Client Key", mechanism.hash_name).digest()
     stored_key = hashlib.new(mechanism.hash_name, client_key).digest()
     without_proof = f"c=biws,r={fields['r']}"
@@ -90,7 +113,8 @@ def scram_client_final(
     return f"{without_proof},p={base64.b64encode(proof).decode()}".encode(), expected
 
 
-def _check(answer: Any) -> bytes:
+def check_answer(answer: Any) -> bytes:
+    """A SaslAuthenticate answer's bytes; ``LoginError`` when it carries an error."""
     code = int(answer.error_code.value)
     if code:
         raise LoginError(f"SASL error {code}: {answer.error_message}")
@@ -107,12 +131,12 @@ def login(client: Any, mechanism: str, username: str, password: str) -> None:
         )
     scram = ScramMechanism.for_name(mechanism)
     if scram is None:
-        _check(client.request(36, 2, {"auth_bytes": f"\0{username}\0{password}".encode()}))
+        check_answer(client.request(36, 2, {"auth_bytes": f"\0{username}\0{password}".encode()}))
         return
     name = username.replace("=", "=3D").replace(",", "=2C")
     bare = f"n={name},r={secrets.token_urlsafe(18)}"
-    server_first = _check(client.request(36, 2, {"auth_bytes": f"n,,{bare}".encode()}))
+    server_first = check_answer(client.request(36, 2, {"auth_bytes": f"n,,{bare}".encode()}))
     final, expected = scram_client_final(scram, password, bare, server_first)
-    server_final = _check(client.request(36, 2, {"auth_bytes": final}))
+    server_final = check_answer(client.request(36, 2, {"auth_bytes": final}))
     if server_final != b"v=" + base64.b64encode(expected):
         raise LoginError("the server's SCRAM signature is wrong: it does not hold the credential")

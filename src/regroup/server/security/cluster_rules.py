@@ -319,7 +319,8 @@ def _create_topics(check: Check, req: DecodedRequest, inner: Inner) -> Any:
 
 def _find_coordinator(check: Check, req: DecodedRequest, inner: Inner) -> Any:
     body = req.body
-    if body.key_type != 0:  # transactions are not served; the server answers them
+    # v0 has no key type: it finds a group's coordinator (Kafka's FindCoordinatorRequest).
+    if getattr(body, "key_type", 0) != 0:  # transactions are not served; the server answers
         return inner(req)
 
     def describable(group_id: str) -> bool:
@@ -335,7 +336,11 @@ def _find_coordinator(check: Check, req: DecodedRequest, inner: Inner) -> Any:
     }
     response = inner(req)
     if req.api_version < 4:
-        return response if describable(body.key) else dataclasses.replace(response, **failed)
+        if describable(body.key):
+            return response
+        if req.api_version == 0:  # v0 answers without an error message
+            del failed["error_message"]
+        return dataclasses.replace(response, **failed)
     coordinators = tuple(
         c if describable(c.key) else dataclasses.replace(c, **failed) for c in response.coordinators
     )

@@ -28,6 +28,9 @@ refuses the body (``FrameCheckError``, one line) when
   tag's size exceeds the bytes left;
 * a varint is longer than 5 bytes (Kafka's ``ByteUtils.readUnsignedVarint``);
 * a nullable struct's marker is neither -1 nor 1 (what Kafka's writers send);
+* an array that is not nullable in the request's version has the null count
+  (Kafka's generated readers throw "non-nullable field ... was serialized as null";
+  kio would read it as ``None`` and the handlers fail on it);
 * the fixed fields run past the end of the body.
 
 Invariant: up to the first thing it refuses, the walk is at the byte kio is at
@@ -137,6 +140,11 @@ def _refuse_negative(what: str, value: int, start: int) -> FrameCheckError:
     return FrameCheckError(f"negative {what} {value} at byte {start}")
 
 
+def _refuse_null(start: int) -> FrameCheckError:
+    """Kafka's generated readers: "non-nullable field ... was serialized as null"."""
+    return FrameCheckError(f"null count at byte {start} for an array that is not nullable")
+
+
 def _refuse_marker(marker: int, start: int) -> FrameCheckError:
     signed = marker - 256 if marker > 127 else marker
     return FrameCheckError(f"nullable struct marker {signed} at byte {start}")
@@ -175,6 +183,8 @@ class _Field:
     #: A struct written after a -1/1 marker (KIP-893).
     nullable_struct: bool
     tag: int | None
+    #: An array that may be null in this version (its null count is refused otherwise).
+    nullable_array: bool = False
 
 
 def _unwrap_optional(hint: Any) -> tuple[Any, bool]:
@@ -214,6 +224,7 @@ def _fields(cls: type[Any], header: bool = False) -> tuple[_Field, ...]:
                 # kio writes a tagged struct without the marker (a tag is optional by itself).
                 entity is not None and optional and not is_array and tag is None,
                 None if tag is None else int(tag),
+                is_array and optional,
             )
         )
     _FIELDS[cls] = result = tuple(out)
@@ -321,15 +332,21 @@ def _write_count(out: _Writer, flexible: bool, depth: int) -> None:
 
 def _write_field(out: _Writer, field: _Field, flexible: bool, depth: int) -> None:
     if field.is_array:
-        element = dataclasses.replace(field, is_array=False)
+        element = dataclasses.replace(field, is_array=False, nullable_array=False)
         least = max(_least(element, flexible), 1)  # as Kafka assumes: at least one byte each
         _write_count(out, flexible, depth)
         if flexible:
+            if not field.nullable_array:
+                out.line(depth, "if not n:")
+                out.line(depth + 1, "raise _refuse_null(s)")
             out.line(depth, "if n > 1:")
             out.line(depth + 1, "n -= 1")
         else:
             out.line(depth, "if n < -1:")
             out.line(depth + 1, "raise _refuse_negative('array count', n, s)")
+            if not field.nullable_array:
+                out.line(depth, "if n == -1:")
+                out.line(depth + 1, "raise _refuse_null(s)")
             out.line(depth, "if n > 0:")
         bound = "n" if least == 1 else f"n * {least}"
         out.line(depth + 1, f"if {bound} > end - pos:")
@@ -384,6 +401,7 @@ _GLOBALS: Final[Mapping[str, Any]] = {
     "_refuse_count": _refuse_count,
     "_refuse_marker": _refuse_marker,
     "_refuse_negative": _refuse_negative,
+    "_refuse_null": _refuse_null,
 }
 
 

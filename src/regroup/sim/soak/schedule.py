@@ -23,7 +23,13 @@ classic schedule also restarts one to three members as clients that send a
 JoinGroup rebalance timeout of 0 or -1 (``regroup.join.rebalance.timeout.ms``, a
 value Kafka's broker takes from the wire; only the session timeout is checked),
 and restarts them again with Kafka's value 5 to 20 s later: a bad client
-deployed, then rolled back. While such members are in the group its rebalance
+deployed, then rolled back. A KIP-848 schedule does the same with the
+heartbeat's ``RebalanceTimeoutMs`` (``regroup.heartbeat.rebalance.timeout.ms``):
+-1 on the joining heartbeat is refused with INVALID_REQUEST, a fatal error for
+the member until the roll-back restarts it; 0 is accepted and leaves the member
+no time to revoke, so each revocation asked of it fences it at once
+(``GroupMetadataManager.scheduleConsumerGroupRebalanceTimeout``) and it rejoins
+at epoch 0. While such classic members are in the group its rebalance
 timeout (the largest of its members') may be 0 or less: with static members it
 is a replacement in Stable whose join phase then waits on members that never
 rejoin, the schedule in which a join timer once re-armed itself at one instant
@@ -52,6 +58,7 @@ from regroup.sim.network import NetworkConfig
 from regroup.sim.scenario import ACTIONS, PROTOCOLS, Action, DataConfig, Scenario
 
 __all__ = [
+    "CONSUMER_ZERO_TIMEOUT_CONFIG",
     "FAULT_KINDS",
     "FAULT_WINDOW_MS",
     "SETTLE_MS",
@@ -73,6 +80,8 @@ _SLOW_MS = (1000, 5000, 20000, 40000)
 _MAX_POLL_INTERVAL_MS = 30000
 #: The member config that plays a client sending another rebalance timeout (Rule 4).
 ZERO_TIMEOUT_CONFIG = "regroup.join.rebalance.timeout.ms"
+#: The same for a KIP-848 member (its heartbeat's ``RebalanceTimeoutMs``).
+CONSUMER_ZERO_TIMEOUT_CONFIG = "regroup.heartbeat.rebalance.timeout.ms"
 _CUT_MS = (1000, 5000, 15000, 30000)
 _ACTION_WEIGHTS = {
     "crash": 3,
@@ -116,13 +125,14 @@ def _members(rng: random.Random, slots: int) -> tuple[int, ...]:
 def _zero_timeout_restarts(protocol: str, seed: int, members: int) -> list[Action]:
     """Rule 4: restarts as clients sending a rebalance timeout of 0 or -1, then back."""
     rng = random.Random(f"soak/{protocol}/{seed}/zero-timeouts")
+    key = CONSUMER_ZERO_TIMEOUT_CONFIG if protocol == "consumer" else ZERO_TIMEOUT_CONFIG
     actions: list[Action] = []
     for _ in range(rng.randint(1, 2)):
         at = rng.randrange(FIRST_FAULT_MS, FAULT_WINDOW_MS)
         chosen = _members(rng, members)  # of the first members: they exist from the start
-        bad = {ZERO_TIMEOUT_CONFIG: rng.choice((0, -1))}
+        bad = {key: rng.choice((0, -1))}
         actions.append(Action("restart", at_ms=at, members=chosen, config=bad))
-        back = {ZERO_TIMEOUT_CONFIG: _MAX_POLL_INTERVAL_MS}
+        back = {key: _MAX_POLL_INTERVAL_MS}
         at_back = at + rng.choice((5000, 10000, 20000))
         actions.append(Action("restart", at_ms=at_back, members=chosen, config=back))
     return actions
@@ -198,12 +208,12 @@ def draw_scenario(protocol: str, seed: int, limits: Limits = Limits()) -> Scenar
                     duration_ms=rng.choice(durations),
                 )
             )
-    if limits.zero_timeouts and protocol != "consumer":
+    if limits.zero_timeouts:
         actions.extend(_zero_timeout_restarts(protocol, seed, members))
     actions.sort(key=lambda a: a.at_ms or 0)
     faults_end = max([FIRST_FAULT_MS] + [(a.at_ms or 0) + a.span_ms(slots) for a in actions])
     latency_ms = rng.randint(0, 5)
-    if limits.zero_timeouts and protocol != "consumer":
+    if limits.zero_timeouts:
         latency_ms = max(latency_ms, 1)  # Rule 4
     network = NetworkConfig(
         latency_ms=latency_ms,
