@@ -20,7 +20,7 @@ import argparse
 import hashlib
 import json
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,13 +64,15 @@ def fingerprint(assignment: GroupAssignment) -> str:
 
 
 def _reporting(
-    assignor: str, topics: tuple[str, ...], owned: list[TopicPartition], generation: int
+    assignor: str, topics: Sequence[str], owned: list[TopicPartition], generation: int
 ) -> Subscription:
     """A member that owned ``owned`` in ``generation``, as each assignor hears it."""
     if assignor == "sticky":
         user_data = encode_sticky_user_data(owned, generation)
-        return Subscription(topics=topics, user_data=user_data, generation_id=generation)
-    return Subscription(topics=topics, owned_partitions=tuple(owned), generation_id=generation)
+        return Subscription(topics=tuple(topics), user_data=user_data, generation_id=generation)
+    return Subscription(
+        topics=tuple(topics), owned_partitions=tuple(owned), generation_id=generation
+    )
 
 
 def benchmark_shape(topics: int, per_topic: int, members: int, general: bool) -> Iterator[Case]:
