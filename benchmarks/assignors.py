@@ -24,6 +24,13 @@ assertion. Usage::
     python benchmarks/assignors.py              # the full run (several minutes)
     python benchmarks/assignors.py --quick      # 1/10 of the sizes, for a smoke run
     python benchmarks/assignors.py --json       # one JSON document instead of tables
+    python benchmarks/assignors.py --suite classic --assignors sticky --repeat 3
+                                                # one assignor, fastest of 3 runs per case
+
+"CPU s" is the child's CPU time (user and system) for the assignment: on a
+shared, loaded machine wall time grows with the other processes' load, CPU
+time much less, so it is the figure to hold against a reference measured on
+an idle machine.
 """
 
 from __future__ import annotations
