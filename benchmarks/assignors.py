@@ -24,6 +24,13 @@ assertion. Usage::
     python benchmarks/assignors.py              # the full run (several minutes)
     python benchmarks/assignors.py --quick      # 1/10 of the sizes, for a smoke run
     python benchmarks/assignors.py --json       # one JSON document instead of tables
+    python benchmarks/assignors.py --suite classic --assignors sticky --repeat 3
+                                                # one assignor, fastest of 3 runs per case
+
+"CPU s" is the child's CPU time (user and system) for the assignment: on a
+shared, loaded machine wall time grows with the other processes' load, CPU
+time much less, so it is the figure to hold against a reference measured on
+an idle machine.
 """
 
 from __future__ import annotations
@@ -65,6 +72,7 @@ KAFKA_JAVA_SECONDS = {
     ("sticky", "fresh", "general"): 6.3,
     ("sticky", "second round", "general"): 4.4,
 }
+CLASSIC_ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky")
 #: Kafka's JMH figures for the KIP-848 assignors (ms/op; research kafka-kip848.md §17).
 KAFKA_JMH_MS = {
     ("uniform", "incremental", "homogeneous"): 1.975,
@@ -84,6 +92,7 @@ class Row:
     partitions: int
     seconds: float
     peak_mib: float
+    cpu_seconds: float
     kafka_python_seconds: float | None = None
     reference_seconds: float | None = None
 
@@ -107,6 +116,7 @@ def _child(work: Callable[[], object], conn: Any) -> None:
     gc.collect()
     start_rss = _rss_kib()
     start = time.perf_counter()
+    start_cpu = time.process_time()
     try:
         work()
     except Exception as exc:  # a peer's assignor may fail on an input: report, don't hang
@@ -114,13 +124,27 @@ def _child(work: Callable[[], object], conn: Any) -> None:
         conn.close()
         return
     elapsed = time.perf_counter() - start
+    cpu = time.process_time() - start_cpu
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    conn.send((elapsed, max(0, peak - start_rss) / 1024))
+    conn.send((elapsed, max(0, peak - start_rss) / 1024, cpu))
     conn.close()
 
 
-def measure(work: Callable[[], object], timeout_s: float) -> tuple[float, float] | None:
-    """(seconds, peak MiB above the starting resident set); None on a timeout or a failure."""
+def measure(
+    work: Callable[[], object], timeout_s: float, repeat: int = 1
+) -> tuple[float, float, float] | None:
+    """The fastest of ``repeat`` runs, each in a fresh child: (seconds, peak MiB above the
+    starting resident set, CPU seconds); None on a timeout or a failure."""
+    runs = [_measure_once(work, timeout_s) for _ in range(repeat)]
+    done = [run for run in runs if run is not None]
+    if len(done) < len(runs):
+        return None
+    return min(r[0] for r in done), min(r[1] for r in done), min(r[2] for r in done)
+
+
+def _measure_once(
+    work: Callable[[], object], timeout_s: float
+) -> tuple[float, float, float] | None:
     context = multiprocessing.get_context("fork")
     parent, child = context.Pipe(duplex=False)
     process = context.Process(target=_child, args=(work, child))
@@ -132,7 +156,7 @@ def measure(work: Callable[[], object], timeout_s: float) -> tuple[float, float]
         print(f"  timed out after {timeout_s:.0f} s", file=sys.stderr)
         return None
     try:
-        result: tuple[float, float] | str = parent.recv()
+        result: tuple[float, float, float] | str = parent.recv()
     except EOFError:
         result = "the child died"
     process.join()
@@ -256,7 +280,12 @@ def kafka_python_case(
 
 
 def run_classic(
-    scale: float, kafka_python_limit: int, timeout_s: float, log: Callable[[str], None]
+    scale: float,
+    kafka_python_limit: int,
+    timeout_s: float,
+    log: Callable[[str], None],
+    assignors: tuple[str, ...] = CLASSIC_ASSIGNORS,
+    repeat: int = 1,
 ) -> list[Row]:
     rows: list[Row] = []
     topics = max(1, int(500 * scale))
@@ -267,7 +296,7 @@ def run_classic(
     for shape in ("uniform", "general"):
         for n_topics, per_topic, n_members in ladders + small:
             total = n_topics * per_topic
-            for name in ("range", "roundrobin", "sticky", "cooperative-sticky"):
+            for name in assignors:
                 cluster, first_subs = classic_first_round(
                     n_topics, per_topic, n_members, shape == "general"
                 )
@@ -276,6 +305,7 @@ def run_classic(
                 measured = measure(
                     lambda a=assignor, c=cluster, s=first_subs: a.assign(c, GroupSubscription(s)),
                     timeout_s,
+                    repeat,
                 )
                 if measured is None:
                     log("  timed out")
@@ -288,18 +318,19 @@ def run_classic(
                     )
                 for case, subs in rounds:
                     if case == "fresh":
-                        seconds, peak = measured
+                        seconds, peak, cpu = measured
                     else:
                         log(f"classic {name} second round {shape} {total:,} partitions")
                         result = measure(
                             lambda a=assignor, c=cluster, s=subs: a.assign(c, GroupSubscription(s)),
                             timeout_s,
+                            repeat,
                         )
                         if result is None:
                             log("  timed out")
                             continue
-                        seconds, peak = result
-                    row = Row("classic", name, case, shape, n_members, total, seconds, peak)
+                        seconds, peak, cpu = result
+                    row = Row("classic", name, case, shape, n_members, total, seconds, peak, cpu)
                     if total == 1_000_000:
                         row.reference_seconds = KAFKA_JAVA_SECONDS.get((name, case, shape))
                     # kafka-python's sticky assignors need about 5 minutes per 100,000-partition
@@ -391,6 +422,7 @@ def print_tables(rows: list[Row]) -> None:
         "partitions",
         "seconds",
         "peak MiB",
+        "CPU s",
         "kafka-python s",
         "x faster",
         "Kafka (Java) s",
@@ -405,6 +437,7 @@ def print_tables(rows: list[Row]) -> None:
                 "partitions",
                 "seconds",
                 "peak MiB",
+                "CPU s",
                 "kafka-python s",
                 "x faster",
                 "Kafka (Java) s",
@@ -421,6 +454,7 @@ def print_tables(rows: list[Row]) -> None:
             f"{row.partitions:,}",
             f"{row.seconds:.3f}",
             f"{row.peak_mib:.0f}",
+            f"{row.cpu_seconds:.3f}",
             "-" if row.kafka_python_seconds is None else f"{row.kafka_python_seconds:.2f}",
             "-" if row.ratio is None else f"{row.ratio:.0f}x",
             "-" if row.reference_seconds is None else f"{row.reference_seconds:.3f}",
@@ -435,6 +469,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--suite", choices=("classic", "kip-848", "all"), default="all")
     parser.add_argument("--kafka-python-max-partitions", type=int, default=100_000)
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per measured case")
+    parser.add_argument(
+        "--assignors",
+        default=",".join(CLASSIC_ASSIGNORS),
+        help="the classic assignors to run, comma-separated",
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="runs per classic case; the fastest is shown"
+    )
     args = parser.parse_args(argv)
     scale = 0.1 if args.quick else 1.0
     limit = int(args.kafka_python_max_partitions * scale)
@@ -444,7 +486,11 @@ def main(argv: list[str] | None = None) -> int:
 
     rows: list[Row] = []
     if args.suite in ("classic", "all"):
-        rows += run_classic(scale, limit, args.timeout, log)
+        chosen = tuple(a for a in args.assignors.split(",") if a)
+        unknown = sorted(set(chosen) - set(CLASSIC_ASSIGNORS))
+        if unknown:
+            parser.error(f"unknown classic assignors: {', '.join(unknown)}")
+        rows += run_classic(scale, limit, args.timeout, log, chosen, args.repeat)
     if args.suite in ("kip-848", "all"):
         rows += run_consumer(scale, args.timeout, log)
     if args.json:

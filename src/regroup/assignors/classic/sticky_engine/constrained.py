@@ -159,13 +159,12 @@ def constrained_assign(
     else:
         pieces = [[] for _ in range(n_members)]
 
-    unassigned = np.flatnonzero(~retained).astype(np.int64)
+    unassigned = np.flatnonzero(~retained).astype(np.int64, copy=False)
     under.sort(key=lambda m: id_rank[m])
     exact.sort(key=lambda m: id_rank[m])
     counts = list(keep_counts)
 
-    new_partitions: list[IntArray] = []
-    new_members: list[IntArray] = []
+    transfers = _Transfers(maybe_revoked, multi)
 
     if racks.enabled and len(unassigned):
         assert racks.num_consumers is not None
@@ -176,8 +175,9 @@ def constrained_assign(
         )
         current_max = state.current_max
         if rack_parts:
-            new_partitions.append(np.array(rack_parts, dtype=np.int64))
-            new_members.append(np.array(rack_members, dtype=np.int64))
+            transfers.give(
+                np.array(rack_parts, dtype=np.int64), np.array(rack_members, dtype=np.int64)
+            )
             for partition, member in zip(rack_parts, rack_members, strict=True):
                 pieces[member].append(np.array([partition], dtype=np.int64))
 
@@ -197,8 +197,7 @@ def constrained_assign(
         slots[grid] = remaining[:needed]
         by_member = slots.T[grid.T]
         member_of = np.repeat(np.array(under, dtype=np.int64), deficits)
-        new_partitions.append(by_member)
-        new_members.append(member_of)
+        transfers.give(by_member, member_of)
         bounds = np.concatenate(([0], np.cumsum(deficits)))
         for j, member in enumerate(under):
             pieces[member].append(by_member[bounds[j] : bounds[j + 1]])
@@ -210,20 +209,46 @@ def constrained_assign(
         if len(remaining) > len(exact):
             raise PartitionAssignorError("No more unfilled consumers to be assigned.")
         takers = np.array(exact[: len(remaining)], dtype=np.int64)
-        new_partitions.append(remaining)
-        new_members.append(takers)
+        transfers.give(remaining, takers)
         for partition, member in zip(remaining.tolist(), takers.tolist(), strict=True):
             pieces[member].append(np.array([partition], dtype=np.int64))
         current_max += len(remaining)
 
     assignment = [np.concatenate(p) if len(p) > 1 else (p[0] if p else _EMPTY) for p in pieces]
-    if new_partitions:
-        given = np.concatenate(new_partitions)
-        takers_all = np.concatenate(new_members)
-        previous = maybe_revoked[given]
-        transfer = ((previous >= 0) & (previous != takers_all)) | multi[given]
-        return ConstrainedResult(assignment, given[transfer], takers_all[transfer])
-    return ConstrainedResult(assignment, _EMPTY, _EMPTY)
+    partitions, members = transfers.found()
+    return ConstrainedResult(assignment, partitions, members)
+
+
+class _Transfers:
+    """The partitions given out that transfer ownership, in the order they are given.
+
+    A partition given to a member transfers ownership if another member "may
+    revoke" it or several members claimed it. Only those partitions are
+    candidates, so each batch given out is first narrowed to them (on a fresh
+    assignment, none).
+    """
+
+    def __init__(self, maybe_revoked: IntArray, multi: BoolArray) -> None:
+        self._maybe_revoked = maybe_revoked
+        self._multi = multi
+        self._candidate = (maybe_revoked >= 0) | multi
+        self._partitions: list[IntArray] = []
+        self._members: list[IntArray] = []
+
+    def give(self, partitions: IntArray, members: IntArray) -> None:
+        """``partitions[i]`` is given to ``members[i]``."""
+        candidate = self._candidate[partitions]
+        partitions, members = partitions[candidate], members[candidate]
+        previous = self._maybe_revoked[partitions]
+        transfer = ((previous >= 0) & (previous != members)) | self._multi[partitions]
+        self._partitions.append(partitions[transfer])
+        self._members.append(members[transfer])
+
+    def found(self) -> tuple[IntArray, IntArray]:
+        """The transferring partitions and their new owners."""
+        if not self._partitions:
+            return _EMPTY, _EMPTY
+        return np.concatenate(self._partitions), np.concatenate(self._members)
 
 
 @dataclass(slots=True)
