@@ -134,6 +134,17 @@ def test_a_record_over_message_max_bytes_is_left_out_alone() -> None:
     assert topic.dropped == 1
 
 
+def test_a_record_kafkas_format_cannot_hold_is_left_out_alone() -> None:
+    """A group id over an int16 string's 32,767 bytes: regroup's store takes it, Kafka's
+    schemas cannot write it; the topic leaves it out and serving goes on."""
+    log = Log()
+    topic = OffsetsTopic(log, 1)
+    long_id = "g" * 40_000
+    topic.append([_commit("g", 1), _commit(long_id, 7), _commit("g", 2)], 0)
+    assert [r for _, r in _read(log, 0)] == [_commit("g", 1), _commit("g", 2)]
+    assert topic.dropped == 1
+
+
 def test_existing_topic_keeps_its_partition_count() -> None:
     log = Log()
     log.create_topic(OFFSETS_TOPIC, 4)

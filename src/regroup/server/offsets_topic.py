@@ -15,7 +15,9 @@ it (``kafka-console-consumer`` with Kafka's ``GroupMetadataMessageFormatter`` /
 2. Each step's records go, after the coordinator store committed them, to their
    partitions in the order the coordinator wrote them: one batch per partition and
    step (a batch over ``message.max.bytes`` is split per record; a single record
-   over it is left out, logged). The store is the record of truth, the topic its
+   over it is left out, logged; so is a record Kafka's format cannot hold, such as a
+   group id or member id longer than an int16 string length, which regroup accepts
+   and Kafka's schemas cannot write). The store is the record of truth, the topic its
    log: on a ``--data-dir`` server the topic's partition logs are files, so its
    offsets are stable across restarts; a data directory that has a store but no
    topic yet gets the topic filled from the store, in the store's order. The
@@ -51,7 +53,7 @@ from regroup.brokerlog.partition import (
 )
 from regroup.model.errors import KafkaProtocolError
 from regroup.records import CoordinatorRecord
-from regroup.records.kafka_format import encode_record, in_kafka_format
+from regroup.records.kafka_format import KafkaFormatError, encode_record, in_kafka_format
 from regroup.server.log.partitions import Log, PartitionLog, TopicLog
 
 __all__ = [
@@ -182,8 +184,14 @@ class OffsetsTopic:
                     return
                 for partition in topic.partitions:
                     partition.fsync = False
+            try:
+                encoded = encode_record(record)
+            except KafkaFormatError as exc:
+                self.dropped += 1
+                logger.warning("a coordinator record left out of %s: %s", OFFSETS_TOPIC, exc)
+                continue
             index = coordinator_partition(group_of(record), len(topic.partitions))
-            by_partition.setdefault(index, []).append(encode_record(record))
+            by_partition.setdefault(index, []).append(encoded)
         if topic is None:
             return
         for index, encoded in by_partition.items():
