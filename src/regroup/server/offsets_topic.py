@@ -185,13 +185,13 @@ class OffsetsTopic:
                 for partition in topic.partitions:
                     partition.fsync = False
             try:
-                encoded = encode_record(record)
+                key_value = encode_record(record)
             except KafkaFormatError as exc:
                 self.dropped += 1
                 logger.warning("a coordinator record left out of %s: %s", OFFSETS_TOPIC, exc)
                 continue
             index = coordinator_partition(group_of(record), len(topic.partitions))
-            by_partition.setdefault(index, []).append(encoded)
+            by_partition.setdefault(index, []).append(key_value)
         if topic is None:
             return
         for index, encoded in by_partition.items():
