@@ -382,14 +382,19 @@ def test_server_expires_offsets_and_empty_groups_every_check_interval(
     fast_options_factory: Callable[..., ServerOptions],
 ) -> None:
     options = fast_options_factory(limits=ServerLimits(offsets_retention_check_interval_ms=50))
+    # Kafka's least retention (offsets.retention.minutes is at least 1), then the server's
+    # clock moved past it: the next check expires the commit and the emptied group.
     options = dataclasses.replace(
-        options, config=dataclasses.replace(options.config, offsets_retention_minutes=0)
+        options, config=dataclasses.replace(options.config, offsets_retention_minutes=1)
     )
     with BackgroundServer(options) as running, _client(running) as client:
         server = running.server
         assert server is not None
         running.call(server.create_topic, "t", 1)
         assert _commit(client, "simple", {"t": [0]}) == {("t", 0): 0}
+        assert running.call(lambda: server.coordinator.group("simple")) is not None
+        later = server.now_ms() - int(time.time() * 1000) + 61_000
+        running.call(setattr, server, "now_ms", lambda: int(time.time() * 1000) + later)
         deadline = time.monotonic() + 10
         while running.call(lambda: server.coordinator.group("simple")) is not None:
             assert time.monotonic() < deadline, "the expired group was never removed"
