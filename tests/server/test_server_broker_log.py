@@ -176,12 +176,6 @@ def test_history_reads_the_served_log_back_into_the_same_rebalances(
     assert [m.member_id for m in history.members_left] == left
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="regroup.history counts a consumer group's members at an epoch from the 'new "
-    "assignment state' lines, which Kafka 4.x writes at DEBUG only (GroupMetadataManager."
-    "maybeReconcile): an INFO server.log has joins, leaves and bumps, which give the count",
-)
 def test_history_counts_a_consumer_groups_members_at_each_epoch(tmp_path: Path) -> None:
     group, lines, events = served(tmp_path, "confluent", "consumer")
     records = [

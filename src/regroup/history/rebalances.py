@@ -22,7 +22,10 @@ Consumer groups (KIP-848). A rebalance is keyed by the group epoch it produced:
 - ``stabilized_at`` is the ``new assignment state`` line at which the last member the log
   knows reached epoch ``E`` in state ``STABLE``; null when the log does not show it (Kafka
   writes those lines from 3.7; a member the log never names cannot be waited for);
-- ``members`` is the number of members the log knows at that moment.
+- ``members`` is the number of members the log knows when ``E`` was bumped (joins, leaves,
+  fencings and static replacements before the bump; a join after it bumps again), plus any
+  member it names only in a ``new assignment state`` line while ``E`` is open. Kafka writes
+  those lines at DEBUG, so an INFO log gives the count from joins and leaves alone.
 
 Members leaving: a classic ``has failed`` (session timeout) or ``has left`` (LeaveGroup,
 with the client's reason from Kafka 3.2), a consumer group's ``left``/``fenced``, and the
@@ -231,6 +234,10 @@ class _OpenEpoch:
     bump: Record
     reason_class: str
     reason: str | None
+    members: frozenset[str]
+    """The members the log knew when the epoch was bumped: the ones it counts."""
+    joined_after: set[str] = field(default_factory=set)
+    """Members that joined after the bump: they belong to the next epoch, not this one."""
 
 
 class _Builder:
@@ -452,7 +459,14 @@ class _Builder:
         if open_ is None:
             return
         self.open = None
-        known = len(self.epochs)
+        # The group's members at epoch E are the ones it had when E was bumped (a join or a
+        # leave after that bumps again), plus any the log names only in assignment lines
+        # while E was open (a log that starts mid-life). A bump with no member the log ever
+        # named counts nothing (null); one after the last known member left counts 0.
+        present = set(self.epochs) - open_.joined_after
+        known_members = open_.members | present
+        named_any = bool(self.history.members_joined or self.history.members_left)
+        known: int | None = len(known_members) if known_members or named_any else None
         self.history.rebalances.append(
             Rebalance(
                 group_id=self.history.group_id,
@@ -469,14 +483,14 @@ class _Builder:
                 reason=open_.reason,
                 reason_class=open_.reason_class,
                 client_reason=None,
-                members=known if known else None,
+                members=known,
                 members_before=self.members,
                 broker_id=open_.bump.get_int("broker_id"),
                 coordinator_partition=open_.bump.get_int("offsets_partition"),
                 lines=tuple(dict.fromkeys(r.line for r in (open_.start, open_.bump, end) if r)),
             )
         )
-        if known:
+        if known is not None:
             self.members = known
 
     def consumer(self, record: Record) -> None:
@@ -487,6 +501,8 @@ class _Builder:
             self._join(record, member, instance)
             if member:
                 self.epochs.setdefault(member, (0, "UNKNOWN"))
+                if self.open is not None:
+                    self.open.joined_after.add(member)
             self.cause = (record, "member_joined", record.line)
         elif kind == Kind.CONSUMER_STATIC_MEMBER_REPLACED:
             old = record.get_str("old_member_id")
@@ -496,6 +512,8 @@ class _Builder:
             self._join(record, member, instance)
             if member:
                 self.epochs.setdefault(member, (0, "UNKNOWN"))
+                if self.open is not None:
+                    self.open.joined_after.add(member)
             self.cause = (record, "static_member_replaced", record.line)
         elif kind in (Kind.CONSUMER_MEMBER_LEFT, Kind.CONSUMER_STATIC_MEMBER_LEFT):
             self._leave(record, member, instance, "leave", None)
@@ -534,7 +552,9 @@ class _Builder:
             if self.cause is not None and record.ts_ms - self.cause[0].ts_ms <= CAUSE_WINDOW_MS:
                 start, reason_class, reason = self.cause[0], self.cause[1], self.cause[2]
             self.cause = None
-            self.open = _OpenEpoch(epoch, start, record, reason_class, reason)
+            self.open = _OpenEpoch(
+                epoch, start, record, reason_class, reason, frozenset(self.epochs)
+            )
         elif kind == Kind.TARGET_ASSIGNMENT_COMPUTED:
             assignor = record.get_str("assignor")
             if assignor:
