@@ -80,10 +80,11 @@ class PartitionWorker(AsyncConsumerRebalanceListener):
     def _run(self) -> None:
         try:
             consumer = self.consumer = KafkaConsumer(**self._options)
-            # The topic's metadata before joining: kafka-python 3.0 otherwise rejoins as soon
-            # as it arrives, and that quick second join now and then leaves it wedged.
-            consumer.partitions_for_topic(self.topic)
             consumer.subscribe([self.topic], listener=self)
+            # A metadata update after subscribe and before the first poll: a kafka-python 3.0
+            # member that joins first and leads rejoins when the metadata comes, and that
+            # rejoin can leave it REBALANCING for good (docs/testing.md, kafka-python row).
+            consumer.topics()
             while not self._stop.is_set():
                 try:
                     batches = consumer.poll(timeout_ms=50)

@@ -24,6 +24,7 @@ from confluent_kafka import Consumer, KafkaError
 
 from regroup.server.cluster.topology import Topology
 from regroup.testing import Broker
+from regroup.testing.driver import subscribe_kafka_python
 
 #: (client, group protocol) pairs: every client with every protocol it speaks.
 CASES = [
@@ -167,12 +168,12 @@ class KafkaPythonApp(App):
                 retry_backoff_ms=50,
                 reconnect_backoff_ms=50,
                 reconnect_backoff_max_ms=500,
-                # No short metadata_max_age_ms: a refresh during a join can wedge kafka-python
-                # 3.0's membership (tests/testing/real_clients.py); errors refresh it anyway.
+                # No short metadata_max_age_ms: a refresh that changes the leader's metadata
+                # snapshot makes it rejoin, which can wedge kafka-python 3.0's membership
+                # (subscribe_kafka_python says how); errors refresh it anyway.
                 partition_assignment_strategy=[CooperativeStickyAssignor],
             )
-            consumer.partitions_for_topic(topic)  # see tests/testing/real_clients.py
-            consumer.subscribe([topic], listener=Listener())
+            subscribe_kafka_python(consumer, [topic], Listener())
             while not self._stop.is_set():
                 batches = consumer.poll(timeout_ms=50)
                 for records in batches.values():

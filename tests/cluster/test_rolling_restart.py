@@ -42,18 +42,7 @@ def _predicted_rebalances(protocol: str) -> int:
     return int(result.metrics.rebalances)
 
 
-_KAFKA_PYTHON_REJOIN = pytest.mark.xfail(
-    reason="kafka-python's commits sometimes meet RebalanceInProgress during the restart: "
-    "a rebalance regroup should not start, not yet explained",
-    strict=False,
-)
-_CASES = [
-    pytest.param(c, p, marks=_KAFKA_PYTHON_REJOIN) if c == "kafka-python" else (c, p)
-    for c, p in CASES
-]
-
-
-@pytest.mark.parametrize(("client", "protocol"), _CASES, ids=[f"{c}-{p}" for c, p in CASES])
+@pytest.mark.parametrize(("client", "protocol"), CASES, ids=[f"{c}-{p}" for c, p in CASES])
 def test_a_rolling_broker_restart_loses_nothing_and_rebalances_nothing(
     client: str, protocol: str
 ) -> None:

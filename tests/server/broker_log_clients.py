@@ -15,6 +15,7 @@ import threading
 from typing import Any
 
 from regroup.testing import Broker
+from regroup.testing.driver import subscribe_kafka_python
 
 #: (client, group.protocol) pairs the three Python clients support.
 CLIENTS = [
@@ -69,8 +70,7 @@ class Member:
             retry_backoff_ms=100,
             reconnect_backoff_ms=100,
         )
-        consumer.partitions_for_topic(TOPIC)
-        consumer.subscribe([TOPIC])
+        subscribe_kafka_python(consumer, [TOPIC])
         while not self._stop.is_set():
             consumer.poll(timeout_ms=50)
         consumer.close(autocommit=False)

@@ -18,6 +18,8 @@ from kafka import ConsumerRebalanceListener, KafkaConsumer
 from kafka.coordinator.assignors.cooperative_sticky import CooperativeStickyAssignor
 from kafka.coordinator.assignors.range import RangePartitionAssignor
 
+from regroup.testing.driver import subscribe_kafka_python
+
 
 def wait_until(what: str, condition: Callable[[], bool], timeout: float = 20.0) -> None:
     deadline = time.monotonic() + timeout
@@ -57,11 +59,7 @@ class KafkaPythonMember(ConsumerRebalanceListener):  # type: ignore[misc]  # kaf
     def _run(self) -> None:
         try:
             consumer = KafkaConsumer(**self._options)
-            # Metadata first: joining before it arrives makes kafka-python 3.0 rejoin at once
-            # when it does, and in about one start in ten that second join wedges it (no
-            # heartbeat, no callback; seen with and without the fault layer).
-            consumer.partitions_for_topic(self._topic)
-            consumer.subscribe([self._topic], listener=self)
+            subscribe_kafka_python(consumer, [self._topic], self)
             while not self._stop.is_set():
                 for records in consumer.poll(timeout_ms=50).values():
                     self.records += len(records)

@@ -166,7 +166,7 @@ def test_kafka_python_s_empty_first_assignment(regroup_broker: Broker) -> None:
     # Every Metadata answer is held 0.8 s: kafka-python joins before its subscription's
     # arrives and is assigned nothing. (It rejoins when the metadata comes; kafka-python
     # 3.0.12 wedges in about half of those rejoins here, its session expiring with no
-    # callback, so the test does not wait for it.)
+    # callback (see ``subscribe_kafka_python``), so the test does not wait for it.)
     regroup_broker.set_rtt(800, "Metadata")
     with _driver(regroup_broker, "kafka-python", metadata_first=False) as driver:
         seen = driver.wait_for(lambda app: bool(app.calls("assigned")), timeout=20)

@@ -22,7 +22,7 @@ driver's thread (none of them may be used from two threads):
   assignment (eager), and a KIP-848 member may be told "assigned: nothing".
 * ``"kafka-python"``: ``KafkaConsumer`` with a ``ConsumerRebalanceListener``;
   ``config`` by kafka-python's keyword names. Its first ``poll`` joins. Before
-  that the driver asks for the topics' metadata (``partitions_for_topic``): a
+  that the driver asks for the topics' metadata (``subscribe_kafka_python``): a
   kafka-python 3.0 member that joins before its metadata arrives is assigned
   nothing first (``on_partitions_assigned([])``) and rejoins when the metadata
   comes, so its *first* assignment is empty; ``metadata_first=False`` keeps
@@ -514,12 +514,10 @@ class GroupDriver:
         }
         consumer = KafkaConsumer(**options)
         try:
-            consumer.subscribe(self.topics, listener=Listener())
             if self._metadata_first:
-                # After subscribe, so that the coordinator's metadata snapshot (the one its
-                # leader compares with the assignment's) is of the subscription.
-                for topic in self.topics:
-                    consumer.partitions_for_topic(topic)
+                subscribe_kafka_python(consumer, self.topics, Listener())
+            else:
+                consumer.subscribe(self.topics, listener=Listener())
             self._running()
             while not self._stop.is_set():
                 batches = consumer.poll(timeout_ms=int(self._poll_s * 1000))
@@ -580,6 +578,28 @@ class GroupDriver:
                     self._consumed(consumer, [self._kafka_python_record(r) for r in records])
         finally:
             await consumer.stop()
+
+
+def subscribe_kafka_python(consumer: Any, topics: Sequence[str], listener: Any = None) -> None:
+    """Subscribe a kafka-python ``KafkaConsumer`` so that its first join knows the partitions.
+
+    kafka-python 3.0's coordinator compares, on the member that led the last assignment,
+    the partitions it assigned with its metadata snapshot, and rejoins when they differ.
+    The snapshot is of the *subscribed* topics and is taken at each metadata update, so a
+    consumer that joins before the first update after ``subscribe`` assigns from an empty
+    snapshot and rejoins when the update comes. That rejoin is not flagged as one
+    (``rejoin_needed`` stays false): once its new assignment makes the snapshots equal,
+    ``join_group_async`` stops looping before it awaits the finished join, and the member
+    stays ``REBALANCING`` with its heartbeats disabled. It keeps fetching, every
+    ``commit()`` raises ``RebalanceInProgressError``, and its session expires.
+
+    A metadata update after ``subscribe`` and before the first ``poll`` puts the partitions
+    in the snapshot first. ``topics()`` always fetches; ``partitions_for_topic`` fetches only
+    when the topic is not cached, and asked *before* ``subscribe`` it fills the cache but
+    not the snapshot.
+    """
+    consumer.subscribe(list(topics), listener=listener)
+    consumer.topics()
 
 
 def _failed(state: _State, exc: BaseException) -> None:
