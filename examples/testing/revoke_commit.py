@@ -81,9 +81,10 @@ class PartitionWorker(AsyncConsumerRebalanceListener):
         try:
             consumer = self.consumer = KafkaConsumer(**self._options)
             consumer.subscribe([self.topic], listener=self)
-            # A metadata update after subscribe and before the first poll: a kafka-python 3.0
-            # member that joins first and leads rejoins when the metadata comes, and that
-            # rejoin can leave it REBALANCING for good (docs/testing.md, kafka-python row).
+            # A metadata update after subscribe and before the first poll: a
+            # kafka-python 3.0 member that joins first and leads rejoins when the metadata
+            # comes, and that rejoin can leave it REBALANCING for good (docs/testing.md,
+            # the kafka-python row). The test creates the topic first.
             consumer.topics()
             while not self._stop.is_set():
                 try:

@@ -175,7 +175,9 @@ class KafkaPythonApp(App):
             )
             subscribe_kafka_python(consumer, [topic], Listener())
             while not self._stop.is_set():
-                batches = consumer.poll(timeout_ms=50)
+                # Longer than a join: kafka-python 3.0 drops a join that ends between polls
+                # (subscribe_kafka_python); records end a poll at once anyway.
+                batches = consumer.poll(timeout_ms=500)
                 for records in batches.values():
                     for record in records:
                         self.seen[record.value] += 1

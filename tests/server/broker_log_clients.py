@@ -72,7 +72,9 @@ class Member:
         )
         subscribe_kafka_python(consumer, [TOPIC])
         while not self._stop.is_set():
-            consumer.poll(timeout_ms=50)
+            # Longer than a join: kafka-python 3.0 drops a join that ends between polls
+            # and sends another (subscribe_kafka_python), one generation more than the log's.
+            consumer.poll(timeout_ms=500)
         consumer.close(autocommit=False)
 
     async def _aiokafka(self, bootstrap: str, group: str, name: str) -> None:

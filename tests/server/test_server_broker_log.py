@@ -33,6 +33,7 @@ from regroup.events import (
 from regroup.history.formats import parse
 from regroup.history.lines import Record, parse_line
 from regroup.history.rebalances import reconstruct
+from regroup.server.clients.wire_client import WireClient
 from regroup.testing import Broker
 from tests.server.broker_log_clients import CLIENTS, PARTITIONS, TOPIC, Member, run_group
 
@@ -203,6 +204,7 @@ def test_serve_log_file_gets_the_lines_and_stderr_does_not(tmp_path: Path) -> No
         line = proc.stderr.readline()
         assert "regroup serving on 127.0.0.1:" in line, line
         bootstrap = line.rsplit(" ", 1)[1].strip()
+        _create_topic(bootstrap)
         member = Member("kafka-python", "classic", bootstrap, "served", "only")
         deadline, start = 60.0, time.monotonic()
         try:
@@ -228,3 +230,22 @@ def test_serve_log_file_gets_the_lines_and_stderr_does_not(tmp_path: Path) -> No
 
 def _read(path: Path) -> str:
     return path.read_text(encoding="utf-8") if path.exists() else ""
+
+
+def _create_topic(bootstrap: str) -> None:
+    """The member's topic, made by a Metadata request that names it (auto-creation) before
+    the member subscribes: kafka-python joins with the partitions it knows, and one it
+    learns only after its first join (an auto-created topic) makes it rejoin, a generation
+    more than the test counts (``regroup.testing.driver.subscribe_kafka_python``)."""
+    host, port = bootstrap.rsplit(":", 1)
+    with WireClient(host, int(port)) as client:
+        response = client.request(
+            3,
+            12,
+            {
+                "topics": [{"name": TOPIC, "topic_id": None}],
+                "allow_auto_topic_creation": True,
+                "include_topic_authorized_operations": False,
+            },
+        )
+    assert [int(t.error_code.value) for t in response.topics] == [0]

@@ -586,17 +586,23 @@ def subscribe_kafka_python(consumer: Any, topics: Sequence[str], listener: Any =
     kafka-python 3.0's coordinator compares, on the member that led the last assignment,
     the partitions it assigned with its metadata snapshot, and rejoins when they differ.
     The snapshot is of the *subscribed* topics and is taken at each metadata update, so a
-    consumer that joins before the first update after ``subscribe`` assigns from an empty
-    snapshot and rejoins when the update comes. That rejoin is not flagged as one
-    (``rejoin_needed`` stays false): once its new assignment makes the snapshots equal,
-    ``join_group_async`` stops looping before it awaits the finished join, and the member
-    stays ``REBALANCING`` with its heartbeats disabled. It keeps fetching, every
-    ``commit()`` raises ``RebalanceInProgressError``, and its session expires.
+    consumer that joins before an update after ``subscribe`` has shown its topics assigns
+    from an empty snapshot and rejoins when the update comes. That rejoin is not flagged as
+    one (``rejoin_needed`` stays false): when its JoinGroup and SyncGroup finish between
+    two polls, the new assignment makes the snapshots equal, ``join_group_async`` stops
+    looping before it awaits the finished join, and the member stays ``REBALANCING`` with
+    its heartbeats disabled. It keeps fetching, every ``commit()`` raises
+    ``RebalanceInProgressError``, and its session expires.
 
-    A metadata update after ``subscribe`` and before the first ``poll`` puts the partitions
-    in the snapshot first. ``topics()`` always fetches; ``partitions_for_topic`` fetches only
-    when the topic is not cached, and asked *before* ``subscribe`` it fills the cache but
-    not the snapshot.
+    The same code drops any join that finishes between two polls (a ``poll`` whose timeout
+    ended first leaves the join running; the next one sees it done and sends a new
+    JoinGroup instead of taking its result): one more rebalance, or the wedge above when
+    nothing flags a rejoin. A poll timeout longer than a join round trip avoids that.
+
+    So: subscribe, then one metadata update (``topics()`` always asks a broker), and only
+    then poll. The topics must exist by then: ``topics()`` asks for every topic, which
+    creates none, so a topic that only auto-creation would make still gives kafka-python's
+    empty first assignment.
     """
     consumer.subscribe(list(topics), listener=listener)
     consumer.topics()
