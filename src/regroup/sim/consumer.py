@@ -99,6 +99,9 @@ __all__ = ["SimConsumer", "SimRequest"]
 #: What a simulated consumer sends: its member's requests and its own OffsetFetches.
 SimRequest = MemberRequest | OffsetFetchRequest
 
+#: No partitions (one object, so that ``_candidates`` can recognise it by identity).
+_NONE: frozenset[TopicPartition] = frozenset()
+
 
 class SimConsumer:
     """One consumer process slot (see the module docstring)."""
@@ -157,6 +160,10 @@ class SimConsumer:
         self._batch: dict[TopicPartition, tuple[int, int]] | None = None
         self._rotate = 0
         self._next_auto_commit = 0
+        #: This incarnation's ``enable.auto.commit`` and ``auto.commit.interval.ms`` (a
+        #: consumer's configs are read when it starts, as Kafka's are).
+        self._auto_commits = True
+        self._auto_commit_ms = 5000
         self.errors: list[str] = []
         self._epoch = -1
 
@@ -190,7 +197,9 @@ class SimConsumer:
         self._batch = None
         self.wake_at = None
         self.in_poll = False
-        self._next_auto_commit = now + self.auto_commit_interval_ms
+        self._auto_commits = self.auto_commit
+        self._auto_commit_ms = self.auto_commit_interval_ms
+        self._next_auto_commit = now + self._auto_commit_ms
         instance = self.props.get("group.instance.id")
         protocol = str(self.props.get("group.protocol", ctx.group_protocol)).lower()
         if protocol == "classic":
@@ -554,8 +563,12 @@ class SimConsumer:
         ctx = self.ctx
         now = self._world.now_ms
         member.on_application_poll(now)
-        if isinstance(member, ClassicMember) and self.auto_commit and now >= self._next_auto_commit:
-            self._next_auto_commit = now + self.auto_commit_interval_ms
+        if (
+            now >= self._next_auto_commit
+            and self._auto_commits
+            and isinstance(member, ClassicMember)
+        ):
+            self._next_auto_commit = now + self._auto_commit_ms
             if member.state is ClassicState.STABLE:
                 self._commit_owned(now)
         self.drive(now)
@@ -592,7 +605,7 @@ class SimConsumer:
         changed in place; this consumer's are counted in ``_partitions_version``).
         """
         owned = member.assignment
-        pending = member.pending_revocation if isinstance(member, ConsumerMember) else frozenset()
+        pending = member.pending_revocation if isinstance(member, ConsumerMember) else _NONE
         version = self._partitions_version
         cached = self._candidate_cache
         if (
@@ -665,6 +678,6 @@ class SimConsumer:
         if chunks:
             # One ``records_processed`` per chunk, published together (``Journal``).
             ctx.records_processed(now, ctx.group_id, self.member_id, chunks)
-        if not self.auto_commit:
+        if not self._auto_commits:
             self._commit_owned(now)
         self._schedule_app_poll(now)
