@@ -472,8 +472,9 @@ class ClassicMember:
         return deadline
 
     def is_idle(self, now_ms: int) -> bool:
-        """Whether ``poll(now_ms)`` would do nothing: send no request, raise nothing, report
-        no event and change nothing but the member's clock (a driver may then skip it).
+        """``True`` only when ``poll(now_ms)`` would do nothing: send no request, raise
+        nothing, report no event and change nothing but the member's clock (a driver may
+        then skip it). ``False`` when it may do something.
 
         Idle when no event waits in ``take_events`` and no request in the outbox, no fatal
         error or listener exception waits to be raised, no metadata change waits to be
