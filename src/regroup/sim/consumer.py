@@ -159,6 +159,11 @@ class SimConsumer:
         self._app_token = 0
         self._batch: dict[TopicPartition, tuple[int, int]] | None = None
         self._rotate = 0
+        #: ``(tick, candidates)``: every record the candidates had at that produce tick is
+        #: processed (a poll then finds nothing without looking); ``_taking``: the same,
+        #: once the batch in flight is done.
+        self._drained: tuple[int, tuple[TopicPartition, ...]] | None = None
+        self._taking: tuple[int, tuple[TopicPartition, ...]] | None = None
         self._next_auto_commit = 0
         #: This incarnation's ``enable.auto.commit`` and ``auto.commit.interval.ms`` (a
         #: consumer's configs are read when it starts, as Kafka's are).
@@ -193,6 +198,7 @@ class SimConsumer:
         self.ready.clear()
         self._partitions_version += 1
         self._committed.clear()
+        self._drained = self._taking = None
         self._fetching.clear()
         self._batch = None
         self.wake_at = None
@@ -302,11 +308,13 @@ class SimConsumer:
 
     # -- driving the member (the client's background thread) ----------------------------------
 
-    def drive(self, now: int) -> None:
+    def drive(self, now: int, *, polled: bool = False) -> None:
+        """Poll the member (``polled``: the application's poll at ``now`` was already
+        reported to it, by the application loop)."""
         member: Member | None = self.member
         if member is None or not self.alive:
             return
-        if self.in_poll:
+        if self.in_poll and not polled:
             # Kafka's poll() loop runs the group's work while it waits for records:
             # ConsumerCoordinator.poll (classic), the application poll event (KIP-848).
             member.on_application_poll(now)
@@ -571,7 +579,7 @@ class SimConsumer:
             self._next_auto_commit = now + self._auto_commit_ms
             if member.state is ClassicState.STABLE:
                 self._commit_owned(now)
-        self.drive(now)
+        self.drive(now, polled=True)
         if self.member is None:
             return
         batch = self._take_batch()
@@ -640,6 +648,9 @@ class SimConsumer:
         tick, rate, born = plane.last_tick, plane.rate, plane.born
         if tick is None:
             return batch
+        drained = self._drained
+        if drained is not None and drained[0] == tick and drained[1] is ordered:
+            return batch  # nothing produced since everything was processed
         positions = self.positions
         budget = self.ctx.data.max_poll_records
         for i in range(candidates):
@@ -655,7 +666,13 @@ class SimConsumer:
             batch[tp] = (position, position + take - 1)
             budget -= take
             if budget <= 0:
-                break
+                self._taking = None
+                return batch
+        # Every record available is in the batch: once it is done, nothing is left.
+        if batch:
+            self._taking = (tick, ordered)
+        else:
+            self._drained = (tick, ordered)
         return batch
 
     def _batch_done(self, token: int) -> None:
@@ -675,6 +692,8 @@ class SimConsumer:
                 continue  # revoked or lost meanwhile: the application drops the chunk
             positions[tp] = last + 1
             chunks.append((tp, first, last))
+        self._drained = self._taking if len(chunks) == len(batch) else None
+        self._taking = None
         if chunks:
             # One ``records_processed`` per chunk, published together (``Journal``).
             ctx.records_processed(now, ctx.group_id, self.member_id, chunks)
