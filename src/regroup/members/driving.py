@@ -13,7 +13,11 @@ member) owns time and the network and drives the member through these calls only
    ``on_request_failed(request, now_ms)`` when none will come;
 4. ``next_deadline()``: when ``poll`` next has work (``None``: only a response can
    wake it);
-5. ``take_events()``: the events the member produced since the last call.
+5. ``take_events()``: the events the member produced since the last call;
+6. ``is_idle(now_ms)``: ``poll(now_ms)`` would do nothing (no request, no error, no
+   event, no change but the member's clock) and no event waits, so a driver with
+   nothing else to give the member may skip that ``poll`` (the simulator's application
+   loop does, on every poll that finds the member steady).
 
 ``subscribe``, ``unsubscribe``, ``commit``, ``enforce_rebalance``, ``close`` and
 ``update_metadata`` are the application's and the cluster's calls. ``ClassicMember``
@@ -93,6 +97,10 @@ class Member(Protocol):
     def poll(self, now_ms: int) -> Sequence[MemberRequest]: ...
 
     def next_deadline(self) -> int | None: ...
+
+    def is_idle(self, now_ms: int) -> bool:
+        """``poll(now_ms)`` would do nothing and no event waits (see the module docstring)."""
+        ...
 
     def on_response(self, request: object, response: object, now_ms: int) -> None: ...
 

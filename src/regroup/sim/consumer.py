@@ -99,6 +99,9 @@ __all__ = ["SimConsumer", "SimRequest"]
 #: What a simulated consumer sends: its member's requests and its own OffsetFetches.
 SimRequest = MemberRequest | OffsetFetchRequest
 
+#: No partitions (one object, so that ``_candidates`` can recognise it by identity).
+_NONE: frozenset[TopicPartition] = frozenset()
+
 
 class SimConsumer:
     """One consumer process slot (see the module docstring)."""
@@ -135,6 +138,19 @@ class SimConsumer:
         self.stall_ms = 0
         self.positions: dict[TopicPartition, int] = {}
         self.ready: set[TopicPartition] = set()
+        #: Counts the changes to which partitions are in ``ready`` or have a position
+        #: (not to the positions' values): the key of ``_candidates``' cache.
+        self._partitions_version = 0
+        #: ``_candidates``' last answer: (version, owned, pending revocation, candidates).
+        self._candidate_cache: (
+            tuple[
+                int,
+                frozenset[TopicPartition],
+                frozenset[TopicPartition],
+                tuple[TopicPartition, ...],
+            ]
+            | None
+        ) = None
         self._committed: dict[TopicPartition, int] = {}
         #: The partitions an OffsetFetch asked for, by topic and number: the answer's
         #: positions are keyed by the member's own partition objects (found by identity
@@ -143,7 +159,16 @@ class SimConsumer:
         self._app_token = 0
         self._batch: dict[TopicPartition, tuple[int, int]] | None = None
         self._rotate = 0
+        #: ``(tick, candidates)``: every record the candidates had at that produce tick is
+        #: processed (a poll then finds nothing without looking); ``_taking``: the same,
+        #: once the batch in flight is done.
+        self._drained: tuple[int, tuple[TopicPartition, ...]] | None = None
+        self._taking: tuple[int, tuple[TopicPartition, ...]] | None = None
         self._next_auto_commit = 0
+        #: This incarnation's ``enable.auto.commit`` and ``auto.commit.interval.ms`` (a
+        #: consumer's configs are read when it starts, as Kafka's are).
+        self._auto_commits = True
+        self._auto_commit_ms = 5000
         self.errors: list[str] = []
         self._epoch = -1
 
@@ -171,12 +196,16 @@ class SimConsumer:
         self.member_id = ""
         self.positions.clear()
         self.ready.clear()
+        self._partitions_version += 1
         self._committed.clear()
+        self._drained = self._taking = None
         self._fetching.clear()
         self._batch = None
         self.wake_at = None
         self.in_poll = False
-        self._next_auto_commit = now + self.auto_commit_interval_ms
+        self._auto_commits = self.auto_commit
+        self._auto_commit_ms = self.auto_commit_interval_ms
+        self._next_auto_commit = now + self._auto_commit_ms
         instance = self.props.get("group.instance.id")
         protocol = str(self.props.get("group.protocol", ctx.group_protocol)).lower()
         if protocol == "classic":
@@ -264,6 +293,7 @@ class SimConsumer:
         self._batch = None
         self.in_poll = False
         self.ready.clear()
+        self._partitions_version += 1
         self.wake_at = None
         self.ctx.emit(
             ConsumerStopped(
@@ -278,14 +308,21 @@ class SimConsumer:
 
     # -- driving the member (the client's background thread) ----------------------------------
 
-    def drive(self, now: int) -> None:
+    def drive(self, now: int, *, polled: bool = False) -> None:
+        """Poll the member (``polled``: the application's poll at ``now`` was already
+        reported to it, by the application loop)."""
         member: Member | None = self.member
         if member is None or not self.alive:
             return
-        if self.in_poll:
+        if self.in_poll and not polled:
             # Kafka's poll() loop runs the group's work while it waits for records:
             # ConsumerCoordinator.poll (classic), the application poll event (KIP-848).
             member.on_application_poll(now)
+        if member.is_idle(now):
+            # Nothing due (``Member.is_idle``): the poll would send, raise and report
+            # nothing, so it is skipped; what the driver reads of the member is still read.
+            self._absorb(now)
+            return
         try:
             requests: Sequence[MemberRequest] = member.poll(now)
         except Exception as error:  # a listener error or a fatal error, raised from poll
@@ -349,6 +386,7 @@ class SimConsumer:
                 if isinstance(event, PartitionsRevoked | PartitionsLost):
                     partitions = event.partitions
                     self.ready.difference_update(partitions)
+                    self._partitions_version += 1
                     positions, committed = self.positions, self._committed
                     for tp in partitions:
                         positions.pop(tp, None)
@@ -413,6 +451,7 @@ class SimConsumer:
         if not done:
             return
         self.ready.update(done)
+        self._partitions_version += 1
         ctx = self.ctx
         ctx.emit(
             PartitionsRestored(
@@ -457,6 +496,7 @@ class SimConsumer:
                     # auto.offset.reset=earliest when nothing is committed.
                     offset = max(p.committed_offset, 0)
                     self.positions[tp] = offset
+                    self._partitions_version += 1
                     self._committed[tp] = offset
 
     # -- the classic member's listener (called inside the member's step) -----------------------
@@ -531,11 +571,15 @@ class SimConsumer:
         ctx = self.ctx
         now = self._world.now_ms
         member.on_application_poll(now)
-        if isinstance(member, ClassicMember) and self.auto_commit and now >= self._next_auto_commit:
-            self._next_auto_commit = now + self.auto_commit_interval_ms
+        if (
+            now >= self._next_auto_commit
+            and self._auto_commits
+            and isinstance(member, ClassicMember)
+        ):
+            self._next_auto_commit = now + self._auto_commit_ms
             if member.state is ClassicState.STABLE:
                 self._commit_owned(now)
-        self.drive(now)
+        self.drive(now, polled=True)
         if self.member is None:
             return
         batch = self._take_batch()
@@ -561,49 +605,74 @@ class SimConsumer:
             wait = min(wait, plane.next_tick(now) - now)
         self._schedule_app_poll(now + max(1, wait))
 
+    def _candidates(self, member: ClassicMember | ConsumerMember) -> tuple[TopicPartition, ...]:
+        """The partitions the application may fetch from, in partition order: restored,
+        owned, with a known position, not pending revocation (KIP-848).
+
+        Kept until one of those sets changes (the member's sets are replaced, never
+        changed in place; this consumer's are counted in ``_partitions_version``).
+        """
+        owned = member.assignment
+        pending = member.pending_revocation if isinstance(member, ConsumerMember) else _NONE
+        version = self._partitions_version
+        cached = self._candidate_cache
+        if (
+            cached is not None
+            and cached[0] == version
+            and cached[1] is owned
+            and cached[2] is pending
+        ):
+            return cached[3]
+        positions = self.positions
+        candidates = tuple(
+            sorted(tp for tp in self.ready if tp in owned and tp not in pending and tp in positions)
+        )
+        self._candidate_cache = (version, owned, pending, candidates)
+        return candidates
+
     def _take_batch(self) -> dict[TopicPartition, tuple[int, int]]:
+        """Up to ``max.poll.records`` records, round-robin over the candidates from a
+        starting point that moves by one at every poll that has candidates."""
         member = self.member
         if member is None or not self.ready:
             return {}
-        owned = member.assignment
-        pending = member.pending_revocation if isinstance(member, ConsumerMember) else frozenset()
-        positions = self.positions
-        plane = self.ctx.plane
-        # The log end offsets as of the last tick, in closed form (``DataPlane.end_offset``).
-        tick, rate, born = plane.last_tick, plane.rate, plane.born
-        # Each candidate's records available (none: the position is at the end).
-        available: dict[TopicPartition, int] = {}
-        candidates = 0
-        for tp in self.ready:
-            if tp in owned and tp not in pending and tp in positions:
-                candidates += 1
-                birth = born.get(tp)
-                if tick is not None and birth is not None and birth <= tick:
-                    left = rate * (tick - birth) // 1000 - positions[tp]
-                    if left > 0:
-                        available[tp] = left
+        ordered = self._candidates(member)
+        candidates = len(ordered)
         if not candidates:
             return {}
         start = self._rotate % candidates
         self._rotate += 1
         batch: dict[TopicPartition, tuple[int, int]] = {}
-        if not available:  # nothing to fetch: the order of the candidates does not matter
+        plane = self.ctx.plane
+        # The log end offsets as of the last tick, in closed form (``DataPlane.end_offset``).
+        tick, rate, born = plane.last_tick, plane.rate, plane.born
+        if tick is None:
             return batch
-        ordered = sorted(
-            tp for tp in self.ready if tp in owned and tp not in pending and tp in positions
-        )
+        drained = self._drained
+        if drained is not None and drained[0] == tick and drained[1] is ordered:
+            return batch  # nothing produced since everything was processed
+        positions = self.positions
         budget = self.ctx.data.max_poll_records
         for i in range(candidates):
             tp = ordered[(start + i) % candidates]
-            left = available.get(tp, 0)
+            birth = born.get(tp)
+            if birth is None or birth > tick:
+                continue
+            position = positions[tp]
+            left = rate * (tick - birth) // 1000 - position
             if left <= 0:
                 continue
             take = min(left, budget)
-            position = positions[tp]
             batch[tp] = (position, position + take - 1)
             budget -= take
             if budget <= 0:
-                break
+                self._taking = None
+                return batch
+        # Every record available is in the batch: once it is done, nothing is left.
+        if batch:
+            self._taking = (tick, ordered)
+        else:
+            self._drained = (tick, ordered)
         return batch
 
     def _batch_done(self, token: int) -> None:
@@ -623,9 +692,11 @@ class SimConsumer:
                 continue  # revoked or lost meanwhile: the application drops the chunk
             positions[tp] = last + 1
             chunks.append((tp, first, last))
+        self._drained = self._taking if len(chunks) == len(batch) else None
+        self._taking = None
         if chunks:
             # One ``records_processed`` per chunk, published together (``Journal``).
             ctx.records_processed(now, ctx.group_id, self.member_id, chunks)
-        if not self.auto_commit:
+        if not self._auto_commits:
             self._commit_owned(now)
         self._schedule_app_poll(now)

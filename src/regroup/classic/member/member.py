@@ -471,6 +471,29 @@ class ClassicMember:
             deadline = expiry if deadline is None else min(deadline, expiry)
         return deadline
 
+    def is_idle(self, now_ms: int) -> bool:
+        """``True`` only when ``poll(now_ms)`` would do nothing: send no request, raise
+        nothing, report no event and change nothing but the member's clock (a driver may
+        then skip it). ``False`` when it may do something.
+
+        Idle when no event waits in ``take_events`` and no request in the outbox, no fatal
+        error or listener exception waits to be raised, no metadata change waits to be
+        compared, the subscription is the one last joined with, the member is not a stable
+        group leader (Kafka's leader compares its assignment snapshot with the metadata on
+        every ``poll``), and ``next_deadline`` (a needed JoinGroup, the next Heartbeat, the
+        poll timer's expiry) is after ``now_ms``. It only reads the member.
+        """
+        if self._events or self._fatal is not None:
+            return False
+        if self._sm.state is MemberState.STABLE and not self._rejoin_needed:
+            if self.is_leader and self._assignment_snapshot is not None:
+                return False
+            joined = self._joined_subscription
+            if joined is not None and joined != self._subscription:
+                return False
+        deadline = self.next_deadline()
+        return deadline is None or deadline > now_ms
+
     def on_response(self, request: object, response: object, now_ms: int) -> None:
         """A response to a request this member sent (stale ones are ignored)."""
         self._advance(now_ms)

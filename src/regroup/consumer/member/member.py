@@ -388,6 +388,21 @@ class ConsumerMember:
         # No auto-commit deadline: the auto-commit runs in ``on_application_poll`` only.
         return min(deadlines) if deadlines else None
 
+    def is_idle(self, now_ms: int) -> bool:
+        """Whether ``poll(now_ms)`` would do nothing: send no request, raise nothing, report
+        no event and change nothing but the member's clock (a driver may then skip it).
+
+        Idle when no event waits in ``take_events`` and ``next_deadline`` is after
+        ``now_ms``: every step of ``poll`` (a pending error to raise, a join, the poll
+        timer, a reconciliation, a queued commit, a client-side assignment request, a
+        heartbeat) acts only when ``next_deadline`` says so (Rule 4). It only reads the
+        member.
+        """
+        if self._events:
+            return False
+        deadline = self.next_deadline()
+        return deadline is None or deadline > now_ms
+
     def on_response(self, request: object, response: object, now_ms: int) -> None:
         """A response to a request ``poll`` returned."""
         self._now = max(self._now, now_ms)
