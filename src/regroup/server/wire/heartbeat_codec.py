@@ -44,10 +44,15 @@ regroup's extensions": only then does the response carry regroup's error codes
 COMPUTE_ASSIGNMENT (10000) and INVALID_ASSIGNMENT (10001). A real client never
 sends the tag and a real broker skips it (rule 1 on their side), so neither is
 confused: a real client never sees a code it cannot know (``wire_error_code``).
+
+Rule 3: a response is a pure function of the response object and whether the
+client speaks regroup's extensions; its bytes after the size and correlation id
+may be encoded once and reused (``encode_response``).
 """
 
 from __future__ import annotations
 
+import functools
 import struct
 from dataclasses import dataclass
 
@@ -85,6 +90,11 @@ _PREFIX = struct.Struct(">hhi")
 _UUID = struct.Struct(">qq")
 _RESPONSE_HEAD = struct.Struct(">iiBih")  # size, correlation id, header tags, throttle, error
 _EPOCH_INTERVAL = struct.Struct(">ii")
+_SIZE_CID = struct.Struct(">ii")
+
+#: Rule 3: how many steady responses' bytes are kept (a few hundred bytes each at most,
+#: the member id and an error message being the variable parts).
+STEADY_TAILS = 4096
 
 
 #: After the member epoch, a steady heartbeat's bytes: instance id, rack id null,
@@ -337,7 +347,27 @@ def wire_error_code(code: ErrorCode, regroup_client: bool) -> int:
 def encode_response(
     correlation_id: int, response: ConsumerGroupHeartbeatResponse, regroup_client: bool
 ) -> bytes:
-    """The framed response (v0 and v1 share one layout) with response header v1."""
+    """The framed response (v0 and v1 share one layout) with response header v1.
+
+    Rule 3: a response without an assignment (a steady member's) is the same bytes
+    heartbeat after heartbeat but for the size and correlation id in front, so those
+    bytes are encoded once and kept (``_steady_tail``, at most ``STEADY_TAILS`` of them).
+    """
+    if response.assignment is None:
+        tail = _steady_tail(response, regroup_client)
+        return _SIZE_CID.pack(len(tail) + 4, correlation_id) + tail
+    return _encode_response(correlation_id, response, regroup_client)
+
+
+@functools.lru_cache(maxsize=STEADY_TAILS)
+def _steady_tail(response: ConsumerGroupHeartbeatResponse, regroup_client: bool) -> bytes:
+    """Rule 3: the response's bytes after the size and correlation id."""
+    return _encode_response(0, response, regroup_client)[_SIZE_CID.size :]
+
+
+def _encode_response(
+    correlation_id: int, response: ConsumerGroupHeartbeatResponse, regroup_client: bool
+) -> bytes:
     out = bytearray(
         _RESPONSE_HEAD.pack(
             0,
