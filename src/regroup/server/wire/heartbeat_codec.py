@@ -52,7 +52,6 @@ may be encoded once and reused (``encode_response``).
 
 from __future__ import annotations
 
-import functools
 import struct
 from dataclasses import dataclass
 
@@ -95,6 +94,8 @@ _SIZE_CID = struct.Struct(">ii")
 #: Rule 3: how many steady responses' bytes are kept (a few hundred bytes each at most,
 #: the member id and an error message being the variable parts).
 STEADY_TAILS = 4096
+#: Rule 3: a steady response's fields -> its bytes after the size and correlation id.
+_STEADY_TAILS: dict[tuple[object, ...], bytes] = {}
 
 
 #: After the member epoch, a steady heartbeat's bytes: instance id, rack id null,
@@ -351,18 +352,27 @@ def encode_response(
 
     Rule 3: a response without an assignment (a steady member's) is the same bytes
     heartbeat after heartbeat but for the size and correlation id in front, so those
-    bytes are encoded once and kept (``_steady_tail``, at most ``STEADY_TAILS`` of them).
+    bytes are encoded once and kept (``_STEADY_TAILS``, at most ``STEADY_TAILS`` of them).
     """
-    if response.assignment is None:
-        tail = _steady_tail(response, regroup_client)
-        return _SIZE_CID.pack(len(tail) + 4, correlation_id) + tail
-    return _encode_response(correlation_id, response, regroup_client)
-
-
-@functools.lru_cache(maxsize=STEADY_TAILS)
-def _steady_tail(response: ConsumerGroupHeartbeatResponse, regroup_client: bool) -> bytes:
-    """Rule 3: the response's bytes after the size and correlation id."""
-    return _encode_response(0, response, regroup_client)[_SIZE_CID.size :]
+    if response.assignment is not None:
+        return _encode_response(correlation_id, response, regroup_client)
+    # Every field but the (absent) assignment, as a tuple: hashed and compared in C.
+    key = (
+        response.error_code,
+        response.error_message,
+        response.member_id,
+        response.member_epoch,
+        response.heartbeat_interval_ms,
+        response.throttle_time_ms,
+        regroup_client,
+    )
+    tail = _STEADY_TAILS.get(key)
+    if tail is None:
+        tail = _encode_response(0, response, regroup_client)[_SIZE_CID.size :]
+        if len(_STEADY_TAILS) >= STEADY_TAILS:
+            _STEADY_TAILS.clear()  # all at once: one step, whichever thread encodes
+        _STEADY_TAILS[key] = tail
+    return _SIZE_CID.pack(len(tail) + 4, correlation_id) + tail
 
 
 def _encode_response(
