@@ -158,6 +158,37 @@ def test_server_heartbeat_response_bytes_match_kio_and_decode_back(
     assert heartbeat_codec.decode_response(reference[4:]) == (cid, response)
 
 
+steady = st.builds(
+    ConsumerGroupHeartbeatResponse,
+    st.sampled_from([ErrorCode.NONE, ErrorCode.FENCED_MEMBER_EPOCH, ErrorCode.COMPUTE_ASSIGNMENT]),
+    st.sampled_from([None, "", "x"]),
+    st.sampled_from([None, "", "m", "n"]),
+    st.integers(-1, 3),
+    st.sampled_from([0, 5000]),
+    st.none(),
+    st.integers(0, 1),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    sent=st.lists(st.tuples(steady, st.booleans(), st.integers(-(2**31), 2**31 - 1)), max_size=30),
+    kept=st.integers(1, 4),
+)
+def test_server_steady_response_bytes_kept_are_the_bytes_encoded_afresh(
+    sent: list[tuple[ConsumerGroupHeartbeatResponse, bool, int]],
+    kept: int,
+) -> None:
+    """Rule 3: steady responses (no assignment) that repeat, differ in one field or in
+    the client's kind, with any correlation id and however few bytes are kept, are
+    always the bytes encoded from scratch."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(heartbeat_codec, "STEADY_TAILS", kept)
+        for response, regroup_client, cid in sent + sent:
+            fresh = heartbeat_codec._encode_response(cid, response, regroup_client)
+            assert heartbeat_codec.encode_response(cid, response, regroup_client) == fresh
+
+
 @pytest.mark.parametrize("code", [ErrorCode.COMPUTE_ASSIGNMENT, ErrorCode.INVALID_ASSIGNMENT])
 def test_server_regroup_codes_reach_only_the_regroup_client(code: ErrorCode) -> None:
     response = ConsumerGroupHeartbeatResponse(code, None, "m", 3, 1000)

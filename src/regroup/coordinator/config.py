@@ -26,6 +26,7 @@ import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import Enum
+from functools import cached_property
 from typing import Final
 
 __all__ = [
@@ -82,7 +83,8 @@ class ConsumerSemantics(Enum):
 
     Each difference the switch covers is a property here, so a caller asks what
     it needs ("does a blocked member take the target epoch?") rather than which
-    mode is on.
+    mode is on. The properties are cached on the two members: a heartbeat asks
+    several of them.
     """
 
     KAFKA = "kafka"
@@ -99,11 +101,11 @@ class ConsumerSemantics(Enum):
             f"regroup.consumer.semantics must be kafka or kip-848, got {raw!r}"
         )
 
-    @property
+    @cached_property
     def is_kafka(self) -> bool:
         return self is ConsumerSemantics.KAFKA
 
-    @property
+    @cached_property
     def blocked_member_takes_target_epoch(self) -> bool:
         """A member with only partitions others still hold moves to the target epoch.
 
@@ -112,33 +114,33 @@ class ConsumerSemantics(Enum):
         """
         return self.is_kafka
 
-    @property
+    @cached_property
     def previous_epoch_always_shifts(self) -> bool:
         """Every reconciliation step sets previous := current (Kafka ``updateMemberEpoch``),
         not only those that change the epoch."""
         return self.is_kafka
 
-    @property
+    @cached_property
     def assignor_change_bumps_epoch(self) -> bool:
         """A member changing its ServerAssignor bumps the group epoch (the KIP; Kafka 4.0
         only writes the member record)."""
         return not self.is_kafka
 
-    @property
+    @cached_property
     def regex_resolved_at_once(self) -> bool:
         """A new regex is resolved inside the heartbeat that subscribes and the epoch bumped
         there (the design's simplification); Kafka resolves it asynchronously and bumps
         the epoch when the resolution lands (``coordinator.consumer.regex_refresh``)."""
         return not self.is_kafka
 
-    @property
+    @cached_property
     def every_join_bumps_epoch(self) -> bool:
         """A new member always bumps the group epoch (the KIP: "A new member joins");
         Kafka bumps only when the subscribed topic names change (so not for a member
         that subscribes by a regex not resolved yet, or to nothing)."""
         return not self.is_kafka
 
-    @property
+    @cached_property
     def names_and_regex_exclusive(self) -> bool:
         """SubscribedTopicNames and SubscribedTopicRegex may not both be non-empty, and
         setting one clears the other (the KIP); Kafka keeps both and subscribes to

@@ -142,7 +142,7 @@ class ConsumerGroupMember:
 
     def metadata_equals(self, other: ConsumerGroupMember) -> bool:
         """Same member metadata (record 5), whatever the current assignments."""
-        return (
+        return other is self or (
             self.instance_id == other.instance_id
             and self.rack_id == other.rack_id
             and self.rebalance_timeout_ms == other.rebalance_timeout_ms
@@ -157,7 +157,7 @@ class ConsumerGroupMember:
 
     def assignment_equals(self, other: ConsumerGroupMember) -> bool:
         """Same current assignment (record 8)."""
-        return (
+        return other is self or (
             self.state is other.state
             and self.member_epoch == other.member_epoch
             and self.previous_member_epoch == other.previous_member_epoch

@@ -176,7 +176,8 @@ def schedule_session(
     now_ms: int,
     timeout_ms: int | None = None,
 ) -> None:
-    """(Re)arm the session timer; ``timeout_ms``: a classic member's own timeout."""
+    """(Re)arm the session timer; ``timeout_ms``: a classic member's own timeout, or the
+    group's session timeout when the caller has read it already (else it is read here)."""
     timeout = session_timeout_ms(state, group_id) if timeout_ms is None else timeout_ms
     state.timer.schedule(
         session_key(group_id, member_id),

@@ -328,7 +328,7 @@ def _heartbeat(
                 schedule_rebalance(state, req.group_id, current, txn.now_ms)
             else:
                 state.timer.cancel(rebalance_key(req.group_id, member_id))
-    schedule_session(state, req.group_id, member_id, txn.now_ms)
+    schedule_session(state, req.group_id, member_id, txn.now_ms, config.session_timeout_ms)
 
     error = ErrorCode.NONE
     if notify_selected(state, req.group_id, current, txn.now_ms):
@@ -501,8 +501,9 @@ def _apply_request(
         changes["client_id"] = req.client_id
     if req.client_host:
         changes["client_host"] = req.client_host
-    # A heartbeat speaks the KIP-848 protocol (Kafka ``setClassicMemberMetadata(null)``).
-    changes["classic_member_metadata"] = None
+    if member.classic_member_metadata is not None:
+        # A heartbeat speaks the KIP-848 protocol (Kafka ``setClassicMemberMetadata(null)``).
+        changes["classic_member_metadata"] = None
     # Only what differs: a steady heartbeat that repeats its fields makes no new member.
     changes = {name: value for name, value in changes.items() if getattr(member, name) != value}
     return replace(member, **changes) if changes else member  # type: ignore[arg-type]

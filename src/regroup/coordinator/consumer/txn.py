@@ -36,6 +36,19 @@ __all__ = ["ConsumerTxn", "after_operation", "delete_group"]
 class ConsumerTxn:
     """Records and events of one operation on one group."""
 
+    __slots__ = (
+        "_configs",
+        "_existed",
+        "_journaling",
+        "_original",
+        "group_id",
+        "may_describe_topic",
+        "now_ms",
+        "result",
+        "state",
+        "state_before",
+    )
+
     def __init__(self, state: GroupCoordinatorState, group_id: str, now_ms: int) -> None:
         self.state = state
         self.group_id = group_id

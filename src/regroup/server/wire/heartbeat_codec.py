@@ -44,6 +44,10 @@ regroup's extensions": only then does the response carry regroup's error codes
 COMPUTE_ASSIGNMENT (10000) and INVALID_ASSIGNMENT (10001). A real client never
 sends the tag and a real broker skips it (rule 1 on their side), so neither is
 confused: a real client never sees a code it cannot know (``wire_error_code``).
+
+Rule 3: a response is a pure function of the response object and whether the
+client speaks regroup's extensions; its bytes after the size and correlation id
+may be encoded once and reused (``encode_response``).
 """
 
 from __future__ import annotations
@@ -85,6 +89,13 @@ _PREFIX = struct.Struct(">hhi")
 _UUID = struct.Struct(">qq")
 _RESPONSE_HEAD = struct.Struct(">iiBih")  # size, correlation id, header tags, throttle, error
 _EPOCH_INTERVAL = struct.Struct(">ii")
+_SIZE_CID = struct.Struct(">ii")
+
+#: Rule 3: how many steady responses' bytes are kept (a few hundred bytes each at most,
+#: the member id and an error message being the variable parts).
+STEADY_TAILS = 4096
+#: Rule 3: a steady response's fields -> its bytes after the size and correlation id.
+_STEADY_TAILS: dict[tuple[object, ...], bytes] = {}
 
 
 #: After the member epoch, a steady heartbeat's bytes: instance id, rack id null,
@@ -337,7 +348,36 @@ def wire_error_code(code: ErrorCode, regroup_client: bool) -> int:
 def encode_response(
     correlation_id: int, response: ConsumerGroupHeartbeatResponse, regroup_client: bool
 ) -> bytes:
-    """The framed response (v0 and v1 share one layout) with response header v1."""
+    """The framed response (v0 and v1 share one layout) with response header v1.
+
+    Rule 3: a response without an assignment (a steady member's) is the same bytes
+    heartbeat after heartbeat but for the size and correlation id in front, so those
+    bytes are encoded once and kept (``_STEADY_TAILS``, at most ``STEADY_TAILS`` of them).
+    """
+    if response.assignment is not None:
+        return _encode_response(correlation_id, response, regroup_client)
+    # Every field but the (absent) assignment, as a tuple: hashed and compared in C.
+    key = (
+        response.error_code,
+        response.error_message,
+        response.member_id,
+        response.member_epoch,
+        response.heartbeat_interval_ms,
+        response.throttle_time_ms,
+        regroup_client,
+    )
+    tail = _STEADY_TAILS.get(key)
+    if tail is None:
+        tail = _encode_response(0, response, regroup_client)[_SIZE_CID.size :]
+        if len(_STEADY_TAILS) >= STEADY_TAILS:
+            _STEADY_TAILS.clear()  # all at once: one step, whichever thread encodes
+        _STEADY_TAILS[key] = tail
+    return _SIZE_CID.pack(len(tail) + 4, correlation_id) + tail
+
+
+def _encode_response(
+    correlation_id: int, response: ConsumerGroupHeartbeatResponse, regroup_client: bool
+) -> bytes:
     out = bytearray(
         _RESPONSE_HEAD.pack(
             0,
