@@ -198,6 +198,39 @@ def test_a_consumer_group_rebalance_is_keyed_by_the_epoch_and_ends_when_all_reac
     assert (left.member_id, left.reason) == ("B", "session_timeout")
 
 
+def test_an_info_log_counts_a_consumer_groups_members_at_each_bump() -> None:
+    # INFO only (Kafka writes the "new assignment state" lines at DEBUG): every epoch
+    # closes at the next bump, after the next join or leave. The count is the membership
+    # when the epoch was bumped; 0 once the last member left.
+    def joined(at: int, member: str) -> str:
+        return _java(
+            at, Kind.CONSUMER_MEMBER_JOINED, group_id="g", member_id=member, protocol="consumer"
+        )
+
+    def bumped(at: int, epoch: int) -> str:
+        return _java(at, Kind.GROUP_EPOCH_BUMPED, group_id="g", epoch=epoch, metadata_hash=5)
+
+    def left(at: int, member: str) -> str:
+        return _java(at, Kind.CONSUMER_MEMBER_LEFT, group_id="g", member_id=member)
+
+    lines = [
+        joined(0, "A"),
+        bumped(0, 1),
+        joined(5_000, "B"),
+        bumped(5_000, 2),
+        left(9_000, "B"),
+        bumped(9_000, 3),
+        left(12_000, "A"),
+        bumped(12_000, 4),
+    ]
+    history = reconstruct("g", _records(lines))
+    assert [r.members for r in history.rebalances] == [1, 2, 1, 0]
+    assert [r.members_before for r in history.rebalances] == [None, 1, 2, 1]
+    # A bump the log shows no member for counts nothing, not 0.
+    alone = reconstruct("g", _records([bumped(0, 7), bumped(1_000, 8)]))
+    assert [r.members for r in alone.rebalances] == [None, None]
+
+
 def test_events_carry_what_the_log_says() -> None:
     (start,) = record_events(
         _records([_prepare(0, 4, "removing member m on heartbeat expiration")])[0]
