@@ -8,18 +8,15 @@ ConsumerGroupCommand`` (``listGroups``, ``printGroupInfo``, ``deleteGroups``,
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
 
 import pytest
 
 from regroup.cli.main import main
-from regroup.coordinator.config import GroupCoordinatorConfig
 from regroup.server.app import ServerOptions
 from regroup.server.background import BackgroundServer
 from regroup.server.clients.wire_client import WireClient
-
-MEMBER = "AAAAAAAAAAAAAAAAAAAAAA"
+from tests.cli.groups_server import server_with_group
 
 
 def _commit(client: WireClient, group: str, offsets: dict[int, int]) -> None:
@@ -69,28 +66,7 @@ def running() -> Iterator[BackgroundServer]:
     """Topic ``t`` (partition 0 holds 5 records, partition 1 holds 3); a Stable KIP-848
     group ``k`` with one member; an Empty group ``s`` that committed offset 1 of partition
     0 and 2 of partition 1."""
-    config = dataclasses.replace(GroupCoordinatorConfig(), group_initial_rebalance_delay_ms=0)
-    with BackgroundServer(ServerOptions(port=0, config=config)) as server:
-        assert server.server is not None
-        server.call(server.server.create_topic, "t", 2)
-        server.call(server.server.append_local, "t", 0, [b"x"] * 5)
-        server.call(server.server.append_local, "t", 1, [b"y"] * 3)
-        with WireClient("127.0.0.1", server.port) as client:
-            beat = client.request(
-                68,
-                1,
-                {
-                    "group_id": "k",
-                    "member_id": MEMBER,
-                    "member_epoch": 0,
-                    "rebalance_timeout": 30_000,
-                    "subscribed_topic_names": ("t",),
-                    "server_assignor": "uniform",
-                    "topic_partitions": (),
-                },
-            )
-            assert beat.error_code.value == 0
-            _commit(client, "s", {0: 1, 1: 2})
+    with server_with_group(lambda client, beat: _commit(client, "s", {0: 1, 1: 2})) as server:
         yield server
 
 

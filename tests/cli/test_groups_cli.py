@@ -6,19 +6,16 @@ columns, messages and views follow ``org.apache.kafka.tools.consumer.group.Consu
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 from regroup.cli.main import main
-from regroup.coordinator.config import GroupCoordinatorConfig
-from regroup.server.app import ServerOptions
 from regroup.server.background import BackgroundServer
 from regroup.server.clients.wire_client import WireClient
-
-MEMBER = "AAAAAAAAAAAAAAAAAAAAAA"
+from tests.cli.groups_server import MEMBER, server_with_group
 
 
 @pytest.fixture
@@ -26,52 +23,35 @@ def running() -> Iterator[BackgroundServer]:
     """A server with topic ``t`` (2 partitions, 5 records in partition 0, 3 in 1) and a
     KIP-848 group ``k`` whose one member owns both partitions and committed offset 2 of
     partition 0 only."""
-    config = dataclasses.replace(GroupCoordinatorConfig(), group_initial_rebalance_delay_ms=0)
-    with BackgroundServer(ServerOptions(port=0, config=config)) as server:
-        assert server.server is not None
-        server.call(server.server.create_topic, "t", 2)
-        server.call(server.server.append_local, "t", 0, [b"x"] * 5)
-        server.call(server.server.append_local, "t", 1, [b"y"] * 3)
-        with WireClient("127.0.0.1", server.port) as client:
-            beat = client.request(
-                68,
-                1,
+    with server_with_group(_commit_partition_0) as server:
+        yield server
+
+
+def _commit_partition_0(client: WireClient, beat: Any) -> None:
+    committed = client.request(
+        8,
+        9,
+        {
+            "group_id": "k",
+            "generation_id_or_member_epoch": beat.member_epoch,
+            "member_id": MEMBER,
+            "group_instance_id": None,
+            "topics": [
                 {
-                    "group_id": "k",
-                    "member_id": MEMBER,
-                    "member_epoch": 0,
-                    "rebalance_timeout": 30_000,
-                    "subscribed_topic_names": ("t",),
-                    "server_assignor": "uniform",
-                    "topic_partitions": (),
-                },
-            )
-            assert beat.error_code.value == 0
-            committed = client.request(
-                8,
-                9,
-                {
-                    "group_id": "k",
-                    "generation_id_or_member_epoch": beat.member_epoch,
-                    "member_id": MEMBER,
-                    "group_instance_id": None,
-                    "topics": [
+                    "name": "t",
+                    "partitions": [
                         {
-                            "name": "t",
-                            "partitions": [
-                                {
-                                    "partition_index": 0,
-                                    "committed_offset": 2,
-                                    "committed_leader_epoch": 0,
-                                    "committed_metadata": "",
-                                }
-                            ],
+                            "partition_index": 0,
+                            "committed_offset": 2,
+                            "committed_leader_epoch": 0,
+                            "committed_metadata": "",
                         }
                     ],
-                },
-            )
-            assert all(p.error_code.value == 0 for t in committed.topics for p in t.partitions)
-        yield server
+                }
+            ],
+        },
+    )
+    assert all(p.error_code.value == 0 for t in committed.topics for p in t.partitions)
 
 
 def _describe(
