@@ -57,7 +57,7 @@ record_fields = st.fixed_dictionaries(
             st.tuples(st.binary(max_size=5), st.one_of(st.none(), st.binary(max_size=5))),
             max_size=2,
         ),
-        "delta_shift": st.sampled_from([0, 0, 0, 1, -1, 1000]),
+        "delta_shift": st.sampled_from([0, 0, 0, 1, -1, 1000, 20_000, 1 << 20]),
         # Bytes cut off the body's end, its length written after the cut: a record
         # whose own length is consistent but whose fields are not.
         "cut": st.sampled_from([0, 0, 0, 0, 1, 2]),
@@ -157,18 +157,19 @@ def test_the_shortcut_on_arbitrary_bytes(data: bytes) -> None:
     assert_shortcut_agrees(data)
 
 
-def test_a_producers_batch_is_read_by_the_shortcut_alone() -> None:
-    """kio's encoder, as a producer writes: null keys, values under 8 KiB, no headers."""
-    batch = encode_batch([b"x" * 100] * 3000, 1_700_000_000_000)
+@pytest.mark.parametrize(("count", "value"), [(3000, b"x" * 100), (20_000, b"")])
+def test_a_producers_batch_is_read_by_the_shortcut_alone(count: int, value: bytes) -> None:
+    """kio's encoder, as a producer writes: null keys, values under 8 KiB, no headers;
+    past 8,192 records the offset deltas take three bytes."""
+    batch = encode_batch([value] * count, 1_700_000_000_000)
     pos, end = HEADER_SIZE, len(batch)
-    for index in range(3000):
+    for index in range(count - 1):  # the last record is shorter than the window
         pos = _common_record_end(batch, pos, end, 2 * index)
         assert pos > 0
-    assert pos == end
-    assert _walk_records(batch, HEADER_SIZE, end, 3000) is None
+    assert _walk_records(batch, HEADER_SIZE, end, count) is None
 
 
-@pytest.mark.parametrize("index", [0, 1, 63, 64, 8191])
+@pytest.mark.parametrize("index", [0, 1, 63, 64, 8191, 8192, 30_000])
 def test_a_misplaced_offset_delta_is_found_by_either_reader(index: int) -> None:
     fields: dict[str, Any] = {
         "timestamp_delta": 0,

@@ -265,8 +265,8 @@ def _walk_records(
 #: ``_HALF[raw]``, for the unsigned form ``raw`` of a one- or two-byte zig-zag varint:
 #: the length it encodes when ``raw`` is even, -1 when it is odd (a negative number).
 _HALF = [raw >> 1 if raw % 2 == 0 else -1 for raw in range(1 << 14)]
-#: ``_WINDOW(data, pos)``: the ten bytes at ``pos`` as ten numbers.
-_WINDOW = struct.Struct("10B").unpack_from
+#: ``_WINDOW(data, pos)``: the eleven bytes at ``pos`` as eleven numbers.
+_WINDOW = struct.Struct("11B").unpack_from
 
 
 def _common_record_end(data: bytes, pos: int, end: int, delta: int) -> int:
@@ -274,17 +274,18 @@ def _common_record_end(data: bytes, pos: int, end: int, delta: int) -> int:
     whose unsigned (zig-zag) form is ``delta``; else -1 (``_any_record`` then reads it,
     and raises if it is wrong).
 
-    The common shape: a length, timestamp delta, offset delta and value length of one or
-    two bytes each (a record under 8 KiB in a batch under 8,192 records spanning under
-    8 s), a null key or one under 64 bytes, and no headers. This runs once per produced
+    The common shape: a length, timestamp delta and value length of one or two bytes
+    each and an offset delta of one to three (a record under 8 KiB in a batch under
+    1,048,576 records spanning under 8 s), a null key or one under 64 bytes, and no
+    headers. This runs once per produced
     record, and the interpreter's cost is per operation, reading one byte of ``data``
-    about a sixth of unpacking ten: so the record's first ten bytes, which hold every
+    about a sixth of unpacking eleven: so the record's first eleven bytes, which hold every
     field up to the value's length when the key is null, are unpacked at once, and only
     the end is returned (no tuple to build). Every byte read lies before the record's
     last byte, which must be the header count 0, so a record this accepts is one
     ``_any_record`` accepts and reads the same (``tests/server/test_record_walk.py``
     compares the two on arbitrary bytes)."""
-    if pos + 10 > end:
+    if pos + 11 > end:
         return -1
     window: tuple[int, ...] = _WINDOW(data, pos)
     half = _HALF
@@ -308,16 +309,23 @@ def _common_record_end(data: bytes, pos: int, end: int, delta: int) -> int:
         at += 2
     else:
         return -1
-    first = window[at]
+    first = window[at]  # the offset delta: one, two or three bytes
     if first < 0x80:
         if first != delta:
             return -1
         at += 1
-    elif window[at + 1] < 0x80 and first - 0x80 + 0x80 * window[at + 1] == delta:
+    elif window[at + 1] < 0x80:
+        if first - 0x80 + 0x80 * window[at + 1] != delta:
+            return -1
         at += 2
+    elif (
+        window[at + 2] < 0x80
+        and first - 0x80 + 0x80 * (window[at + 1] - 0x80) + 0x4000 * window[at + 2] == delta
+    ):
+        at += 3
     else:
         return -1
-    first = window[at]  # the key's length: at most the window's eighth byte
+    first = window[at]  # the key's length: at most the window's ninth byte
     if first == 1:  # zig-zag -1, a null key: the value's length is in the window too
         first = window[at + 1]
         if first < 0x80:
