@@ -265,8 +265,8 @@ def _walk_records(
 #: ``_HALF[raw]``, for the unsigned form ``raw`` of a one- or two-byte zig-zag varint:
 #: the length it encodes when ``raw`` is even, -1 when it is odd (a negative number).
 _HALF = [raw >> 1 if raw % 2 == 0 else -1 for raw in range(1 << 14)]
-#: ``_WINDOW(data, pos)``: the eleven bytes at ``pos`` as eleven numbers.
-_WINDOW = struct.Struct("11B").unpack_from
+#: ``_WINDOW(data, pos)``: the fourteen bytes at ``pos`` as fourteen numbers.
+_WINDOW = struct.Struct("14B").unpack_from
 
 
 def _common_record_end(data: bytes, pos: int, end: int, delta: int) -> int:
@@ -274,18 +274,18 @@ def _common_record_end(data: bytes, pos: int, end: int, delta: int) -> int:
     whose unsigned (zig-zag) form is ``delta``; else -1 (``_any_record`` then reads it,
     and raises if it is wrong).
 
-    The common shape: a length, timestamp delta and value length of one or two bytes
-    each and an offset delta of one to three (a record under 8 KiB in a batch under
-    1,048,576 records spanning under 8 s), a null key or one under 64 bytes, and no
-    headers. This runs once per produced
-    record, and the interpreter's cost is per operation, reading one byte of ``data``
-    about a sixth of unpacking eleven: so the record's first eleven bytes, which hold every
-    field up to the value's length when the key is null, are unpacked at once, and only
-    the end is returned (no tuple to build). Every byte read lies before the record's
-    last byte, which must be the header count 0, so a record this accepts is one
-    ``_any_record`` accepts and reads the same (``tests/server/test_record_walk.py``
-    compares the two on arbitrary bytes)."""
-    if pos + 11 > end:
+    The common shape: a length and a value length of one or two bytes each, a
+    timestamp delta of one to five and an offset delta of one to three (a record under
+    8 KiB in a batch under 1,048,576 records), a key under 8 KiB or null, and headers
+    whose count and lengths are one- or two-byte varints (``_common_headers_end``).
+    This runs once per produced record, and the interpreter's cost is per operation,
+    reading one byte of ``data`` about a sixth of unpacking fourteen: so the record's
+    first fourteen bytes, which hold every field up to the value's length when the key
+    is null, are unpacked at once, and only the end is returned (no tuple to build).
+    Every byte it uses lies inside the record's body, which the fields must fill
+    exactly, so a record this accepts is one ``_any_record`` accepts and reads the same
+    (``tests/server/test_record_walk.py`` compares the two on arbitrary bytes)."""
+    if pos + 14 > end:
         return -1
     window: tuple[int, ...] = _WINDOW(data, pos)
     half = _HALF
@@ -307,8 +307,14 @@ def _common_record_end(data: bytes, pos: int, end: int, delta: int) -> int:
         at += 1
     elif window[at + 1] < 0x80:
         at += 2
-    else:
-        return -1
+    else:  # records with their own timestamps: up to five bytes (about 199 days)
+        stop = at + 5
+        at += 2
+        while at < stop and window[at] >= 0x80:
+            at += 1
+        if at == stop:
+            return -1
+        at += 1
     first = window[at]  # the offset delta: one, two or three bytes
     if first < 0x80:
         if first != delta:
@@ -325,7 +331,7 @@ def _common_record_end(data: bytes, pos: int, end: int, delta: int) -> int:
         at += 3
     else:
         return -1
-    first = window[at]  # the key's length: at most the window's ninth byte
+    first = window[at]  # the key's length: at most the window's twelfth byte
     if first == 1:  # zig-zag -1, a null key: the value's length is in the window too
         first = window[at + 1]
         if first < 0x80:
@@ -336,8 +342,18 @@ def _common_record_end(data: bytes, pos: int, end: int, delta: int) -> int:
         else:
             return -1
         at += pos
-    elif first < 0x80 and half[first] >= 0:
-        at += pos + 1 + half[first]
+    else:
+        if first < 0x80:
+            key = half[first]
+            at += 1
+        elif window[at + 1] < 0x80:
+            key = half[first - 0x80 + 0x80 * window[at + 1]]
+            at += 2
+        else:
+            return -1
+        if key < 0:  # a null key written as another negative: left to the full reader
+            return -1
+        at += pos + key
         if at + 1 >= body_end:
             return -1
         first = data[at]
@@ -348,14 +364,43 @@ def _common_record_end(data: bytes, pos: int, end: int, delta: int) -> int:
             at += 2
         else:
             return -1
-    else:
-        return -1
     size = half[first]
     if size > 0:  # -1: a null value
         at += size
-    if at + 1 != body_end or data[at] != 0:  # the last byte: no headers
+    if at + 1 == body_end and data[at] == 0:  # the last byte: no headers
+        return body_end
+    return _common_headers_end(data, at, body_end)
+
+
+def _common_headers_end(data: bytes, at: int, body_end: int) -> int:
+    """``body_end`` if the headers at ``at`` fill the record's body to ``body_end``
+    exactly, their count and each length a one- or two-byte varint and no key null;
+    else -1 (``_any_record`` then reads the record, and raises if it is wrong)."""
+    if at >= body_end:
         return -1
-    return body_end
+    count = data[at]
+    if count >= 0x80 or count % 2:
+        return -1
+    at += 1
+    half = _HALF
+    for _ in range(count >> 1):
+        for is_key in (True, False):
+            if at >= body_end:
+                return -1
+            first = data[at]
+            if first < 0x80:
+                at += 1
+            elif at + 1 < body_end and data[at + 1] < 0x80:
+                first = first - 0x80 + 0x80 * data[at + 1]
+                at += 2
+            else:
+                return -1
+            size = half[first]
+            if size > 0:
+                at += size
+            elif size < 0 and is_key:  # Kafka: "Invalid negative header key size"
+                return -1
+    return body_end if at == body_end else -1
 
 
 def _any_record(
@@ -364,31 +409,69 @@ def _any_record(
     """Record ``index`` of ``count``, at ``pos``, of any shape (Kafka
     ``DefaultRecord.readFrom``); ``INVALID_RECORD`` for one that does not fit. Where its
     body starts and ends, where its offset delta varint starts and ends, and that
-    varint's unsigned (still zig-zag encoded) value."""
+    varint's unsigned (still zig-zag encoded) value.
+
+    Records the shortcut does not take (a long record, key or header, or a timestamp
+    delta of six bytes or more) come here, so one- and two-byte varints are still read
+    inline and ``_varint`` is called only for longer ones."""
     if pos >= end:
         raise _invalid(
             f"Incorrect declared batch size, premature EOF reached: record {index} of {count}"
         )
-    length, body = _varint(data, pos, end)
+    byte = data[pos]  # the record's length
+    if byte < 0x80:
+        raw, body = byte, pos + 1
+    elif pos + 1 < end and data[pos + 1] < 0x80:
+        raw, body = (byte & 0x7F) | (data[pos + 1] << 7), pos + 2
+    else:
+        raw, body = _varint_raw(data, pos, end)
+    length = (raw >> 1) ^ -(raw & 1)
     body_end = body + length
     if length < 3 or body_end > end:
         raise _invalid(f"record {index} has length {length} beyond the batch")
     # After the attributes byte, the timestamp delta: only its extent matters here.
-    _, at = _varint_raw(data, body + 1, body_end)
+    at = stamp = body + 1
+    while at < body_end and data[at] >= 0x80:
+        at += 1
+    if at >= body_end or at - stamp >= 10:
+        raise _invalid("Found invalid record structure: a truncated or overlong varint")
+    at += 1
     delta_start = at
-    delta, at = _varint_raw(data, at, body_end)
+    if at < body_end and data[at] < 0x80:
+        delta, at = data[at], at + 1
+    elif at + 1 < body_end and data[at + 1] < 0x80:
+        delta, at = (data[at] & 0x7F) | (data[at + 1] << 7), at + 2
+    else:
+        delta, at = _varint_raw(data, at, body_end)
     delta_end = at
-    at = _skip_bytes(data, at, body_end, "a key")
-    at = _skip_bytes(data, at, body_end, "a value")
-    headers, at = _varint(data, at, body_end)
-    if headers < 0:
-        raise _invalid(f"Found invalid number of record headers {headers}")
-    for _ in range(headers):
-        key_size, _ = _varint(data, at, body_end)
-        if key_size < 0:
-            raise _invalid(f"Invalid negative header key size {key_size}")
-        at = _skip_bytes(data, at, body_end, "a header key")
-        at = _skip_bytes(data, at, body_end, "a header value")
+    # The key and the value: a varint length and that many bytes (negative: null).
+    if at < body_end and data[at] == 1:  # a null key (zig-zag -1)
+        at += 1
+    else:
+        at = _skip_bytes(data, at, body_end, "a key")
+    if at < body_end and data[at] < 0x80:
+        raw, at = data[at], at + 1
+    elif at + 1 < body_end and data[at + 1] < 0x80:
+        raw, at = (data[at] & 0x7F) | (data[at + 1] << 7), at + 2
+    else:
+        raw, at = _varint_raw(data, at, body_end)
+    size = (raw >> 1) ^ -(raw & 1)
+    if size > 0:
+        if at + size > body_end:
+            raise _invalid(f"Found invalid record structure: a value of {size} bytes")
+        at += size
+    if at < body_end and data[at] == 0:  # no headers
+        at += 1
+    else:
+        headers, at = _varint(data, at, body_end)
+        if headers < 0:
+            raise _invalid(f"Found invalid number of record headers {headers}")
+        for _ in range(headers):
+            key_size, _ = _varint(data, at, body_end)
+            if key_size < 0:
+                raise _invalid(f"Invalid negative header key size {key_size}")
+            at = _skip_bytes(data, at, body_end, "a header key")
+            at = _skip_bytes(data, at, body_end, "a header value")
     if at != body_end:
         raise _invalid(
             f"Invalid record size: expected to read {length} bytes in record payload, "
