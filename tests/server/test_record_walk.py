@@ -10,7 +10,6 @@ gives, raising the same error.
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Callable
 from typing import Any
 
@@ -82,18 +81,17 @@ def record(index: int, fields: dict[str, Any]) -> bytes:
     return zigzag(len(body)) + body
 
 
-def walk_with_any_record(data: bytes, count: int) -> tuple[tuple[int, int] | None, list[int]]:
-    """The walk's result and spans, every record read by ``_any_record``."""
-    pos, misplaced, spans = 0, None, list[int]()
+def walk_with_any_record(data: bytes, count: int) -> tuple[int, int] | None:
+    """The walk's result, every record read by ``_any_record``."""
+    pos, misplaced = 0, None
     for index in range(count):
-        body, pos, delta_start, delta_end, raw = _any_record(data, pos, len(data), index, count)
+        _, pos, _, _, raw = _any_record(data, pos, len(data), index, count)
         delta = (raw >> 1) ^ -(raw & 1)
         if delta != index and misplaced is None:
             misplaced = (index, delta)
-        spans.extend((body, pos, delta_start, delta_end))
     if pos != len(data):
         raise KafkaProtocolError(ErrorCode.INVALID_RECORD, "records still remaining")
-    return misplaced, spans
+    return misplaced
 
 
 def outcome(walk: Callable[[bytes, int], Any], data: bytes, count: int) -> Any:
@@ -103,10 +101,8 @@ def outcome(walk: Callable[[bytes, int], Any], data: bytes, count: int) -> Any:
         return error.code
 
 
-def fast_walk(data: bytes, count: int) -> tuple[tuple[int, int] | None, list[int]]:
-    spans = array("q")
-    misplaced = _walk_records(data, 0, len(data), count, spans)
-    return misplaced, list(spans)
+def fast_walk(data: bytes, count: int) -> tuple[int, int] | None:
+    return _walk_records(data, 0, len(data), count)
 
 
 def assert_shortcut_agrees(data: bytes) -> None:

@@ -178,9 +178,7 @@ def check_client_batch(
     plain = compression.decompress(codec, raw[HEADER_SIZE:])
     if _walk_records(plain, 0, len(plain), header.record_count) is None:
         return ClientBatch(header, raw, header.size)
-    spans = array("q")
-    _walk_records(plain, 0, len(plain), header.record_count, spans)
-    rebuilt = _rebuild(raw, codec, plain, spans)
+    rebuilt = _rebuild(raw, codec, plain, _record_spans(plain, header.record_count))
     if len(rebuilt) > max_message_bytes:
         raise KafkaProtocolError(
             ErrorCode.MESSAGE_TOO_LARGE,
@@ -231,35 +229,40 @@ def _skip_bytes(data: bytes, pos: int, end: int, what: str) -> int:
     return pos
 
 
-def _walk_records(
-    data: bytes, pos: int, end: int, count: int, spans: array[int] | None = None
-) -> tuple[int, int] | None:
+def _walk_records(data: bytes, pos: int, end: int, count: int) -> tuple[int, int] | None:
     """Rule 3: the ``count`` records in ``data[pos:end]``; the first (index, offset delta)
-    whose delta is not its index, or None. When ``spans`` is given (rule 4's second walk)
-    each record adds four numbers to it: where its body starts and ends and where its
-    offset delta varint starts and ends (flat, so that a million records make no million
-    objects for the garbage collector to walk).
+    whose delta is not its index, or None.
 
     A record of the shape most records have, with the offset delta it must have, is
     read by ``_common_record_end``; any other by ``_any_record``, which reads every
-    shape and raises for a wrong one (and so does every record of rule 4's walk)."""
+    shape and raises for a wrong one."""
     misplaced: tuple[int, int] | None = None
+    delta = 0  # the zig-zag form of the offset delta record ``index`` must have, 2 * index
     for index in range(count):
-        if spans is None:
-            following = _common_record_end(data, pos, end, 2 * index)  # zig-zag: d >= 0 is 2d
-            if following > 0:
-                pos = following
-                continue
-        body, pos, delta_start, delta_end, delta = _any_record(data, pos, end, index, count)
-        if delta != 2 * index and misplaced is None:
-            misplaced = (index, (delta >> 1) ^ -(delta & 1))
-        if spans is not None:
-            spans.extend((body, pos, delta_start, delta_end))
+        following = _common_record_end(data, pos, end, delta)
+        if following < 0:
+            _, following, _, _, found = _any_record(data, pos, end, index, count)
+            if found != delta and misplaced is None:
+                misplaced = (index, (found >> 1) ^ -(found & 1))
+        pos = following
+        delta += 2
     if pos != end:
         raise _invalid(
             f"Incorrect declared batch size, records still remaining in file: {end - pos} bytes"
         )
     return misplaced
+
+
+def _record_spans(data: bytes, count: int) -> array[int]:
+    """Rule 4's walk over records rule 3 accepted: for each record, where its body starts
+    and ends and where its offset delta varint starts and ends (flat, so that a million
+    records make no million objects for the garbage collector to walk)."""
+    spans = array("q")
+    pos = 0
+    for index in range(count):
+        body, pos, delta_start, delta_end, _ = _any_record(data, pos, len(data), index, count)
+        spans.extend((body, pos, delta_start, delta_end))
+    return spans
 
 
 #: ``_HALF[raw]``, for the unsigned form ``raw`` of a one- or two-byte zig-zag varint:
@@ -285,9 +288,10 @@ def _common_record_end(data: bytes, pos: int, end: int, delta: int) -> int:
     Every byte it uses lies inside the record's body, which the fields must fill
     exactly, so a record this accepts is one ``_any_record`` accepts and reads the same
     (``tests/server/test_record_walk.py`` compares the two on arbitrary bytes)."""
-    if pos + 14 > end:
+    try:
+        window: tuple[int, ...] = _WINDOW(data, pos)
+    except struct.error:  # fewer than fourteen bytes left
         return -1
-    window: tuple[int, ...] = _WINDOW(data, pos)
     half = _HALF
     first = window[0]
     if first < 0x80:
