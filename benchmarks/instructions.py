@@ -49,8 +49,8 @@ def export(rev: str, target: Path) -> Path:
     return target / "src"
 
 
-def _callgrind(src: Path, protocol: str, members: int, partitions: int, *extra: str) -> str:
-    """One child under callgrind; returns its JSON line after the ``Collected`` count."""
+def callgrind(src: Path, argv: list[str]) -> tuple[int, str]:
+    """``python argv`` under callgrind with ``src`` on its path: (instructions, stdout)."""
     with tempfile.TemporaryDirectory(prefix="regroup-callgrind-") as tmp:
         run = subprocess.run(
             [
@@ -58,16 +58,7 @@ def _callgrind(src: Path, protocol: str, members: int, partitions: int, *extra: 
                 "--tool=callgrind",
                 f"--callgrind-out-file={Path(tmp) / 'out'}",
                 sys.executable,
-                str(SIMULATOR),
-                "--one-bounce",
-                protocol,
-                "--members",
-                str(members),
-                "--partitions",
-                str(partitions),
-                "--budget",
-                "100000",
-                *extra,
+                *argv,
             ],
             env={**os.environ, "PYTHONPATH": str(src), "PYTHONHASHSEED": "0"},
             capture_output=True,
@@ -77,7 +68,27 @@ def _callgrind(src: Path, protocol: str, members: int, partitions: int, *extra: 
     collected = re.search(r"Collected : (\d+)", run.stderr)
     if collected is None:
         raise SystemExit(f"callgrind printed no count:\n{run.stderr[-2000:]}")
-    return f"{collected.group(1)} {run.stdout.strip().splitlines()[-1]}"
+    return int(collected.group(1)), run.stdout
+
+
+def _callgrind(src: Path, protocol: str, members: int, partitions: int, *extra: str) -> str:
+    """One bounce under callgrind; returns its JSON line after the ``Collected`` count."""
+    collected, stdout = callgrind(
+        src,
+        [
+            str(SIMULATOR),
+            "--one-bounce",
+            protocol,
+            "--members",
+            str(members),
+            "--partitions",
+            str(partitions),
+            "--budget",
+            "100000",
+            *extra,
+        ],
+    )
+    return f"{collected} {stdout.strip().splitlines()[-1]}"
 
 
 def count(src: Path, protocol: str, members: int, partitions: int) -> tuple[int, int]:

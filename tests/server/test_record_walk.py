@@ -24,24 +24,14 @@ from regroup.server.log.record_batch import (
     _any_record,
     _common_record_end,
     _walk_records,
+    write_varint,
 )
-
-
-def zigzag(value: int) -> bytes:
-    """A varint as Kafka's ``ByteUtils.writeVarlong`` writes it, written here for the test."""
-    raw = (value << 1) ^ (value >> 63)
-    out = bytearray()
-    while raw >= 0x80:
-        out.append((raw & 0x7F) | 0x80)
-        raw >>= 7
-    out.append(raw)
-    return bytes(out)
 
 
 def sized(field: bytes | None, null_as: int = -1) -> bytes:
     """A length and the bytes; a null as ``null_as`` (Kafka reads any negative length
     as null, -1 is what clients write)."""
-    return zigzag(null_as) if field is None else zigzag(len(field)) + field
+    return write_varint(null_as) if field is None else write_varint(len(field)) + field
 
 
 record_fields = st.fixed_dictionaries(
@@ -70,15 +60,15 @@ record_fields = st.fixed_dictionaries(
 def record(index: int, fields: dict[str, Any]) -> bytes:
     body = (
         b"\x00"
-        + zigzag(fields["timestamp_delta"])
-        + zigzag(index + fields["delta_shift"])
+        + write_varint(fields["timestamp_delta"])
+        + write_varint(index + fields["delta_shift"])
         + sized(fields["key"], fields["null_as"])
         + sized(fields["value"], fields["null_as"])
-        + zigzag(len(fields["headers"]))
+        + write_varint(len(fields["headers"]))
         + b"".join(sized(k) + sized(v) for k, v in fields["headers"])
     )
     body = body[: len(body) - fields["cut"]]
-    return zigzag(len(body)) + body
+    return write_varint(len(body)) + body
 
 
 def walk_with_any_record(data: bytes, count: int) -> tuple[int, int] | None:

@@ -26,7 +26,12 @@ from regroup.model.errors import ErrorCode, KafkaProtocolError
 from regroup.server.background import BackgroundServer
 from regroup.server.log import compression
 from regroup.server.log.partitions import PartitionLog, encode_batch
-from regroup.server.log.record_batch import HEADER_SIZE, check_batch, check_client_batch
+from regroup.server.log.record_batch import (
+    HEADER_SIZE,
+    check_batch,
+    check_client_batch,
+    write_varint,
+)
 
 VALUES = [f"value-{i}".encode() * 3 for i in range(5)]
 
@@ -44,16 +49,6 @@ COMPRESSORS: dict[int, Callable[[bytes], bytes]] = {
     compression.ZSTD: lambda b: bytes(cramjam.zstd.compress(b)),
 }
 CODECS = sorted(COMPRESSORS)
-
-
-def _varint(value: int) -> bytes:
-    raw = (value << 1) ^ (value >> 63)
-    out = bytearray()
-    while raw >= 0x80:
-        out.append((raw & 0x7F) | 0x80)
-        raw >>= 7
-    out.append(raw)
-    return bytes(out)
 
 
 def _seal(header: bytes, payload: bytes, codec: int, count: int | None = None) -> bytes:
@@ -81,9 +76,16 @@ def compressed(codec: int, records: bytes | None = None, count: int | None = Non
 
 
 def _record(delta: int, value: bytes) -> bytes:
-    body = b"\x00" + _varint(0) + _varint(delta) + _varint(-1) + _varint(len(value)) + value
-    body += _varint(0)
-    return _varint(len(body)) + body
+    body = (
+        b"\x00"
+        + write_varint(0)
+        + write_varint(delta)
+        + write_varint(-1)
+        + write_varint(len(value))
+        + value
+    )
+    body += write_varint(0)
+    return write_varint(len(body)) + body
 
 
 def _code(batch: bytes, **kwargs: Any) -> ErrorCode:

@@ -55,6 +55,7 @@ from regroup.model.errors import KafkaProtocolError
 from regroup.records import CoordinatorRecord
 from regroup.records.kafka_format import KafkaFormatError, encode_record, in_kafka_format
 from regroup.server.log.partitions import Log, PartitionLog, TopicLog
+from regroup.server.log.record_batch import write_varint
 
 __all__ = [
     "DEFAULT_OFFSETS_PARTITIONS",
@@ -73,17 +74,6 @@ _BEFORE_CRC = struct.Struct(">qiibI")
 _NO_PRODUCER = -1
 
 
-def _varint(value: int) -> bytes:
-    """Kafka ``ByteUtils.writeVarint`` / ``writeVarlong`` (zigzag, 7 bits a byte)."""
-    raw = (value << 1) ^ (value >> 63)
-    out = bytearray()
-    while raw >= 0x80:
-        out.append((raw & 0x7F) | 0x80)
-        raw >>= 7
-    out.append(raw)
-    return bytes(out)
-
-
 def coordinator_batch(records: Sequence[tuple[bytes, bytes | None]], timestamp_ms: int) -> bytes:
     """One uncompressed v2 batch of key/value records, as Kafka's coordinator writes a
     step's records (``MemoryRecords.withRecords``: no producer, CREATE_TIME ``timestamp``)."""
@@ -92,16 +82,16 @@ def coordinator_batch(records: Sequence[tuple[bytes, bytes | None]], timestamp_m
         record = b"".join(
             (
                 b"\x00",  # attributes
-                _varint(0),  # timestamp delta
-                _varint(delta),
-                _varint(len(key)),
+                write_varint(0),  # timestamp delta
+                write_varint(delta),
+                write_varint(len(key)),
                 key,
-                _varint(-1) if value is None else _varint(len(value)),
+                write_varint(-1) if value is None else write_varint(len(value)),
                 b"" if value is None else value,
-                _varint(0),  # headers
+                write_varint(0),  # headers
             )
         )
-        body += _varint(len(record))
+        body += write_varint(len(record))
         body += record
     count = len(records)
     after_crc = (

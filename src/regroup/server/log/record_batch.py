@@ -57,6 +57,7 @@ __all__ = [
     "check_batch",
     "check_client_batch",
     "has_compressed_batch",
+    "write_varint",
 ]
 
 _HEADER = struct.Struct(">qiibIhiqqqhii")
@@ -208,8 +209,8 @@ def _varint_raw(data: bytes, pos: int, end: int) -> tuple[int, int]:
         shift += 7
 
 
-def _zigzag(value: int) -> bytes:
-    """Kafka ``ByteUtils.writeVarint``."""
+def write_varint(value: int) -> bytes:
+    """Kafka ``ByteUtils.writeVarint`` / ``writeVarlong``: zig-zag, seven bits a byte."""
     raw = (value << 1) ^ (value >> 63)
     out = bytearray()
     while raw >= 0x80:
@@ -489,8 +490,8 @@ def _rebuild(raw: bytes, codec: int, plain: bytes, spans: array[int]) -> bytes:
     parts = []
     for index in range(len(spans) // 4):
         start, end, delta_start, delta_end = spans[4 * index : 4 * index + 4]
-        body = plain[start:delta_start] + _zigzag(index) + plain[delta_end:end]
-        parts.append(_zigzag(len(body)) + body)
+        body = plain[start:delta_start] + write_varint(index) + plain[delta_end:end]
+        parts.append(write_varint(len(body)) + body)
     payload = compression.compress(codec, b"".join(parts))
     (base, _, leader_epoch, magic, _, attributes, _, base_ts, max_ts, pid, epoch, seq, count) = (
         _HEADER.unpack_from(raw, 0)
