@@ -447,7 +447,9 @@ class PartitionLog:
         base = self.next_offset
         for client_batch in checked:
             header = client_batch.header
-            data = struct.pack(">q", base) + client_batch.data[8:]
+            # The broker's base offset in front of the rest: one copy of the batch, not
+            # two (a slice, then the concatenation).
+            data = b"".join((struct.pack(">q", base), memoryview(client_batch.data)[8:]))
             last = base + header.last_offset_delta
             batches.append(_Batch(base, last, header.max_timestamp, data))
             base = last + 1
