@@ -17,7 +17,7 @@ from typing import Any
 from regroup.coordinator.config import GroupCoordinatorConfig
 from regroup.server.app import ServerOptions
 from regroup.server.background import BackgroundServer
-from regroup.server.clients.wire_client import WireClient
+from regroup.server.clients.wire_client import WireClient, consumer_join_values
 
 MEMBER = "AAAAAAAAAAAAAAAAAAAAAA"
 
@@ -31,19 +31,7 @@ def server_with_group(then: Callable[[WireClient, Any], None]) -> Iterator[Backg
         server.call(server.server.append_local, "t", 0, [b"x"] * 5)
         server.call(server.server.append_local, "t", 1, [b"y"] * 3)
         with WireClient("127.0.0.1", server.port) as client:
-            beat = client.request(
-                68,
-                1,
-                {
-                    "group_id": "k",
-                    "member_id": MEMBER,
-                    "member_epoch": 0,
-                    "rebalance_timeout": 30_000,
-                    "subscribed_topic_names": ("t",),
-                    "server_assignor": "uniform",
-                    "topic_partitions": (),
-                },
-            )
+            beat = client.request(68, 1, consumer_join_values("k", MEMBER, ("t",)))
             assert beat.error_code.value == 0
             then(client, beat)
         yield server

@@ -20,7 +20,7 @@ from regroup.cli.serve import options_from_args
 from regroup.coordinator.config import GroupCoordinatorConfig
 from regroup.server.app import ServerOptions
 from regroup.server.background import BackgroundServer
-from regroup.server.clients.wire_client import WireClient
+from regroup.server.clients.wire_client import WireClient, consumer_join_values
 from regroup.server.log.partitions import Log
 
 
@@ -135,19 +135,7 @@ def test_groups_cli_lists_and_describes_both_types(
     running.call(running.server.create_topic, "t", 2)
     _join_classic_group(running)
     with WireClient("127.0.0.1", running.port) as client:
-        beat = client.request(
-            68,
-            1,
-            {
-                "group_id": "k",
-                "member_id": "AAAAAAAAAAAAAAAAAAAAAA",
-                "member_epoch": 0,
-                "rebalance_timeout": 30_000,
-                "subscribed_topic_names": ("t",),
-                "server_assignor": "uniform",
-                "topic_partitions": (),
-            },
-        )
+        beat = client.request(68, 1, consumer_join_values("k", "AAAAAAAAAAAAAAAAAAAAAA", ("t",)))
         assert beat.error_code.value == 0
     bootstrap = ["groups", "--bootstrap-server", running.bootstrap]
     assert main([*bootstrap, "list", "--json"]) == 0

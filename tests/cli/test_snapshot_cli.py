@@ -530,7 +530,7 @@ def secured(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     member (alice's). Yields the bootstrap and the CA certificate."""
     import ssl
 
-    from regroup.server.clients.wire_client import WireClient
+    from regroup.server.clients.wire_client import WireClient, consumer_join_values
     from regroup.server.security.client_login import login
     from regroup.server.security.config import SecurityConfig
 
@@ -561,17 +561,7 @@ def secured(tmp_path: Path) -> Iterator[tuple[str, Path]]:
         with WireClient("127.0.0.1", port, ssl_context=context) as client:
             login(client, "SCRAM-SHA-256", "alice", PASSWORDS["alice"])
             beat = client.request(
-                68,
-                1,
-                {
-                    "group_id": "shop",
-                    "member_id": "AAAAAAAAAAAAAAAAAAAAAA",
-                    "member_epoch": 0,
-                    "rebalance_timeout": 30_000,
-                    "subscribed_topic_names": (TOPIC,),
-                    "server_assignor": "uniform",
-                    "topic_partitions": (),
-                },
+                68, 1, consumer_join_values("shop", "AAAAAAAAAAAAAAAAAAAAAA", (TOPIC,))
             )
             assert beat.error_code.value == 0
         yield f"127.0.0.1:{port}", cert

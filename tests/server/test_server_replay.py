@@ -23,7 +23,7 @@ from regroup.records import CoordinatorRecord
 from regroup.records.offsets import OffsetCommitKey, OffsetCommitValue
 from regroup.server.app import RegroupServer, ServerOptions
 from regroup.server.background import BackgroundServer
-from regroup.server.clients.wire_client import WireClient
+from regroup.server.clients.wire_client import WireClient, consumer_join_values
 from regroup.server.log.partitions import Log
 from regroup.server.log.store import SqliteRecordStore, StoreError
 
@@ -64,19 +64,7 @@ def test_server_restarts_after_a_simple_commit_then_a_kip848_join(
             },
         )
         assert committed.topics[0].partitions[0].error_code.value == 0
-        beat = client.request(
-            68,
-            1,
-            {
-                "group_id": "g",
-                "member_id": "AAAAAAAAAAAAAAAAAAAAAA",
-                "member_epoch": 0,
-                "rebalance_timeout": 30_000,
-                "subscribed_topic_names": ("t",),
-                "server_assignor": "uniform",
-                "topic_partitions": (),
-            },
-        )
+        beat = client.request(68, 1, consumer_join_values("g", "AAAAAAAAAAAAAAAAAAAAAA", ("t",)))
         assert beat.error_code.value == 0
     for _restart in range(2):
         with BackgroundServer(fast_options_factory(tmp_path)) as again, _client(again) as client:

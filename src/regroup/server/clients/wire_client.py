@@ -137,6 +137,22 @@ def join_group_values(group: str, subscription: bytes) -> dict[str, Any]:
     }
 
 
+def consumer_join_values(
+    group: str, member_id: str, topics: tuple[str, ...], assignor: str = "uniform"
+) -> dict[str, Any]:
+    """The values of a ConsumerGroupHeartbeat v1 that joins ``group`` (epoch 0, KIP-848):
+    ``member_id`` (the client's own, KIP-1082) subscribed to ``topics``, owning nothing."""
+    return {
+        "group_id": group,
+        "member_id": member_id,
+        "member_epoch": 0,
+        "rebalance_timeout": 30_000,
+        "subscribed_topic_names": topics,
+        "server_assignor": assignor,
+        "topic_partitions": (),
+    }
+
+
 def sync_group_values(group: str, generation_id: int, member_id: str) -> dict[str, Any]:
     """The values of a SyncGroup v5 of a one-member ``range`` group's leader, which gives
     itself an empty assignment (a load generator that only needs a stable member)."""
